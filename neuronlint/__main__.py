@@ -1,0 +1,3 @@
+from neuronlint.cli import main
+
+main()

@@ -1,0 +1,254 @@
+"""The `neuronlint` command line. Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage/config error."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from neuronlint import __version__
+from neuronlint.config import ConfigError
+from neuronlint.findings import Severity
+from neuronlint.ruledb import RuleDBError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+app = typer.Typer(
+    name="neuronlint",
+    help="PyTorch-to-Neuron portability linter: CUDA coupling to remove, Neuron lock-in to watch.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def fail(message: str) -> typer.Exit:
+    """Print a one-line error to stderr and return the usage-error exit."""
+    typer.echo(f"neuronlint: error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"neuronlint {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = None,
+) -> None:
+    """neuronlint finds what ties PyTorch code to CUDA and what will block or slow it on AWS Neuron."""
+
+
+# Shared option declarations (scan and the commands built on it use the same flags).
+PathsArg = Annotated[Optional[list[Path]], typer.Argument(help="Files or directories to scan (default: .).", show_default=False)]
+TargetOpt = Annotated[Optional[str], typer.Option("--target", "-t", help="Neuron chip: inf2, trn1, trn2, trn3 (default: trn2).")]
+SdkOpt = Annotated[Optional[str], typer.Option("--sdk", help="Neuron SDK release, e.g. 2.29 (default: newest in the database).")]
+BackendOpt = Annotated[Optional[str], typer.Option("--backend", help="PyTorch backend: xla or native (default: native where the release offers it).")]
+SelectOpt = Annotated[Optional[list[str]], typer.Option("--select", help="Only these rules: IDs, prefixes (NL1) or categories; comma-separated or repeated.")]
+ExtendSelectOpt = Annotated[Optional[list[str]], typer.Option("--extend-select", help="Add rules to the default set (e.g. the opt-in NL507).")]
+IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", help="Skip these rules: IDs, prefixes or categories.")]
+ExcludeOpt = Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob of paths to skip (added to config `exclude`).")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="pyproject.toml to read [tool.neuronlint] from (default: found upwards).")]
+RulesDirOpt = Annotated[Optional[list[Path]], typer.Option("--rules-dir", help="Extra rule-database directory that adds or overrides entries.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (default: one per CPU).", min=0)]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the analysis cache.")]
+CacheDirOpt = Annotated[Optional[Path], typer.Option("--cache-dir", help="Cache directory (default: .neuronlint_cache next to the config).")]
+
+
+def _resolve(paths, **kwargs):
+    from neuronlint.settings import UsageError, resolve
+
+    try:
+        return resolve(list(paths or []), **kwargs)
+    except (UsageError, ConfigError, RuleDBError) as exc:
+        raise fail(str(exc)) from None
+
+
+def _progress_factory(enabled: bool):
+    """A rich progress bar on stderr, only for interactive terminals and scans worth waiting for."""
+    if not enabled or not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    state: dict = {}
+
+    def factory(total: int):
+        if total < 200:
+            return None
+        progress = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=Console(stderr=True), transient=True)  # fmt: skip
+        progress.start()
+        task = progress.add_task("scan", total=total)
+        state["progress"] = progress
+
+        def advance(n: int) -> None:
+            progress.advance(task, n)
+            if progress.tasks[0].completed >= total:
+                progress.stop()
+
+        return advance
+
+    return factory
+
+
+def exit_code(findings, fail_on: Severity | None, exit_zero: bool) -> int:
+    if exit_zero or fail_on is None:
+        return EXIT_OK
+    worst = max((f.severity.rank for f in findings if f.suppressed is None), default=0)
+    return EXIT_FINDINGS if worst >= fail_on.rank else EXIT_OK
+
+
+@app.command()
+def scan(
+    paths: PathsArg = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="Output format: text, json (see `neuronlint formats`).")] = "text",
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the report in --format to this file; the terminal gets text.")] = None,
+    target: TargetOpt = None,
+    sdk: SdkOpt = None,
+    backend: BackendOpt = None,
+    select: SelectOpt = None,
+    extend_select: ExtendSelectOpt = None,
+    ignore: IgnoreOpt = None,
+    exclude: ExcludeOpt = None,
+    severity: Annotated[Optional[str], typer.Option("--severity", help="Report only findings at or above: info, warning, blocker.")] = None,
+    fail_on: Annotated[Optional[str], typer.Option("--fail-on", help="Exit 1 when a finding is at or above: blocker, warning (default), info, never.")] = None,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings are reported.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print findings only: no summary, no progress.")] = False,
+    statistics: Annotated[bool, typer.Option("--statistics", help="Add counts per rule.")] = False,
+    show_suppressed: Annotated[bool, typer.Option("--show-suppressed", help="Also list findings silenced by comments.")] = False,
+    no_source: Annotated[bool, typer.Option("--no-source", help="Text output without source lines.")] = False,
+    jobs: JobsOpt = 0,
+    no_cache: NoCacheOpt = False,
+    cache_dir: CacheDirOpt = None,
+    config: ConfigOpt = None,
+    rules_dir: RulesDirOpt = None,
+) -> None:
+    """Scan Python sources, CUDA files and build inputs for CUDA coupling and Neuron blockers."""
+    from neuronlint.reporters import FORMATS, Report, render
+    from neuronlint.scanner import run_scan
+
+    if format not in FORMATS:
+        raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
+    settings = _resolve(paths, config_path=config, select=select, extend_select=extend_select, ignore=ignore,
+                        exclude=exclude, target=target, sdk=sdk, backend=backend, fail_on=fail_on, severity=severity,
+                        jobs=jobs, no_cache=no_cache, cache_dir=cache_dir, rules_dirs=rule_dirs_or_none(rules_dir))  # fmt: skip
+    try:
+        result = run_scan(settings.options, _progress_factory(not quiet and format == "text"))
+    except (RuleDBError, ConfigError) as exc:
+        raise fail(str(exc)) from None
+    shown = [f for f in result.findings if f.severity.rank >= settings.min_severity.rank]
+    report = Report(findings=shown, context=result.context, db=result.db, files=result.files, lines=result.lines,
+                    statistics=statistics, show_source=not no_source, extra={"show_suppressed": show_suppressed})  # fmt: skip
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(render(format, report), encoding="utf-8")
+        terminal = render("text", report)
+    else:
+        terminal = render(format, report)
+    if quiet and format == "text" and output is None:
+        terminal = "\n".join(line for line in terminal.splitlines() if line.strip() and not _is_summary(line)) + "\n"
+    sys.stdout.write(terminal)
+    raise typer.Exit(exit_code(shown, settings.fail_on, exit_zero))
+
+
+def _is_summary(line: str) -> bool:
+    return line.startswith("Scanned ") or line.lstrip().startswith(("┏", "┃", "┡", "│", "└", "Findings by", "Statistics"))
+
+
+def rule_dirs_or_none(values):
+    return list(values) if values else None
+
+
+@app.command("rules")
+def rules_command(
+    sdk: SdkOpt = None,
+    target: TargetOpt = None,
+    backend: BackendOpt = None,
+    format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    rules_dir: RulesDirOpt = None,
+) -> None:
+    """List the rules with their effective severity for an SDK release and chip."""
+    from neuronlint.ruledb import load_ruledb
+
+    try:
+        db = load_ruledb(rules_dir or [])
+        ctx = db.context(sdk, target or "trn2", backend)
+    except RuleDBError as exc:
+        raise fail(str(exc)) from None
+    rows = []
+    for rule in sorted(db.rules.values(), key=lambda r: r.id):
+        verdict = db.judge(rule.id, {}, ctx)
+        rows.append({"id": rule.id, "name": rule.name, "category": rule.category, "severity": verdict.severity.value,
+                     "default_severity": rule.severity.value, "status": verdict.status, "title": rule.title,
+                     "default_enabled": rule.default_enabled, "origin": rule.origin, "sources": list(verdict.sources)})  # fmt: skip
+    if format == "json":
+        typer.echo(json.dumps({"sdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend, "rules": rows}, indent=2))
+        return
+    if format != "text":
+        raise fail(f"unknown format {format!r} (expected text or json)")
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"neuronlint rules for Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend)")
+    for column in ("id", "category", "severity", "status", "title"):
+        table.add_column(column)
+    for row in rows:
+        title = row["title"] + ("" if row["default_enabled"] else " (opt-in)")
+        table.add_row(row["id"], row["category"], row["severity"], row["status"], title)
+    Console(width=max(110, _width())).print(table)
+
+
+def _width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 120
+
+
+@app.command()
+def explain(
+    rule: Annotated[str, typer.Argument(help="Rule ID, e.g. NL101, or its name, e.g. cuda-device.")],
+    sdk: SdkOpt = None,
+    target: TargetOpt = None,
+) -> None:
+    """Show a rule's documentation: what it detects, why, what to do instead, sources, verdicts per release."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from neuronlint.docs import rule_markdown
+    from neuronlint.ruledb import load_ruledb
+
+    db = load_ruledb()
+    wanted = rule.strip()
+    match = db.rules.get(wanted.upper()) or next((r for r in db.rules.values() if r.name == wanted), None)
+    if match is None:
+        raise fail(f"unknown rule {rule!r}; `neuronlint rules` lists them")
+    text = rule_markdown(db, match)
+    if sys.stdout.isatty():
+        Console().print(Markdown(text))
+    else:
+        sys.stdout.write(text)
+
+
+def main() -> None:
+    """Console entry point: any unexpected exception becomes a one-line error and exit code 2."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        typer.echo("neuronlint: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001
+        if os.environ.get("NEURONLINT_DEBUG"):
+            raise
+        typer.echo(f"neuronlint: internal error: {type(exc).__name__}: {exc} (set NEURONLINT_DEBUG=1 for a traceback)", err=True)
+        sys.exit(EXIT_USAGE)

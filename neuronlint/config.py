@@ -1,0 +1,107 @@
+"""`[tool.neuronlint]` in pyproject.toml, found by walking up from the scanned path."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A malformed configuration; the message names the file, the key and the problem."""
+
+
+@dataclass
+class Config:
+    path: Path | None = None  # the pyproject.toml the settings came from
+    root: Path | None = None  # its directory: relative globs and the cache live here
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    target: str | None = None
+    sdk: str | None = None
+    backend: str | None = None
+    fail_on: str | None = None
+    rules_dir: list[str] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    cache_dir: str | None = None
+
+
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "rules-dir")
+_STR_KEYS = {"target": ("inf2", "trn1", "trn2", "trn3"), "sdk": None, "backend": ("xla", "native"),
+             "fail-on": ("blocker", "warning", "info", "never"), "cache-dir": None}  # fmt: skip
+_KNOWN = set(_LIST_KEYS) | set(_STR_KEYS) | {"per-file-ignores", "trace"}
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.neuronlint] table, from `start` upwards."""
+    start = start.resolve()
+    directory = start if start.is_dir() else start.parent
+    for candidate in (directory, *directory.parents):
+        path = candidate / "pyproject.toml"
+        if path.is_file():
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+                raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+            if "neuronlint" in data.get("tool", {}):
+                return path
+    return None
+
+
+def load_config(path: Path | None) -> Config:
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("neuronlint", {})
+    where = f"{path}: [tool.neuronlint]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table")
+    config = Config(path=path, root=path.parent)
+    for key, value in table.items():
+        if key not in _KNOWN:
+            raise ConfigError(f"{where}: key '{key}': unknown key (known keys: {', '.join(sorted(_KNOWN))})")
+        if key in _LIST_KEYS:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: key '{key}': expected an array of strings, got {value!r}")
+            setattr(config, key.replace("-", "_"), list(value))
+        elif key in _STR_KEYS:
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: key '{key}': expected a string, got {value!r}")
+            choices = _STR_KEYS[key]
+            if choices and value not in choices:
+                raise ConfigError(f"{where}: key '{key}': expected one of {', '.join(choices)}, got {value!r}")
+            setattr(config, key.replace("-", "_"), value)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict) or not all(
+                isinstance(v, list) and all(isinstance(x, str) for x in v) for v in value.values()
+            ):
+                raise ConfigError(f"{where}: key 'per-file-ignores': expected a table of glob = [rule IDs]")
+            config.per_file_ignores = {k: list(v) for k, v in value.items()}
+        elif key == "trace":
+            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                raise ConfigError(f"{where}: key 'trace': write entries as [[tool.neuronlint.trace]] tables")
+            for index, entry in enumerate(value):
+                unknown = set(entry) - {"entrypoint", "inputs", "kwargs", "name"}
+                if unknown:
+                    raise ConfigError(f"{where}.trace[{index}]: key '{sorted(unknown)[0]}': unknown key (known: entrypoint, inputs, kwargs, name)")
+                if not isinstance(entry.get("entrypoint"), str):
+                    raise ConfigError(f"{where}.trace[{index}]: key 'entrypoint': required string, e.g. 'pkg.model:build'")
+                inputs = entry.get("inputs", [])
+                if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
+                    raise ConfigError(f"{where}.trace[{index}]: key 'inputs': expected an array of specs like 'long[2,128]'")
+                if "kwargs" in entry and not isinstance(entry["kwargs"], dict):
+                    raise ConfigError(f"{where}.trace[{index}]: key 'kwargs': expected a table")
+            config.trace = list(value)
+    return config

@@ -1,0 +1,113 @@
+"""Which files a scan reads: explicit files, directories (git-aware), excludes."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+# Directories never worth scanning: environments, caches, build output.
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", ".tox", ".nox", ".mypy_cache",
+     ".pytest_cache", ".ruff_cache", "build", "dist", "node_modules", "site-packages", ".eggs",
+     ".neuronlint_cache", ".ipynb_checkpoints"}
+)  # fmt: skip
+BUILD_INPUTS = ("pyproject.toml",)
+CUDA_SUFFIXES = (".cu", ".cuh")
+
+
+def is_scannable(name: str) -> bool:
+    return (
+        name.endswith(".py")
+        or name.endswith(CUDA_SUFFIXES)
+        or name in BUILD_INPUTS
+        or (name.startswith("requirements") and name.endswith(".txt"))
+    )
+
+
+def excluded(rel_posix: str, patterns: Iterable[str]) -> bool:
+    """ruff-style: a pattern matches the path, a parent directory, or (without '/') any path component."""
+    parts = rel_posix.split("/")
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        if fnmatch.fnmatch(rel_posix, pattern) or fnmatch.fnmatch(rel_posix, pattern + "/*"):
+            return True
+        if "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in parts):
+            return True
+    return False
+
+
+def _git_files(directory: Path) -> list[Path] | None:
+    """Tracked and untracked-but-not-ignored files under `directory`, or None outside a git work tree."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(directory), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            capture_output=True,
+            check=True,
+            timeout=120,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    files = []
+    for raw in out.split(b"\0"):
+        if not raw:
+            continue
+        rel = raw.decode("utf-8", "surrogateescape")
+        parts = rel.split("/")
+        if any(p in SKIP_DIRS for p in parts[:-1]) or not is_scannable(parts[-1]):
+            continue
+        path = directory / rel
+        if path.is_file():  # deleted-but-tracked files are listed too
+            files.append(path)
+    return files
+
+
+def _walk(directory: Path) -> list[Path]:
+    files = []
+    # followlinks=False: symlinked directories are not entered, so symlink loops cannot recurse.
+    for root, dirs, names in os.walk(directory, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        for name in sorted(names):
+            if is_scannable(name):
+                path = Path(root) / name
+                if path.is_file():
+                    files.append(path)
+    return files
+
+
+def discover(paths: Iterable[Path], exclude: list[str], base: Path, exclude_base: Path | None = None) -> list[Path]:
+    """Expand the scan arguments to a sorted, de-duplicated list of files.
+
+    Excludes apply to explicit files too: pre-commit passes filenames and users expect
+    their config's `exclude` to hold (ruff needs --force-exclude for this; we always do it).
+    """
+    seen: set[Path] = set()
+    result: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            candidates = _git_files(path)
+            if candidates is None:
+                candidates = _walk(path)
+        else:
+            candidates = [path]
+        for file in candidates:
+            resolved = file.resolve()
+            if resolved in seen:
+                continue
+            if exclude and excluded(relative_posix(file, exclude_base or base), exclude):
+                continue
+            seen.add(resolved)
+            result.append(file)
+    result.sort(key=lambda p: relative_posix(p, base))
+    return result
+
+
+def relative_posix(path: Path, base: Path) -> str:
+    """Path relative to `base` when under it (as reports show it), else absolute; always with '/'."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(base).as_posix()
+    except ValueError:
+        return absolute.as_posix()

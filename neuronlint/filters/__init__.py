@@ -1,0 +1,1 @@
+"""Filters applied to findings after analysis: in-source suppressions, baselines, changed lines."""

@@ -1,0 +1,76 @@
+"""`# neuronlint: ignore[NL101, NL701] -- reason` comments, on a line or for a whole file.
+
+Forms:
+    x.cuda()  # neuronlint: ignore[NL101] -- CPU fallback is tested separately
+    # neuronlint: ignore[NL701]            (own line: applies to the next code line)
+    # neuronlint: ignore-file[NL5]         (anywhere: whole file; IDs or prefixes; empty = all)
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from typing import Any
+
+_DIRECTIVE = re.compile(
+    r"#\s*neuronlint:\s*(?P<kind>ignore-file|ignore)\b(?:\[(?P<rules>[^\]]*)\])?(?:\s*--\s*(?P<reason>.*))?",
+    re.IGNORECASE,
+)
+
+
+def parse_suppressions(data: bytes) -> list[dict[str, Any]]:
+    """Find suppression comments. Uses the tokenizer so that strings mentioning the syntax don't count."""
+    out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []  # own-line comments waiting for the next code line
+    try:
+        tokens = list(tokenize.tokenize(io.BytesIO(data).readline))
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, LookupError):
+        return out
+    code_lines: set[int] = set()
+    for tok in tokens:
+        if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                            tokenize.ENCODING, tokenize.ENDMARKER):
+            code_lines.update(range(tok.start[0], tok.end[0] + 1))
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT:
+            match = _DIRECTIVE.search(tok.string)
+            if not match:
+                continue
+            rules = [r.strip().upper() for r in (match.group("rules") or "").split(",") if r.strip()]
+            entry = {
+                "line": tok.start[0],
+                "column": tok.start[1] + 1,
+                "rules": rules,
+                "reason": (match.group("reason") or "").strip(),
+                "file": match.group("kind").lower() == "ignore-file",
+            }
+            if not entry["file"] and tok.start[0] not in code_lines:
+                pending.append(entry)
+            else:
+                out.append(entry)
+    for entry in pending:
+        following = [line for line in code_lines if line > entry["line"]]
+        entry["applies_to"] = min(following) if following else entry["line"]
+        out.append(entry)
+    for entry in out:
+        entry.setdefault("applies_to", entry["line"])
+    return out
+
+
+def matches(entry: dict[str, Any], rule: str) -> bool:
+    return not entry["rules"] or any(rule.startswith(prefix) for prefix in entry["rules"])
+
+
+def apply(findings: list, suppressions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mark findings covered by a suppression; returns the suppressions that silenced nothing."""
+    used: set[int] = set()
+    for finding in findings:
+        for index, entry in enumerate(suppressions):
+            if not matches(entry, finding.rule):
+                continue
+            if entry["file"] or finding.line <= entry["applies_to"] <= finding.end_line:
+                finding.suppressed = entry["reason"] or "suppressed in source"
+                used.add(index)
+                break
+    return [entry for index, entry in enumerate(suppressions) if index not in used]

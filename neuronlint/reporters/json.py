@@ -1,0 +1,31 @@
+"""JSON report: a stable, documented schema (docs/output.md)."""
+
+from __future__ import annotations
+
+import json
+
+from neuronlint import __version__
+from neuronlint.reporters import Report, summary
+
+SCHEMA_VERSION = 1
+
+
+def as_dict(report: Report) -> dict:
+    ctx = report.context
+    data = {
+        "version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "target": ctx.target,
+        "sdk": ctx.sdk,
+        "backend": ctx.backend,
+        "files_scanned": len(report.files),
+        "lines_scanned": report.lines,
+        "summary": summary(report.findings),
+        "findings": [f.to_dict() for f in report.findings],
+    }
+    data.update(report.extra.get("json", {}))
+    return data
+
+
+def render(report: Report) -> str:
+    return json.dumps(as_dict(report), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,112 @@
+"""Terminal report: findings grouped by file with the source line and the span underlined,
+then a summary table by category and severity. Colours follow rich (NO_COLOR, TTY detection)."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections import defaultdict
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from neuronlint.findings import CATEGORIES, Finding
+from neuronlint.reporters import Report, summary
+
+_STYLE = {"blocker": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _source_lines(path: str, cache: dict[str, list[str]]) -> list[str]:
+    if path not in cache:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                cache[path] = handle.read().splitlines()
+        except OSError:
+            cache[path] = []
+    return cache[path]
+
+
+def _finding_block(f: Finding, lines: list[str], show_source: bool) -> Text:
+    text = Text()
+    text.append(f"  {f.line}:{f.column}".ljust(10), style="dim")
+    text.append(f"{f.severity.value:<8}", style=_STYLE[f.severity.value])
+    text.append(f" {f.rule} ", style="bold")
+    text.append(f"[{f.category}] ", style="magenta")
+    text.append(f.message)
+    if f.suppressed is not None:
+        text.append(f"  (suppressed: {f.suppressed})", style="dim")
+    if f.fix is not None:
+        text.append(f"\n{'':10}fix: {f.fix.replacement}", style="green")
+    if show_source and 0 < f.line <= len(lines):
+        source = lines[f.line - 1].rstrip("\n").expandtabs(4)
+        stripped = source.lstrip()
+        indent = len(source) - len(stripped)
+        text.append(f"\n{'':10}{stripped[:160]}", style="dim")
+        end = f.end_column if f.end_line == f.line else len(source) + 1
+        width = max(1, min(end, len(source) + 1) - f.column)
+        start = max(0, f.column - 1 - indent)
+        if start < 160:
+            text.append(f"\n{'':10}{' ' * start}{'^' * min(width, 160 - start)}", style=_STYLE[f.severity.value])
+    return text
+
+
+def render(report: Report) -> str:
+    buffer = io.StringIO()
+    force = os.environ.get("FORCE_COLOR") is not None
+    console = Console(file=buffer, force_terminal=force or None, width=max(100, _terminal_width()), highlight=False,
+                      no_color=os.environ.get("NO_COLOR") is not None or not force and not _stdout_is_tty())  # fmt: skip
+    by_file: dict[str, list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        if f.suppressed is None or report.extra.get("show_suppressed"):
+            by_file[f.path].append(f)
+    cache: dict[str, list[str]] = {}
+    for path in sorted(by_file):
+        console.print(Text(path, style="bold underline"))
+        lines = _source_lines(path, cache) if report.show_source else []
+        for f in by_file[path]:
+            console.print(_finding_block(f, lines, report.show_source))
+        console.print()
+    counts = summary(report.findings)
+    ctx = report.context
+    if counts["total"]:
+        table = Table(title="Findings by category", title_justify="left")
+        table.add_column("category")
+        for sev in ("blocker", "warning", "info"):
+            table.add_column(sev, justify="right", style=_STYLE[sev])
+        for cat in CATEGORIES:
+            row = counts["by_category"].get(cat)
+            if row:
+                table.add_row(cat, *(str(row[s]) for s in ("blocker", "warning", "info")))
+        table.add_row("total", *(str(counts["by_severity"][s]) for s in ("blocker", "warning", "info")), style="bold")
+        console.print(table)
+    if report.statistics and counts["by_rule"]:
+        stats = Table(title="Statistics by rule", title_justify="left")
+        stats.add_column("count", justify="right")
+        stats.add_column("rule")
+        stats.add_column("name")
+        for rule_id, count in sorted(counts["by_rule"].items(), key=lambda kv: (-kv[1], kv[0])):
+            stats.add_row(str(count), rule_id, report.db.rules[rule_id].name)
+        console.print(stats)
+    suppressed = f", {counts['suppressed']} suppressed" if counts["suppressed"] else ""
+    console.print(
+        f"Scanned {len(report.files)} files ({report.lines} lines) for Neuron SDK {ctx.sdk} on {ctx.target} "
+        f"({ctx.backend} backend): "
+        f"{counts['by_severity']['blocker']} blockers, {counts['by_severity']['warning']} warnings, "
+        f"{counts['by_severity']['info']} info{suppressed}."
+    )
+    return buffer.getvalue()
+
+
+def _terminal_width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 120
+
+
+def _stdout_is_tty() -> bool:
+    try:
+        return os.isatty(1)
+    except OSError:
+        return False

@@ -1,0 +1,286 @@
+"""The scan pipeline: discover files -> analyse (cached, in parallel) -> link across files ->
+judge against the database for an SDK and chip -> suppressions and rule selection."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neuronlint.cache import CACHE_DIR_NAME, Cache, entry_key
+from neuronlint.files import discover, relative_posix
+from neuronlint.filters import suppressions as suppression_filter
+from neuronlint.findings import Finding, Fix
+from neuronlint.ruledb import Context, RuleDB, load_ruledb
+from neuronlint.static.data import StaticData, build_static_data
+
+MAX_FILE_BYTES = 5 * 1024 * 1024  # larger .py files are generated code or data; report and skip
+_IN_PROCESS_BELOW = 24  # starting worker processes costs more than analysing a few files
+
+
+@dataclass
+class ScanOptions:
+    paths: list[Path]
+    sdk: str | None = None
+    target: str = "trn2"
+    backend: str | None = None
+    select: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    rules_dirs: list[Path] = field(default_factory=list)
+    jobs: int = 0  # 0 = one per CPU
+    cache_dir: Path | None = None  # None = no cache
+    base: Path = field(default_factory=Path.cwd)  # reported paths are relative to this
+    config_root: Path | None = None  # exclude / per-file-ignores globs are relative to this
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding]  # including suppressed ones (reporters decide what to show)
+    files: list[str]
+    lines: int
+    context: Context
+    db: RuleDB
+    unused_suppressions: list[tuple[str, dict[str, Any]]]
+    results: list[dict[str, Any]]  # per-file analysis results (imports, kernels): input to reports
+
+    @property
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if f.suppressed is None]
+
+
+# ---- worker side -----------------------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(static_data: StaticData, cache_dir: str | None, fingerprint: str) -> None:
+    from neuronlint.static.engine import load_checkers
+
+    load_checkers()
+    _WORKER["data"] = static_data
+    _WORKER["cache"] = Cache(Path(cache_dir)) if cache_dir else None
+    _WORKER["fingerprint"] = fingerprint
+
+
+def _analyze(task: tuple[str, str]) -> dict[str, Any]:
+    """Analyse one file (path to read, module path within its scan root); never raises."""
+    from neuronlint.static import build_inputs
+    from neuronlint.static.engine import FileResult, _tool_detection, analyze_python
+
+    path, module_path = task
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            result = FileResult(path=module_path)
+            result.detections.append(_tool_detection("NL001", 1, f"file is {size // 1024} KiB, over the {MAX_FILE_BYTES // 1024 // 1024} MiB limit; not analysed"))
+            return result.to_dict()
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        result = FileResult(path=module_path)
+        result.detections.append(_tool_detection("NL001", 1, f"cannot read the file: {exc.strerror or exc}"))
+        return result.to_dict()
+    cache: Cache | None = _WORKER["cache"]
+    key = entry_key(data, module_path, _WORKER["fingerprint"]) if cache else ""
+    if cache:
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
+    name = os.path.basename(path)
+    try:
+        if name.endswith((".cu", ".cuh")):
+            result = build_inputs.analyze_cuda_source(module_path, data)
+        elif name == "pyproject.toml":
+            result = build_inputs.analyze_pyproject(module_path, data, _WORKER["data"])
+        elif name.endswith(".txt"):
+            result = build_inputs.analyze_requirements(module_path, data, _WORKER["data"])
+        else:
+            result = analyze_python(module_path, data, _WORKER["data"])
+    except Exception as exc:  # noqa: BLE001 - a bug on one file must not abort the scan
+        result = FileResult(path=module_path)
+        result.detections.append(_tool_detection("NL002", 1, f"internal error: {type(exc).__name__}: {exc}"))
+    value = result.to_dict()
+    if cache:
+        cache.put(key, value)
+    return value
+
+
+# ---- parent side -----------------------------------------------------------------------------
+def _module_path(file: Path, roots: list[Path]) -> str:
+    """Path of the file inside the scan argument that contains it (module names come from it)."""
+    absolute = Path(os.path.abspath(file))
+    for root in roots:
+        try:
+            return absolute.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return absolute.name
+
+
+def analyse_files(
+    files: list[Path],
+    roots: list[Path],
+    static_data: StaticData,
+    fingerprint: str,
+    jobs: int,
+    cache_dir: Path | None,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    tasks = [(str(f), _module_path(f, roots)) for f in files]
+    cache_arg = str(cache_dir) if cache_dir else None
+    workers = jobs or os.cpu_count() or 1
+    results: list[dict[str, Any]] = []
+    if workers == 1 or len(tasks) < _IN_PROCESS_BELOW:
+        _init_worker(static_data, cache_arg, fingerprint)
+        for task in tasks:
+            results.append(_analyze(task))
+            if progress:
+                progress(1)
+        return results
+    chunk = max(1, min(64, len(tasks) // (workers * 8)))
+    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(static_data, cache_arg, fingerprint)) as pool:
+        for value in pool.map(_analyze, tasks, chunksize=chunk):
+            results.append(value)
+            if progress:
+                progress(1)
+    return results
+
+
+def _rule_matches(rule_id: str, category: str, selectors: Iterable[str]) -> bool:
+    return any(s == "ALL" or rule_id.startswith(s) or s == category for s in selectors)
+
+
+def rule_enabled(db: RuleDB, rule_id: str, select: list[str], extend_select: list[str], ignore: list[str]) -> bool:
+    rule = db.rules[rule_id]
+    if _rule_matches(rule_id, rule.category, ignore):
+        return False
+    if _rule_matches(rule_id, rule.category, extend_select):
+        return True
+    if select:
+        return _rule_matches(rule_id, rule.category, select)
+    return rule.default_enabled
+
+
+def _link_across_files(results: list[dict[str, Any]]) -> None:
+    """Imports of in-repo modules that define kernels (NL306) or are compiled extensions (NL303)."""
+    kernel_modules: dict[str, list[str]] = {}
+    for result in results:
+        if result["defines_kernels"] and result["path"].endswith(".py"):
+            module = result["path"].removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+            kernel_modules[module] = result["defines_kernels"]
+    extensions = {name for r in results for name in r["extension_modules"]}
+    if not kernel_modules and not extensions:
+        return
+
+    def kernel_match(imported: str) -> tuple[str, list[str]] | None:
+        # Scan roots can sit above the package root: compare dotted suffixes.
+        for module, kinds in kernel_modules.items():
+            if module == imported or module.endswith("." + imported):
+                return module, kinds
+        return None
+
+    for result in results:
+        own = result["path"].removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in ("NL303", "NL306", "NL401")}
+        for module, line, column, end in result["import_sites"]:
+            if line in flagged_lines:
+                continue
+            found = kernel_match(module)
+            if found and found[0] != own:
+                result["detections"].append(_site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1])))
+                flagged_lines.add(line)
+            elif module.split(".")[-1] in {e.split(".")[-1] for e in extensions}:
+                result["detections"].append(_site("NL303", line, column, end, module=module, kind="compiled extension built by this project"))
+                flagged_lines.add(line)
+
+
+def _site(rule: str, line: int, column: int, end: int, **facts: Any) -> dict[str, Any]:
+    return {"rule": rule, "line": line, "column": column, "end_line": line, "end_column": end,
+            "facts": {"in_loop": False, **facts}, "snippet": f"import {facts.get('module', '')}"}  # fmt: skip
+
+
+def judge(
+    results: list[dict[str, Any]], db: RuleDB, ctx: Context, options: ScanOptions
+) -> tuple[list[Finding], list[tuple[str, dict[str, Any]]]]:
+    from neuronlint.files import excluded
+
+    findings: list[Finding] = []
+    unused: list[tuple[str, dict[str, Any]]] = []
+    for result in results:
+        path = result["path"]
+        glob_path = relative_posix(Path(path), options.config_root) if options.config_root else path
+        file_ignores = [rule for glob, rules in options.per_file_ignores.items() if excluded(glob_path, [glob]) for rule in rules]
+        file_findings: list[Finding] = []
+        for det in result["detections"]:
+            rule_id = det["rule"]
+            if rule_id not in db.rules:
+                continue
+            if not rule_enabled(db, rule_id, options.select, options.extend_select, options.ignore + file_ignores):
+                continue
+            facts = dict(det["facts"])
+            facts.setdefault("target", ctx.target)
+            verdict = db.judge(rule_id, facts, ctx)
+            if not verdict.enabled:
+                continue
+            rule = verdict.rule
+            fix = None
+            if verdict.replacement is not None and det["rule"] not in ("NL001", "NL002"):
+                fix = Fix(replacement=verdict.replacement, description=f"Replace with {verdict.replacement}")
+            file_findings.append(
+                Finding(
+                    rule=rule_id,
+                    category=rule.category,
+                    severity=verdict.severity,
+                    path=path,
+                    line=det["line"],
+                    column=det["column"],
+                    end_line=det["end_line"],
+                    end_column=det["end_column"],
+                    message=verdict.message,
+                    name=rule.name,
+                    status=verdict.status,
+                    snippet=det.get("snippet", ""),
+                    fix=fix,
+                    extra={"sources": list(verdict.sources)},
+                )
+            )
+        if result["suppressions"]:
+            for entry in suppression_filter.apply(file_findings, result["suppressions"]):
+                unused.append((path, entry))
+        findings.extend(file_findings)
+    findings.sort(key=Finding.sort_key)
+    return findings, unused
+
+
+def default_cache_dir(base: Path) -> Path:
+    return Path(os.environ.get("NEURONLINT_CACHE_DIR") or base / CACHE_DIR_NAME)
+
+
+def run_scan(options: ScanOptions, progress_factory: Callable[[int], Callable[[int], None]] | None = None) -> ScanResult:
+    db = load_ruledb(options.rules_dirs)
+    ctx = db.context(options.sdk, options.target, options.backend)
+    base = options.base.resolve()
+    files = discover(options.paths, options.exclude, base, options.config_root)
+    roots = sorted({Path(os.path.abspath(p if p.is_dir() else p.parent)) for p in options.paths}, key=lambda p: -len(p.parts))
+    static_data = build_static_data(db)
+    progress = progress_factory(len(files)) if progress_factory else None
+    results = analyse_files(files, roots, static_data, db.fingerprint, options.jobs, options.cache_dir, progress)
+    for file, result in zip(files, results):
+        result["path"] = relative_posix(file, base)  # results from cache carry the module path
+    _link_across_files(results)
+    findings, unused = judge(results, db, ctx, options)
+    return ScanResult(
+        findings=findings,
+        files=[r["path"] for r in results],
+        lines=sum(r["lines"] for r in results),
+        context=ctx,
+        db=db,
+        unused_suppressions=unused,
+        results=results,
+    )
+

@@ -1,0 +1,99 @@
+"""Table-driven detection: any reference to an API listed in rules/apis.toml, resolved through imports.
+
+`import torch.cuda as tc; tc.synchronize()`, `from torch.cuda import synchronize as sync; sync()` and
+`torch.cuda.synchronize()` all resolve to `torch.cuda.synchronize`; the api table says which rule it is.
+Method entries (`x.item()`) apply to calls on values that are not numpy/pandas objects.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from neuronlint.static.context import FileContext
+from neuronlint.static.engine import on, triggers
+
+triggers("torch.", "cuda", "torch_xla", "torch_neuronx", "neuronx", "nki", "triton", "cupy", "numba", "pycuda")
+triggers(".item(", ".tolist(", ".cpu(", ".numpy(", ".double(", ".pin_memory(", ".nonzero(", ".unique(", ".masked_select(")
+
+# Parents under which a Name is a definition or part of an import, not a use of an API.
+_NOT_A_USE = (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.Param, cst.ImportFrom, cst.Import)
+
+
+def _entry_facts(entry: dict, qualname: str) -> dict:
+    facts = {"api": qualname, **entry.get("facts", {})}
+    for backend in ("xla", "native"):
+        if backend in entry:
+            facts[f"{backend}_alt"] = entry[backend]
+    if entry.get("note"):
+        facts["api_note"] = entry["note"]
+    return facts
+
+
+@on(cst.Attribute)
+def _attribute(node: cst.Attribute, ctx: FileContext) -> None:
+    parent = ctx.parent()
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return  # only the outermost attribute of a chain is looked up
+    if isinstance(parent, _NOT_A_USE) or ctx.enclosing(cst.Import, cst.ImportFrom):
+        return
+    qualname = ctx.qualname(node)
+    if qualname is None:
+        entry = ctx.data.attributes.get(node.attr.value)
+        if entry is not None and not ctx.is_numpy(node.value):
+            ctx.report(entry["rule"], node.attr, **_entry_facts(entry, entry["name"]))
+        return
+    entry = ctx.data.api(qualname)
+    if entry is not None:
+        ctx.report(entry["rule"], node, **_entry_facts(entry, qualname))
+
+
+@on(cst.Name)
+def _name(node: cst.Name, ctx: FileContext) -> None:
+    parent = ctx.parent()
+    if isinstance(parent, cst.Attribute):
+        return  # roots and attribute names are handled with the whole chain
+    if isinstance(parent, _NOT_A_USE) or ctx.enclosing(cst.Import, cst.ImportFrom):
+        return
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return
+    if isinstance(parent, cst.AssignTarget):
+        return
+    binding = ctx.lookup(node.value)
+    if binding is None or binding[0] != "module" or "." not in binding[1]:
+        return
+    entry = ctx.data.api(binding[1])
+    if entry is not None:
+        ctx.report(entry["rule"], node, **_entry_facts(entry, binding[1]))
+
+
+def _is_cpu_chain(node: cst.BaseExpression) -> bool:
+    """`x.cpu()` / `x.detach().cpu()`: the sync was already reported on the .cpu() call."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value in ("cpu", "to"):
+            return True
+        node = node.func.value
+    return False
+
+
+@on(cst.Call)
+def _method_call(node: cst.Call, ctx: FileContext) -> None:
+    func = node.func
+    if not isinstance(func, cst.Attribute):
+        return
+    entry = ctx.data.methods.get(func.attr.value)
+    if entry is None:
+        return
+    if ctx.qualname(func) is not None:
+        return  # `torch.cuda(...)`, `np.unique(...)`: a module function, not a tensor method
+    receiver = func.value
+    if ctx.is_numpy(receiver):
+        return
+    if func.attr.value == "numpy" and _is_cpu_chain(receiver):
+        return
+    facts = _entry_facts(entry, entry["name"])
+    facts["in_loop"] = ctx.in_loop
+    if func.attr.value == "cuda" and node.args:
+        facts.pop("xla_alt", None)  # `.cuda(rank)`: the ordinal needs a decision, no mechanical fix
+        facts.pop("native_alt", None)
+        facts["ordinal"] = True
+    ctx.report(entry["rule"], func.attr, end_node=node, **facts)

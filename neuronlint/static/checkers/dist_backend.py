@@ -1,0 +1,47 @@
+"""dist-backend: NCCL as a backend name or setting, DDP device_ids, NCCL/CUDA environment setup."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from neuronlint.static.calls import kwarg
+from neuronlint.static.context import FileContext
+from neuronlint.static.engine import on, triggers
+
+triggers("nccl", "NCCL", "device_ids", "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "CUDA_LAUNCH_BLOCKING",
+         "CUDA_DEVICE_MAX_CONNECTIONS", "DataParallel", "fully_shard")  # fmt: skip
+
+_ENV = re.compile(r"^((TORCH_)?NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES|PYTORCH_CUDA_ALLOC_CONF|CUDA_LAUNCH_BLOCKING|CUDA_DEVICE_MAX_CONNECTIONS|PYTORCH_NVML_BASED_CUDA_CHECK)$")
+_DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
+
+
+def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
+    if isinstance(ctx.parent(), cst.ConcatenatedString):
+        return
+    values = ctx.strings(node)
+    if not values or len(values) != 1:
+        return
+    value = values[0]
+    if value.lower() == "nccl":
+        in_comparison = isinstance(ctx.parent(), (cst.Comparison, cst.ComparisonTarget))
+        ctx.report("NL201", node, symbol=repr(value), comparison=in_comparison,
+                   xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None)
+    elif _ENV.match(value):
+        ctx.report("NL204", node, symbol=value)
+
+
+on(cst.SimpleString)(_literal)
+
+
+@on(cst.Call)
+def _ddp_device_ids(node: cst.Call, ctx: FileContext) -> None:
+    callee = ctx.qualname(node.func) or ""
+    named = isinstance(node.func, cst.Name) and node.func.value in ("DDP", "DistributedDataParallel")
+    if callee not in _DDP and not named:
+        return
+    for key in ("device_ids", "output_device"):
+        arg = kwarg(node, key)
+        if arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+            ctx.report("NL202", arg, symbol=f"{key}=" + ctx.module.code_for_node(arg.value))

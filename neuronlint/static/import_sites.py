@@ -1,0 +1,50 @@
+"""Line numbers of import statements, read from the text (cheap; no positions from the tree needed).
+
+Used after all files are analysed, to point cross-file findings (imports of in-repo kernel modules,
+of compiled extensions) at the importing line.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FROM = re.compile(rb"^([ \t]*)from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([^#\n]*)", re.M)
+_IMPORT = re.compile(rb"^([ \t]*)import[ \t]+([\w.][\w., \t]*)", re.M)
+
+
+def resolve_relative(module_name: str, is_package: bool, level: int, name: str) -> str:
+    if not level:
+        return name
+    base = module_name.split(".") if module_name else []
+    base = base if is_package else base[:-1]
+    if level - 1 > len(base):
+        return ""
+    base = base[: len(base) - (level - 1)]
+    return ".".join([*base, name] if name else base)
+
+
+def import_sites(data: bytes, module_name: str, is_package: bool) -> list[list]:
+    """[[module, line, column, end_column], ...] for every module an import line may refer to."""
+    sites: list[list] = []
+    for match in _FROM.finditer(data):
+        line = data.count(b"\n", 0, match.start()) + 1
+        column = len(match.group(1)) + 1
+        end = column + len(match.group(0).rstrip()) - len(match.group(1))
+        level = len(match.group(2))
+        module = resolve_relative(module_name, is_package, level, match.group(3).decode("utf-8", "replace"))
+        if not module:
+            continue
+        sites.append([module, line, column, end])
+        for name in match.group(4).decode("utf-8", "replace").split(","):
+            name = name.strip().strip("()").split(" as ")[0].strip()
+            if name and name != "*" and name.isidentifier():
+                sites.append([f"{module}.{name}", line, column, end])
+    for match in _IMPORT.finditer(data):
+        line = data.count(b"\n", 0, match.start()) + 1
+        column = len(match.group(1)) + 1
+        end = column + len(match.group(0).rstrip()) - len(match.group(1))
+        for name in match.group(2).decode("utf-8", "replace").split(","):
+            name = name.strip().split(" as ")[0].strip()
+            if name:
+                sites.append([name, line, column, end])
+    return sites
