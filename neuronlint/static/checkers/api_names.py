@@ -34,7 +34,7 @@ def _attribute(node: cst.Attribute, ctx: FileContext) -> None:
     parent = ctx.parent()
     if isinstance(parent, cst.Attribute) and parent.value is node:
         return  # only the outermost attribute of a chain is looked up
-    if isinstance(parent, _NOT_A_USE) or ctx.enclosing(cst.Import, cst.ImportFrom):
+    if isinstance(parent, _NOT_A_USE):
         return
     qualname = ctx.qualname(node)
     if qualname is None:
@@ -49,17 +49,17 @@ def _attribute(node: cst.Attribute, ctx: FileContext) -> None:
 
 @on(cst.Name)
 def _name(node: cst.Name, ctx: FileContext) -> None:
+    binding = ctx.lookup(node.value)  # cheapest test first: most names are not imported API aliases
+    if binding is None or binding[0] != "module" or "." not in binding[1]:
+        return
     parent = ctx.parent()
     if isinstance(parent, cst.Attribute):
         return  # roots and attribute names are handled with the whole chain
-    if isinstance(parent, _NOT_A_USE) or ctx.enclosing(cst.Import, cst.ImportFrom):
+    if isinstance(parent, _NOT_A_USE):
         return
     if isinstance(parent, cst.Arg) and parent.keyword is node:
         return
     if isinstance(parent, cst.AssignTarget):
-        return
-    binding = ctx.lookup(node.value)
-    if binding is None or binding[0] != "module" or "." not in binding[1]:
         return
     entry = ctx.data.api(binding[1])
     if entry is not None:
