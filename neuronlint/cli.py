@@ -109,7 +109,7 @@ def exit_code(findings, fail_on: Severity | None, exit_zero: bool) -> int:
 @app.command()
 def scan(
     paths: PathsArg = None,
-    format: Annotated[str, typer.Option("--format", "-f", help="Output format: text, json (see `neuronlint formats`).")] = "text",
+    format: Annotated[str, typer.Option("--format", "-f", help="Output format: text, json, sarif, github, gitlab, markdown.")] = "text",
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the report in --format to this file; the terminal gets text.")] = None,
     target: TargetOpt = None,
     sdk: SdkOpt = None,
@@ -130,6 +130,9 @@ def scan(
     cache_dir: CacheDirOpt = None,
     config: ConfigOpt = None,
     rules_dir: RulesDirOpt = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Report only findings not in this baseline file (`neuronlint baseline create`).")] = None,
+    diff_base: Annotated[str | None, typer.Option("--diff-base", help="Report only findings on lines changed since the merge base with this git ref, e.g. origin/main.")] = None,
+    report_unused_suppressions: Annotated[bool, typer.Option("--report-unused-suppressions", help="Report `# neuronlint: ignore[...]` comments that suppress nothing (NL003).")] = False,
 ) -> None:
     """Scan Python sources, CUDA files and build inputs for CUDA coupling and Neuron blockers."""
     from neuronlint.reporters import FORMATS, Report, render
@@ -144,9 +147,17 @@ def scan(
         result = run_scan(settings.options, _progress_factory(not quiet and format == "text"))
     except (RuleDBError, ConfigError) as exc:
         raise fail(str(exc)) from None
-    shown = [f for f in result.findings if f.severity.rank >= settings.min_severity.rank]
+    from neuronlint.filters.pipeline import FilterError, FilterRequest, apply_filters
+
+    try:
+        filtered = apply_filters(result, settings.options, FilterRequest(baseline, diff_base, report_unused_suppressions, (format,)), Path.cwd())
+    except FilterError as exc:
+        raise fail(str(exc)) from None
+    for note in [] if quiet else filtered.notes:
+        typer.echo(f"neuronlint: {note}", err=True)
+    shown = [f for f in filtered.findings if f.severity.rank >= settings.min_severity.rank]
     report = Report(findings=shown, context=result.context, db=result.db, files=result.files, lines=result.lines,
-                    statistics=statistics, show_source=not no_source, extra={"show_suppressed": show_suppressed})  # fmt: skip
+                    statistics=statistics, show_source=not no_source, extra={"show_suppressed": show_suppressed, **filtered.report_extra})  # fmt: skip
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(render(format, report), encoding="utf-8")
@@ -252,3 +263,6 @@ def main() -> None:
             raise
         typer.echo(f"neuronlint: internal error: {type(exc).__name__}: {exc} (set NEURONLINT_DEBUG=1 for a traceback)", err=True)
         sys.exit(EXIT_USAGE)
+
+
+from neuronlint import baseline_command  # noqa: E402,F401  (registers `neuronlint baseline`)

@@ -13,6 +13,10 @@ from neuronlint.ruledb import Context, RuleDB
 FORMATS: dict[str, str] = {
     "text": "text",
     "json": "json",
+    "sarif": "sarif",
+    "github": "github",
+    "gitlab": "gitlab",
+    "markdown": "markdown",
 }
 
 

@@ -1,0 +1,103 @@
+"""Markdown report for a pull-request comment or a GitHub job summary.
+
+Counts by category and severity, the top blockers with links to their rule pages, and the
+lock-in balance: how much code is tied to CUDA (to remove) against how much is tied to Neuron
+(to undo if you leave). Inside GitHub Actions, locations link to the commit being checked.
+"""
+
+from __future__ import annotations
+
+import os
+
+from neuronlint import fingerprints
+from neuronlint.docs import DOCS_URL
+from neuronlint.findings import CATEGORIES, NEURON_SIDE_CATEGORIES, Finding, Severity
+from neuronlint.reporters import Report, summary
+
+TOP_BLOCKERS = 10
+_SEVERITIES = ("blocker", "warning", "info")
+_NOT_PORTABILITY = frozenset({"parse-error"})  # tool problems, not coupling to either side
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell or list item: one line, no pipes, no raw HTML."""
+    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _location(f: Finding, prefix: str) -> str:
+    path = fingerprints.repo_path(f.path, prefix)
+    label = f"`{path}:{f.line}`"
+    server, repository, sha = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"))
+    if server and repository and sha and not path.startswith("/"):
+        return f"[{label}]({server}/{repository}/blob/{sha}/{path}#L{f.line})"
+    return label
+
+
+def lockin_lines(active: list[Finding]) -> list[str]:
+    """CUDA-side against Neuron-side findings (counts; categories from neuronlint.findings)."""
+    neuron = [f for f in active if f.category in NEURON_SIDE_CATEGORIES]
+    cuda = [f for f in active if f.category not in NEURON_SIDE_CATEGORIES and f.category not in _NOT_PORTABILITY]
+    cuda_blockers = sum(1 for f in cuda if f.severity is Severity.BLOCKER)
+    cuda_files = len({f.path for f in cuda})
+    neuron_files = len({f.path for f in neuron})
+    return [
+        "### Lock-in",
+        "",
+        f"- **CUDA coupling** (to remove before running on Neuron): {_plural(len(cuda), 'finding')} "
+        f"in {_plural(cuda_files, 'file')}, {_plural(cuda_blockers, 'blocker')}.",
+        f"- **Neuron lock-in** (to undo if you leave Neuron): {_plural(len(neuron), 'finding')} "
+        f"in {_plural(neuron_files, 'file')}.",
+    ]
+
+
+def render(report: Report) -> str:
+    prefix = report.extra.get("repo_prefix", "")
+    counts = summary(report.findings)
+    ctx = report.context
+    sev = counts["by_severity"]
+    lines = [
+        "## neuronlint: Neuron portability report",
+        "",
+        f"Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend): "
+        f"{_plural(len(report.files), 'file')}, {report.lines} lines scanned.",
+        "",
+    ]
+    status = (f"**{_plural(sev['blocker'], 'blocker')}**, {_plural(sev['warning'], 'warning')}, "
+              f"{sev['info']} info")  # fmt: skip
+    if counts["suppressed"]:
+        status += f", {counts['suppressed']} suppressed in source"
+    lines.append(status + ".")
+    baseline = report.extra.get("baseline")
+    if baseline:
+        text = (f"Baseline `{baseline['file']}`: {baseline['unchanged']} known finding(s) hidden, "
+                f"only new ones are listed")  # fmt: skip
+        if baseline["fixed"]:
+            text += f"; {baseline['fixed']} baselined finding(s) are fixed, so the baseline can be tightened"
+        lines += ["", text + "."]
+    diff = report.extra.get("diff_base")
+    if diff:
+        lines += ["", f"Only findings on lines changed since `{diff['ref']}` (merge base `{diff['merge_base'][:12]}`); "
+                      f"{diff['outside_changed_lines']} finding(s) elsewhere are not listed."]  # fmt: skip
+    if not counts["total"]:
+        lines += ["", "No findings.", ""]
+        return "\n".join(lines)
+    lines += ["", "### Findings by category", "", "| Category | Blocker | Warning | Info |", "|---|---:|---:|---:|"]
+    for category in CATEGORIES:
+        row = counts["by_category"].get(category)
+        if row:
+            lines.append(f"| {category} | " + " | ".join(str(row[s]) for s in _SEVERITIES) + " |")
+    lines.append("| **Total** | " + " | ".join(f"**{sev[s]}**" for s in _SEVERITIES) + " |")
+    active = [f for f in report.findings if f.suppressed is None]
+    blockers = sorted((f for f in active if f.severity is Severity.BLOCKER), key=Finding.sort_key)
+    if blockers:
+        lines += ["", "### Top blockers", "", "| Rule | Where | What |", "|---|---|---|"]
+        for f in blockers[:TOP_BLOCKERS]:
+            lines.append(f"| [{f.rule} {f.name}]({DOCS_URL.format(id=f.rule)}) | {_location(f, prefix)} | {cell(f.message)} |")
+        if len(blockers) > TOP_BLOCKERS:
+            lines += ["", f"… and {len(blockers) - TOP_BLOCKERS} more blocker(s)."]
+    lines += [""] + lockin_lines(active) + [""]
+    return "\n".join(lines)

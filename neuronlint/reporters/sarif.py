@@ -1,0 +1,152 @@
+"""SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
+
+One run, one tool component with a rule descriptor per rule that appears in the report. Paths
+are repository-relative (uriBaseId %SRCROOT%); columns count Unicode code points like the rest
+of neuronlint. Suppressed findings stay in the log with an inSource suppression, so viewers can
+show them as waived; `baselineState` is set when the scan used a baseline.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import quote
+
+from neuronlint import __version__, fingerprints
+from neuronlint.docs import DOCS_URL
+from neuronlint.findings import Finding, Severity
+from neuronlint.reporters import Report
+from neuronlint.ruledb.model import Rule
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/neuronlint/neuronlint"
+LEVELS = {Severity.BLOCKER: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_BACKEND_LABELS = {
+    "xla": "PyTorch/XLA backend (torch-neuronx, device `xla`)",
+    "native": "Native TorchNeuron (device `neuron`)",
+    "any": "Any Neuron backend",
+}
+_TEXT_LIMIT = 1024  # GitHub truncates descriptions longer than this
+
+
+def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def rule_help_text(rule: Rule) -> str:
+    """Plain-text help: what, why, and the Neuron alternative per backend."""
+    lines = [rule.summary.strip(), "", f"Why it matters on Neuron: {rule.why.strip()}"]
+    alternatives = [(key, rule.instead[key]) for key in ("native", "xla", "any") if rule.instead.get(key)]
+    if alternatives:
+        lines += ["", "What to do instead:"]
+        lines += [f"- {_BACKEND_LABELS[key]}: {text.strip()}" for key, text in alternatives]
+    lines += ["", f"Documentation: {DOCS_URL.format(id=rule.id)}"]
+    return "\n".join(lines)
+
+
+def rule_help_markdown(rule: Rule) -> str:
+    """Markdown help shown by GitHub code scanning instead of the text form."""
+    lines = [f"**{rule.id} {rule.name}**: {rule.title}", "", rule.summary.strip(), "",
+             "## Why it matters on Neuron", "", rule.why.strip()]  # fmt: skip
+    if rule.example.strip():
+        lines += ["", "## Example", "", "```python", rule.example.rstrip(), "```"]
+    if rule.example_fixed.strip():
+        lines += ["", "Instead:", "", "```python", rule.example_fixed.rstrip(), "```"]
+    alternatives = [(key, rule.instead[key]) for key in ("native", "xla", "any") if rule.instead.get(key)]
+    if alternatives:
+        lines += ["", "## The Neuron alternative", ""]
+        lines += [f"- **{_BACKEND_LABELS[key]}:** {text.strip()}" for key, text in alternatives]
+    lines += ["", f"[Full documentation, verdicts per Neuron SDK release and sources]({DOCS_URL.format(id=rule.id)})"]
+    return "\n".join(lines)
+
+
+def rule_descriptor(rule: Rule) -> dict[str, Any]:
+    tags = [rule.category, "portability", "neuron"]
+    if rule.category in ("host-sync", "dynamic-shape"):
+        tags.append("performance")
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": _clip(rule.title)},
+        "fullDescription": {"text": _clip(rule.summary)},
+        "help": {"text": rule_help_text(rule), "markdown": rule_help_markdown(rule)},
+        "helpUri": DOCS_URL.format(id=rule.id),
+        "defaultConfiguration": {"level": LEVELS[rule.severity], "enabled": rule.default_enabled},
+        "properties": {"tags": tags, "category": rule.category, "neuronStatus": rule.status,
+                       "effort": rule.effort, "analysis": rule.origin},  # fmt: skip
+    }
+
+
+def artifact_location(path: str) -> dict[str, str]:
+    """A repository-relative path as a SARIF artifact location (absolute paths become file: URIs)."""
+    if PurePosixPath(path).is_absolute():
+        return {"uri": "file://" + quote(path, safe="/")}
+    return {"uri": quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
+
+
+def region(f: Finding) -> dict[str, int]:
+    end_line = max(f.end_line, f.line)
+    end_column = f.end_column if f.end_column > f.column or end_line > f.line else f.column + 1
+    return {"startLine": f.line, "startColumn": f.column, "endLine": end_line, "endColumn": end_column}
+
+
+def result_object(f: Finding, rule_index: int, path: str, with_baseline: bool) -> dict[str, Any]:
+    location = {"physicalLocation": {"artifactLocation": artifact_location(path), "region": region(f)}}
+    result: dict[str, Any] = {
+        "ruleId": f.rule,
+        "ruleIndex": rule_index,
+        "level": LEVELS[f.severity],
+        "message": {"text": f.message},
+        "locations": [location],
+        "partialFingerprints": {
+            "primaryLocationLineHash": f.extra[fingerprints.LINE_HASH_KEY],
+            "neuronlintFingerprint/v1": f.extra[fingerprints.FINGERPRINT_KEY],
+        },
+    }
+    if f.fix is not None:
+        result["fixes"] = [{
+            "description": {"text": f.fix.description},
+            "artifactChanges": [{
+                "artifactLocation": artifact_location(path),
+                "replacements": [{"deletedRegion": region(f), "insertedContent": {"text": f.fix.replacement}}],
+            }],
+        }]  # fmt: skip
+    if f.suppressed is not None:
+        result["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": f.suppressed}]
+    if with_baseline:
+        result["baselineState"] = f.baseline_state or "new"
+    result["properties"] = {"category": f.category, "severity": f.severity.value, "neuronStatus": f.status,
+                            "analysis": f.origin}  # fmt: skip
+    return result
+
+
+def as_dict(report: Report) -> dict[str, Any]:
+    prefix = report.extra.get("repo_prefix", "")
+    fingerprints.ensure(report.findings, prefix)
+    rule_ids = sorted({f.rule for f in report.findings})
+    index = {rule_id: position for position, rule_id in enumerate(rule_ids)}
+    with_baseline = "baseline" in report.extra
+    ctx = report.context
+    run = {
+        "tool": {
+            "driver": {
+                "name": "neuronlint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [rule_descriptor(report.db.rules[rule_id]) for rule_id in rule_ids],
+            }
+        },
+        "columnKind": "unicodeCodePoints",
+        "results": [result_object(f, index[f.rule], fingerprints.repo_path(f.path, prefix), with_baseline)
+                    for f in report.findings],  # fmt: skip
+        "properties": {"neuronSdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend,
+                       "filesScanned": len(report.files), "linesScanned": report.lines},  # fmt: skip
+    }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def render(report: Report) -> str:
+    return json.dumps(as_dict(report), indent=2, ensure_ascii=False) + "\n"
