@@ -1,4 +1,9 @@
-"""Load the rule database: the bundled `rules/` plus optional policy packs that add or override."""
+"""Load the rule database: the bundled `rules/` plus optional policy packs that add or override.
+
+A policy pack is a directory of TOML files with the same tables. An entry whose identifying key
+(rule `id`, library `name`, ...) already exists overrides it key by key; a new entry must be
+complete. Packs are validated exactly like the bundled files.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from neuronlint.findings import CATEGORIES, Severity
 from neuronlint.ruledb.model import (
     Chip,
     Condition,
+    PlatformFact,
     Release,
     Rule,
     RuleDB,
@@ -19,7 +25,8 @@ from neuronlint.ruledb.model import (
     SdkRange,
     VerdictRule,
 )
-from neuronlint.ruledb.schema import FILE_TABLES, SchemaError, validate_table
+from neuronlint.ruledb.schema import FILE_TABLES, PLATFORM_CONDITIONS, SchemaError, validate_table
+from neuronlint.ruledb.versions import parse_version, release_key
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,7 +36,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 def default_rules_dir() -> Path:
     """The database shipped with neuronlint (a symlink to the repository's `rules/`)."""
-    return Path(__file__).resolve().parent.parent / "rules"
+    return (Path(__file__).resolve().parent.parent / "rules").resolve()
 
 
 _CACHE: dict[tuple[str, ...], RuleDB] = {}
@@ -40,44 +47,56 @@ def load_ruledb(extra_dirs: Sequence[Path | str] = ()) -> RuleDB:
     dirs = [default_rules_dir(), *(Path(d) for d in extra_dirs)]
     key = tuple(str(d.resolve()) for d in dirs)
     if key not in _CACHE:
-        _CACHE[key] = _load(dirs)
+        _CACHE[key] = load_dirs(dirs)
     return _CACHE[key]
 
 
-def _load(dirs: Sequence[Path]) -> RuleDB:
-    entries: dict[str, dict[Any, dict[str, Any]]] = {name: {} for name in FILE_TABLES}
-    origin: dict[tuple[str, Any], str] = {}
+class _Entries:
+    """Raw entries per table, merged across directories, remembering where each came from."""
+
+    def __init__(self) -> None:
+        self.by_table: dict[str, dict[Any, dict[str, Any]]] = {name: {} for name in FILE_TABLES}
+        self.where: dict[tuple[str, Any], str] = {}  # (table, ident) -> label for error messages
+        self.file: dict[tuple[str, Any], str] = {}  # (table, ident) -> file that last set it
+        self.rank: dict[tuple[str, Any], int] = {}  # (table, ident) -> directory index
+
+
+def load_dirs(dirs: Sequence[Path]) -> RuleDB:
+    """Load the given directories in order (the first is the base database); no caching."""
+    entries = _Entries()
     digest = hashlib.sha256()
-    for directory in dirs:
+    for rank, directory in enumerate(dirs):
         if not directory.is_dir():
             raise RuleDBError(f"{directory}: rules directory does not exist")
-        for path in sorted(directory.rglob("*.toml")):
+        files = sorted(directory.rglob("*.toml"))
+        if rank > 0 and not files:
+            raise RuleDBError(f"{directory}: no .toml files in this rules directory")
+        for path in files:
             raw = path.read_bytes()
-            digest.update(str(path.relative_to(directory)).encode() + b"\0" + raw)
+            digest.update(str(rank).encode() + str(path.relative_to(directory)).encode() + b"\0" + raw)
+            path = _display(path)
             try:
                 data = tomllib.loads(raw.decode("utf-8"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise RuleDBError(f"{path}: not valid TOML: {exc}") from None
-            _merge_file(path, data, entries, origin)
+            _merge_file(path, data, entries, rank)
     try:
-        rules = {rid: _build_rule(d, origin[("rule", rid)]) for rid, d in entries["rule"].items()}
-        releases = {_release_key(v): _build_release(d) for v, d in entries["release"].items()}
-        chips = {name: _build_chip(d) for name, d in entries["chip"].items()}
+        db = _build(entries, digest.hexdigest()[:16])
+        _check_references(db, entries)
     except SchemaError as exc:
         raise RuleDBError(str(exc)) from None
-    tables = {name: list(values.values()) for name, values in entries.items() if name not in ("rule", "release", "chip")}
-    if not releases:
-        raise RuleDBError(f"{dirs[0]}: no [[release]] entries found")
-    return RuleDB(rules=rules, releases=releases, chips=chips, tables=tables, fingerprint=digest.hexdigest()[:16])
+    return db
 
 
-def _release_key(version: str) -> str:
-    from neuronlint.ruledb.versions import release_key
+def _display(path: Path) -> Path:
+    """The path as error messages show it: relative to the working directory when below it."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
 
-    return release_key(version)
 
-
-def _merge_file(path: Path, data: dict[str, Any], entries: dict, origin: dict) -> None:
+def _merge_file(path: Path, data: dict[str, Any], entries: _Entries, rank: int) -> None:
     for table_name, items in data.items():
         if table_name not in FILE_TABLES:
             known = ", ".join(f"[[{t}]]" for t in FILE_TABLES)
@@ -87,24 +106,51 @@ def _merge_file(path: Path, data: dict[str, Any], entries: dict, origin: dict) -
         spec, unique = FILE_TABLES[table_name]
         for index, item in enumerate(items):
             label = f"{path}: [[{table_name}]] #{index + 1}"
-            if isinstance(item, dict) and unique and unique in item:
+            if not isinstance(item, dict):
+                raise RuleDBError(f"{label}: key '{table_name}': expected a table, got {item!r}")
+            if unique is None:
+                ident: Any = (rank, str(path), index)
+                merged = item
+            else:
+                ident = item.get(unique)
+                if ident is None:
+                    raise RuleDBError(f"{label}: key '{unique}': required key is missing")
+                if table_name == "release" and isinstance(ident, str):
+                    try:
+                        ident = release_key(ident)
+                    except ValueError as exc:
+                        raise RuleDBError(f"{label}: key 'version': {exc}") from None
                 label += f" ({unique}={item[unique]!r})"
-            ident = item.get(unique) if (unique and isinstance(item, dict)) else f"{path}#{index}"
-            if unique and ident is None:
-                raise RuleDBError(f"{label}: key '{unique}': required key is missing")
-            previous = entries[table_name].get(ident)
-            # A later directory overrides an entry key by key (a policy pack may change one severity).
-            merged = {**previous, **item} if previous is not None and origin.get((table_name, ident)) != str(path) else item
-            if previous is not None and origin.get((table_name, ident)) == str(path):
-                raise RuleDBError(f"{label}: key '{unique}': duplicate entry {ident!r} in the same file")
+                previous = entries.by_table[table_name].get(ident)
+                if previous is not None and entries.file[(table_name, ident)] == str(path):
+                    raise RuleDBError(f"{label}: key '{unique}': duplicate entry {item[unique]!r} in the same file")
+                if previous is not None and entries.rank[(table_name, ident)] == rank:
+                    other = entries.where[(table_name, ident)]
+                    raise RuleDBError(f"{label}: key '{unique}': {item[unique]!r} is already defined in {other}")
+                if previous is None and rank > 0:
+                    _check_complete_new_entry(item, spec, label, table_name, unique)
+                # A later directory overrides an entry key by key (a policy pack may change one severity).
+                merged = {**previous, **item} if previous is not None else item
             try:
                 validate_table(merged, spec, label)
                 if table_name == "rule" and merged["category"] not in CATEGORIES:
                     raise SchemaError(label, "category", f"expected one of {', '.join(CATEGORIES)}, got {merged['category']!r}")
             except SchemaError as exc:
                 raise RuleDBError(str(exc)) from None
-            entries[table_name][ident] = merged
-            origin[(table_name, ident)] = str(path)
+            entries.by_table[table_name][ident] = merged
+            entries.where[(table_name, ident)] = label
+            entries.file[(table_name, ident)] = str(path)
+            entries.rank[(table_name, ident)] = rank
+
+
+def _check_complete_new_entry(item: dict[str, Any], spec: Any, label: str, table: str, unique: str) -> None:
+    """A pack entry with an unknown ID must be a whole new entry, not an override of nothing."""
+    missing = [k for k, f in spec.fields.items() if f.required and k not in item]
+    if missing:
+        raise RuleDBError(
+            f"{label}: key '{unique}': no {table} {item[unique]!r} in the database to override "
+            f"(a new {table} also needs: {', '.join(missing)})"
+        )
 
 
 def _condition(when: dict[str, Any]) -> Condition:
@@ -112,22 +158,43 @@ def _condition(when: dict[str, Any]) -> Condition:
         sdk=SdkRange.parse(when["sdk"]) if "sdk" in when else None,
         targets=tuple(when.get("targets", ())),
         backend=when.get("backend"),
+        platform=dict(when.get("platform", {})),
         facts=dict(when.get("facts", {})),
     )
 
 
-def _build_rule(d: dict[str, Any], file: str) -> Rule:
-    verdicts = tuple(
-        VerdictRule(
-            when=_condition(v["when"]),
-            severity=Severity(v["severity"]) if "severity" in v else None,
-            status=v.get("status"),
-            note=v.get("note", ""),
-            sources=tuple(v.get("sources", ())),
-            enabled=v.get("enabled", True),
+def _build(entries: _Entries, fingerprint: str) -> RuleDB:
+    by_table = entries.by_table
+    rules = {rid: _build_rule(d, entries.where[("rule", rid)]) for rid, d in by_table["rule"].items()}
+    releases = {key: _build_release(d) for key, d in by_table["release"].items()}
+    chips = {name: _build_chip(d) for name, d in by_table["chip"].items()}
+    if not releases:
+        raise RuleDBError("the rule database has no [[release]] entries")
+    # Policy packs (higher rank) come first so that their platform entries win.
+    platform_items = sorted(by_table["platform"].items(), key=lambda item: (-item[0][0], item[0][1], item[0][2]))
+    platform = tuple(_build_platform(d, f"{ident[1]}: [[platform]] #{ident[2] + 1}") for ident, d in platform_items)
+    tables = {name: list(values.values()) for name, values in by_table.items() if name not in ("rule", "release", "chip", "platform")}
+    return RuleDB(rules=rules, releases=releases, chips=chips, platform=platform, tables=tables, fingerprint=fingerprint)
+
+
+def _build_rule(d: dict[str, Any], where: str) -> Rule:
+    verdicts = []
+    for index, v in enumerate(d.get("verdict", ())):
+        when = _condition(v["when"])
+        if when.depends_on_platform and not v.get("sources"):
+            keys = ", ".join(k for k in PLATFORM_CONDITIONS if k in v["when"])
+            raise SchemaError(f"{where}.verdict[{index}]", "sources",
+                              f"a verdict that depends on {keys} states a Neuron fact and needs its own sources")  # fmt: skip
+        verdicts.append(
+            VerdictRule(
+                when=when,
+                severity=Severity(v["severity"]) if "severity" in v else None,
+                status=v.get("status"),
+                note=v.get("note", ""),
+                sources=tuple(v.get("sources", ())),
+                enabled=v.get("enabled", True),
+            )
         )
-        for v in d.get("verdict", ())
-    )
     return Rule(
         id=d["id"],
         name=d["name"],
@@ -142,22 +209,23 @@ def _build_rule(d: dict[str, Any], file: str) -> Rule:
         example=d["example"],
         example_fixed=d.get("example_fixed", ""),
         sources=tuple(d["sources"]),
-        verdicts=verdicts,
+        verdicts=tuple(verdicts),
         replacement=dict(d.get("replacement", {})),
         effort=d.get("effort", "mechanical"),
         origin=d.get("origin", "static"),
         default_enabled=d.get("default_enabled", True),
-        file=file,
+        file=where.split(": [[", 1)[0],
     )
 
 
 def _build_release(d: dict[str, Any]) -> Release:
     return Release(
-        version=d["version"],
+        version=release_key(d["version"]),
         date=d["date"],
         backends=d["backends"],
         changes=tuple(d.get("changes", ())),
         source=d["source"],
+        note=d.get("note", ""),
         raw=d,
     )
 
@@ -169,7 +237,52 @@ def _build_chip(d: dict[str, Any]) -> Chip:
         neuroncore=d["neuroncore"],
         cores=d["cores"],
         hbm_gib=d["hbm_gib"],
+        int64_mode=d["int64_mode"],
         dtypes=d["dtypes"],
         source=d["source"],
         raw=d,
     )
+
+
+def _build_platform(d: dict[str, Any], where: str) -> PlatformFact:
+    return PlatformFact(
+        fact=d["fact"],
+        value=d["value"],
+        when=_condition({k: d[k] for k in ("sdk", "targets", "backend") if k in d}),
+        flag=d.get("flag"),
+        note=d.get("note", ""),
+        source=d["source"],
+        file=where,
+    )
+
+
+def _check_references(db: RuleDB, entries: _Entries) -> None:
+    """Cross-file checks: names one file uses must exist in another."""
+    facts = set(db.platform_fact_names())
+    for rule in db.rules.values():
+        where = entries.where[("rule", rule.id)]
+        for index, verdict in enumerate(rule.verdicts):
+            for name in verdict.when.platform:
+                if name not in facts:
+                    raise SchemaError(f"{where}.verdict[{index}].when.platform", name,
+                                      f"unknown platform fact (rules/platform.toml defines: {', '.join(sorted(facts))})")  # fmt: skip
+    for key, release in db.releases.items():
+        where = entries.where[("release", key)]
+        if not release.backends:
+            raise SchemaError(where, "backends", "a release needs at least one PyTorch backend (xla or native)")
+        for backend, info in release.backends.items():
+            missing = [c for c in info["chips"] if c not in db.chips]
+            if missing:
+                raise SchemaError(f"{where}.backends.{backend}", "chips", f"no [[chip]] named {missing[0]!r}")
+    for api in db.tables.get("api", ()):
+        if api["rule"] not in db.rules:
+            where = entries.where[("api", api["name"])]
+            raise SchemaError(where, "rule", f"no rule {api['rule']!r} in the database")
+    # A verdict whose SDK range matches no release in the database is dead data, usually a typo.
+    known = {parse_version(v) for v in db.releases}
+    for rule in db.rules.values():
+        for index, verdict in enumerate(rule.verdicts):
+            rng = verdict.when.sdk
+            if rng is not None and not any(rng.contains(v) for v in known):
+                where = entries.where[("rule", rule.id)]
+                raise SchemaError(f"{where}.verdict[{index}].when", "sdk", f"range {rng.text!r} matches no release in the database")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 import string
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,8 @@ from neuronlint.ruledb.versions import parse_version, release_key
 BACKENDS = ("xla", "native")
 STATUSES = ("supported", "partial", "unsupported", "unknown")
 TARGETS = ("inf2", "trn1", "trn2", "trn3")
+UNKNOWN = "unknown"  # value of a platform fact no entry covers: never guessed
+NOT_APPLICABLE = "n/a"  # a platform fact that only concerns another backend
 
 
 class RuleDBError(Exception):
@@ -32,6 +34,7 @@ class SdkRange:
 
     @classmethod
     def parse(cls, text: str) -> SdkRange:
+        """Parse '>=2.27,<2.30'; ValueError names the bad clause, and an empty range is an error."""
         clauses = []
         for raw in text.split(","):
             raw = raw.strip()
@@ -41,34 +44,53 @@ class SdkRange:
                     break
             else:
                 raise ValueError(f"bad SDK range clause {raw!r} (expected e.g. '>=2.30' or '<2.33')")
-        return cls(tuple(clauses), text)
+        parsed = cls(tuple(clauses), text)
+        if parsed._empty():
+            raise ValueError(f"SDK range {text!r} matches no release")
+        return parsed
+
+    def _empty(self) -> bool:
+        lows = [(b, op == ">") for op, b in self.clauses if op in (">=", ">", "==")]
+        highs = [(b, op == "<") for op, b in self.clauses if op in ("<=", "<", "==")]
+        if not lows or not highs:
+            return False
+        low, low_strict = max(lows)
+        high, high_strict = min(highs, key=lambda item: (item[0], not item[1]))
+        return low > high or (low == high and (low_strict or high_strict))
 
     def contains(self, version: tuple[int, ...]) -> bool:
         return all(_OPS[op](version[: len(bound)], bound) for op, bound in self.clauses)
 
 
+def _value_matches(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, list):
+        return actual in expected
+    return actual == expected
+
+
 @dataclass(frozen=True, slots=True)
 class Condition:
+    """Where a verdict or platform fact applies. Every key given must match; none given = always."""
+
     sdk: SdkRange | None = None
     targets: tuple[str, ...] = ()
     backend: str | None = None
+    platform: Mapping[str, Any] = field(default_factory=dict)
     facts: Mapping[str, Any] = field(default_factory=dict)
 
+    def matches_platform(self, sdk: tuple[int, ...], target: str, backend: str) -> bool:
+        if self.sdk is not None and not self.sdk.contains(sdk):
+            return False
+        if self.targets and target not in self.targets:
+            return False
+        return self.backend is None or backend == self.backend
+
     def matches(self, ctx: Context, facts: Mapping[str, Any]) -> bool:
-        if self.sdk is not None and not self.sdk.contains(ctx.sdk_tuple):
+        if not self.matches_platform(ctx.sdk_tuple, ctx.target, ctx.backend):
             return False
-        if self.targets and ctx.target not in self.targets:
+        if any(not _value_matches(v, ctx.platform.get(k, UNKNOWN)) for k, v in self.platform.items()):
             return False
-        if self.backend is not None and ctx.backend != self.backend:
-            return False
-        for key, expected in self.facts.items():
-            actual = facts.get(key)
-            if isinstance(expected, list):
-                if actual not in expected:
-                    return False
-            elif actual != expected:
-                return False
-        return True
+        return all(_value_matches(v, facts.get(k)) for k, v in self.facts.items())
 
     def describe(self) -> str:
         parts = []
@@ -78,8 +100,13 @@ class Condition:
             parts.append("/".join(self.targets))
         if self.backend:
             parts.append(f"{self.backend} backend")
+        parts.extend(f"{k}={v}" for k, v in self.platform.items())
         parts.extend(f"{k}={v}" for k, v in self.facts.items())
         return ", ".join(parts) or "always"
+
+    @property
+    def depends_on_platform(self) -> bool:
+        return bool(self.sdk or self.targets or self.backend or self.platform)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +141,10 @@ class Rule:
     default_enabled: bool = True
     file: str = ""
 
+    def all_sources(self) -> list[str]:
+        """The rule's sources followed by those its verdicts add, without repeats."""
+        return list(dict.fromkeys([*self.sources, *(s for v in self.verdicts for s in v.sources)]))
+
 
 @dataclass(frozen=True, slots=True)
 class Release:
@@ -122,13 +153,19 @@ class Release:
     backends: Mapping[str, Mapping[str, Any]]
     changes: tuple[Mapping[str, Any], ...]
     source: str
+    note: str = ""
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     def chips(self) -> set[str]:
+        """Every chip any PyTorch backend of this release runs on."""
         out: set[str] = set()
         for info in self.backends.values():
             out.update(info.get("chips", ()))
         return out
+
+    def backends_for(self, target: str) -> list[str]:
+        """The PyTorch backends this release offers on a chip, in BACKENDS order."""
+        return [b for b in BACKENDS if target in self.backends.get(b, {}).get("chips", ())]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +175,23 @@ class Chip:
     neuroncore: str
     cores: int
     hbm_gib: int
+    int64_mode: str
     dtypes: Mapping[str, Any]
     source: str
     raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformFact:
+    """One value of a platform fact (compiler default, capability) where its condition holds."""
+
+    fact: str
+    value: Any
+    when: Condition
+    flag: str | None
+    note: str
+    source: str
+    file: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +202,9 @@ class Context:
     target: str
     backend: str
     training: bool  # whether the backend supports training on this chip at this release
+    flags: frozenset[str] = frozenset()  # neuronx-cc flags the user compiles with
+    # Derived from the fields above by RuleDB.context; left out of equality and hashing.
+    platform: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def sdk_tuple(self) -> tuple[int, ...]:
@@ -166,6 +220,8 @@ class Verdict:
     replacement: str | None
     enabled: bool
     sources: tuple[str, ...]
+    note: str = ""  # the matching verdict's note, filled in
+    condition: str = "default"  # which [[rule.verdict]] decided (its `when`), or "default"
 
 
 class _Blank(dict):
@@ -186,44 +242,123 @@ def render_complete(template: str, facts: Mapping[str, Any]) -> str | None:
     return render(template, facts)
 
 
+def normalise_flags(flags: Iterable[str]) -> frozenset[str]:
+    """'--native-int64 --auto-cast=none' or a list of flags -> {'--native-int64=enabled', ...}.
+
+    A bare boolean-style flag means its enabling form, the way neuronx-cc reads it.
+    """
+    out: set[str] = set()
+    for chunk in flags:
+        for flag in chunk.split():
+            if not flag.startswith("--"):
+                raise RuleDBError(f"compiler flag {flag!r}: expected a neuronx-cc flag such as --native-int64=enabled")
+            out.add(flag if "=" in flag else f"{flag}=enabled")
+    return frozenset(out)
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple, set)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
 @dataclass
 class RuleDB:
     rules: dict[str, Rule]
     releases: dict[str, Release]
     chips: dict[str, Chip]
+    platform: tuple[PlatformFact, ...]  # in precedence order: policy packs first, then file order
     tables: dict[str, Any]  # other concerns (ops, apis, libraries, lock-in weights), validated raw data
     fingerprint: str  # hash of every file loaded; part of the scan cache key
+    _verdicts: dict[tuple, Verdict] = field(default_factory=dict, repr=False)
 
     # ---- selection -------------------------------------------------------------------------
+    def versions(self) -> list[str]:
+        """Release versions, oldest first."""
+        return sorted(self.releases, key=parse_version)
+
     def newest_sdk(self) -> str:
         return max(self.releases, key=parse_version)
 
-    def context(self, sdk: str | None, target: str, backend: str | None = None) -> Context:
-        """Validate an (SDK, chip) choice and pick the PyTorch backend for it."""
-        sdk = sdk or self.newest_sdk()
+    def release(self, sdk: str) -> Release:
+        """The release a version string belongs to ('2.31.1' -> 2.31), or a one-line error."""
         try:
             key = release_key(sdk)
         except ValueError as exc:
             raise RuleDBError(str(exc)) from None
-        release = self.releases.get(key)
-        if release is None:
-            known = ", ".join(sorted(self.releases, key=parse_version))
-            raise RuleDBError(f"unknown Neuron SDK release {sdk!r}; the database has: {known}")
+        found = self.releases.get(key)
+        if found is None:
+            raise RuleDBError(f"unknown Neuron SDK release {sdk!r}; the database has: {', '.join(self.versions())}")
+        return found
+
+    def context(
+        self, sdk: str | None, target: str, backend: str | None = None, flags: Iterable[str] = ()
+    ) -> Context:
+        """Validate an (SDK, chip, backend) choice and describe the platform it gives."""
+        release = self.release(sdk or self.newest_sdk())
         if target not in self.chips:
             raise RuleDBError(f"unknown target {target!r}; expected one of: {', '.join(self.chips)}")
-        usable = [b for b in BACKENDS if target in release.backends.get(b, {}).get("chips", ())]
+        usable = release.backends_for(target)
         if not usable:
             supported = ", ".join(sorted(release.chips())) or "none"
             raise RuleDBError(
-                f"Neuron SDK {key} does not support {target} with PyTorch (it supports: {supported})"
+                f"Neuron SDK {release.version} does not support {target} with PyTorch (it supports: {supported})"
             )
         if backend is None:
             # The native TorchNeuron backend is the forward path wherever it exists.
             backend = "native" if "native" in usable else usable[0]
+        elif backend not in BACKENDS:
+            raise RuleDBError(f"unknown backend {backend!r}; expected one of: {', '.join(BACKENDS)}")
         elif backend not in usable:
-            raise RuleDBError(f"the {backend} backend is not available for {target} in Neuron SDK {key}")
-        training = bool(release.backends[backend].get("training", True))
-        return Context(sdk=key, target=target, backend=backend, training=training)
+            chips = release.backends.get(backend, {}).get("chips", ())
+            where = f"it runs on {', '.join(chips)}" if chips else "the release does not ship it"
+            raise RuleDBError(f"the {backend} backend is not available for {target} in Neuron SDK {release.version} ({where})")
+        training = bool(release.backends[backend]["training"])
+        declared = normalise_flags(flags)
+        platform = self.platform_facts(release.version, target, backend, declared)
+        return Context(sdk=release.version, target=target, backend=backend, training=training,
+                       flags=declared, platform=platform)  # fmt: skip
+
+    def platform_facts(self, sdk: str, target: str, backend: str, flags: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """Every platform fact for this frame: the first entry that applies, else 'unknown'."""
+        release = self.releases[sdk]
+        version = parse_version(sdk)
+        found: dict[str, Any] = {
+            "training": bool(release.backends[backend]["training"]),
+            "backend_status": release.backends[backend]["status"],
+        }
+        backends_of: dict[str, set[str | None]] = {}
+        for entry in self.platform:
+            backends_of.setdefault(entry.fact, set()).add(entry.when.backend)
+            if entry.fact in found or (entry.flag is not None and entry.flag not in flags):
+                continue
+            if entry.when.matches_platform(version, target, backend):
+                found[entry.fact] = entry.value
+        facts: dict[str, Any] = {}
+        for name in self.platform_fact_names():
+            if name in found:
+                facts[name] = found[name]
+            elif None not in backends_of[name] and backend not in backends_of[name]:
+                facts[name] = NOT_APPLICABLE  # e.g. a PyTorch/XLA lifecycle fact on the native backend
+            else:
+                facts[name] = UNKNOWN
+        return facts
+
+    def platform_fact_names(self) -> list[str]:
+        """Names usable in `when.platform`: the built-in ones and those rules/platform.toml defines."""
+        return list(dict.fromkeys(["training", "backend_status", *(e.fact for e in self.platform)]))
+
+    def platform_entry(self, ctx: Context, fact: str) -> PlatformFact | None:
+        """The platform.toml entry that gave `fact` its value in this frame (None for built-ins/unknown)."""
+        version = ctx.sdk_tuple
+        for entry in self.platform:
+            if entry.fact != fact or (entry.flag is not None and entry.flag not in ctx.flags):
+                continue
+            if entry.when.matches_platform(version, ctx.target, ctx.backend):
+                return entry
+        return None
 
     # ---- verdicts --------------------------------------------------------------------------
     def rule(self, rule_id: str) -> Rule:
@@ -233,24 +368,27 @@ class RuleDB:
             raise RuleDBError(f"unknown rule {rule_id!r}") from None
 
     def judge(self, rule_id: str, facts: Mapping[str, Any], ctx: Context) -> Verdict:
-        """What this construct means for this SDK release on this chip."""
-        rule = self.rule(rule_id)
-        severity, status, notes, enabled = rule.severity, rule.status, [], True
+        """What this construct means for this SDK release on this chip (memoised per frame and facts)."""
+        key = (rule_id, _freeze(facts), ctx)
+        found = self._verdicts.get(key)
+        if found is None:
+            found = self._verdicts[key] = self._judge(self.rule(rule_id), facts, ctx)
+        return found
+
+    def _judge(self, rule: Rule, facts: Mapping[str, Any], ctx: Context) -> Verdict:
+        severity, status, note, enabled, condition = rule.severity, rule.status, "", True, "default"
         sources = list(rule.sources)
         for verdict in rule.verdicts:
             if verdict.when.matches(ctx, facts):
                 severity = verdict.severity or severity
                 status = verdict.status or status
                 enabled = verdict.enabled
-                if verdict.note:
-                    notes.append(render(verdict.note, facts))
+                note = render(verdict.note, facts).strip()
+                condition = verdict.when.describe()
                 sources.extend(s for s in verdict.sources if s not in sources)
                 break
         instead = rule.instead.get(ctx.backend) or rule.instead.get("any", "")
-        parts = [render(rule.message, facts)]
-        parts.extend(notes)
-        if instead:
-            parts.append(render(instead, facts))
+        parts = [render(rule.message, facts), note, render(instead, facts) if instead else ""]
         replacement = rule.replacement.get(ctx.backend)
         return Verdict(
             rule=rule,
@@ -260,4 +398,6 @@ class RuleDB:
             replacement=render_complete(replacement, facts) if replacement else None,
             enabled=enabled,
             sources=tuple(sources),
+            note=note,
+            condition=condition,
         )

@@ -1,7 +1,15 @@
-"""Schema of the rule database files, checked in code so errors name file, table and key."""
+"""Schema of the rule database files, checked in code so that every error names file, table and key.
+
+Each file under `rules/` holds arrays of tables (`[[rule]]`, `[[release]]`, ...). A file kind is a
+top-level table name registered in FILE_TABLES with its element spec and the key that identifies
+an entry (used for duplicates and for policy-pack overrides). Other areas register their own
+tables with `register_table` (e.g. an operator table), and `rules diff` looks for them there.
+"""
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +18,8 @@ from neuronlint.ruledb.versions import parse_version
 
 
 class SchemaError(Exception):
+    """One problem with one key of one table; the message is `<where>: key '<key>': <problem>`."""
+
     def __init__(self, where: str, key: str, problem: str):
         super().__init__(f"{where}: key '{key}': {problem}")
         self.where, self.key, self.problem = where, key, problem
@@ -19,25 +29,43 @@ class SchemaError(Exception):
 class F:
     """One key of a table: its type, whether it is required, and extra checks."""
 
-    type: Any
+    type: Any  # a Python type, or a tuple of types
     required: bool = False
-    choices: tuple[str, ...] = ()
+    choices: tuple[Any, ...] = ()
     check: Callable[[Any], str | None] | None = None  # returns a problem description or None
-    items: Any = None  # element type for lists; a Table for lists of tables
+    items: Any = None  # element type for lists; a Table for arrays of tables
     table: Table | None = None  # nested table spec
+    doc: str = ""  # one line for docs/ruledb.md
 
 
 @dataclass(frozen=True)
 class Table:
     fields: dict[str, F]
-    open: bool = False  # extra keys allowed (free-form maps such as facts)
-    extra: Any = field(default=None)  # type of values for open tables
+    open: bool = False  # extra keys allowed (free-form maps such as construct facts)
+    extra: Any = field(default=None)  # type (or Table) of the values of an open table
 
 
-def _is_url(value: Any) -> str | None:
-    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
-        return f"expected a URL (https://...), got {value!r}"
+SEVERITIES = ("blocker", "warning", "info")
+STATUSES = ("supported", "partial", "unsupported", "unknown")
+TARGETS = ("inf2", "trn1", "trn2", "trn3")
+BACKENDS = ("xla", "native")
+EFFORTS = ("none", "mechanical", "rewrite", "kernel-port")
+BACKEND_STATES = ("supported", "beta", "maintenance", "not-shipped")
+SCALAR = (str, bool, int)
+
+
+# ---- value checks ------------------------------------------------------------------------------
+def is_https_url(value: Any) -> str | None:
+    """Sources must be versioned documentation URLs; plain http and bare paths are refused."""
+    if not isinstance(value, str) or not re.fullmatch(r"https://[^\s/]+\.[^\s/]+/\S*", value):
+        return f"expected an https:// URL, got {value!r}"
     return None
+
+
+def _urls(value: list[Any]) -> str | None:
+    if not value:
+        return "at least one source URL is required"
+    return next((p for p in map(is_https_url, value) if p), None)
 
 
 def _is_version(value: Any) -> str | None:
@@ -45,6 +73,14 @@ def _is_version(value: Any) -> str | None:
         parse_version(str(value))
     except ValueError as exc:
         return str(exc)
+    return None
+
+
+def _is_date(value: Any) -> str | None:
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return f"expected a date written YYYY-MM-DD, got {value!r}"
     return None
 
 
@@ -59,29 +95,52 @@ def _is_sdk_range(value: Any) -> str | None:
 
 
 def _rule_id(value: Any) -> str | None:
-    import re
-
     if not re.fullmatch(r"NL\d{3}", str(value)):
         return f"rule IDs are 'NL' and three digits, got {value!r}"
     return None
 
 
-SEVERITIES = ("blocker", "warning", "info")
-STATUSES = ("supported", "partial", "unsupported", "unknown")
-TARGETS = ("inf2", "trn1", "trn2", "trn3")
-BACKENDS = ("xla", "native")
-EFFORTS = ("none", "mechanical", "rewrite", "kernel-port")
+def _fact_name(value: Any) -> str | None:
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", str(value)):
+        return f"fact names are lower_snake_case, got {value!r}"
+    return None
 
-SOURCES = F(list, items=str, check=lambda v: next((p for p in map(_is_url, v) if p), None))
+
+def _compiler_flag(value: Any) -> str | None:
+    if not re.fullmatch(r"--[a-z0-9][a-z0-9-]*(=\S+)?", str(value)):
+        return f"expected a neuronx-cc flag such as '--native-int64=enabled', got {value!r}"
+    return None
+
+
+def _targets(value: list[str]) -> str | None:
+    return next((f"unknown target {t!r} (expected one of {', '.join(TARGETS)})" for t in value if t not in TARGETS), None)
+
+
+def _scalars(value: dict[str, Any]) -> str | None:
+    for key, item in value.items():
+        items = item if isinstance(item, list) else [item]
+        if not all(isinstance(i, SCALAR) for i in items):
+            return f"'{key}' must be a string, number, true/false or an array of them"
+    return None
+
+
+# ---- file kinds --------------------------------------------------------------------------------
+SOURCES = F(list, items=str, check=_urls, doc="versioned Neuron documentation URLs (https)")
+SOURCE = F(str, required=True, check=is_https_url, doc="versioned Neuron documentation URL (https)")
 
 WHEN = Table(
     {
-        "sdk": F(str, check=_is_sdk_range),
-        "targets": F(list, items=str, check=lambda v: next((f"unknown target {t!r}" for t in v if t not in TARGETS), None)),
-        "backend": F(str, choices=BACKENDS),
-        "facts": F(dict),
+        "sdk": F(str, check=_is_sdk_range, doc="SDK range, e.g. '>=2.30,<2.33'"),
+        "targets": F(list, items=str, check=_targets, doc="chips, e.g. ['trn2', 'trn3']"),
+        "backend": F(str, choices=BACKENDS, doc="xla or native"),
+        "platform": F(dict, check=_scalars, doc="platform facts (rules/platform.toml), e.g. { int64 = 'native' }"),
+        "facts": F(dict, check=_scalars, doc="facts the checker found at the construct, e.g. { in_loop = true }"),
     }
 )
+
+# `when` keys that describe the Neuron platform: a verdict using them states a Neuron fact and
+# must cite its own source; verdicts on construct facts alone inherit the rule's sources.
+PLATFORM_CONDITIONS = ("sdk", "targets", "backend", "platform")
 
 VERDICT = Table(
     {
@@ -99,7 +158,7 @@ RULE = Table(
         "id": F(str, required=True, check=_rule_id),
         "name": F(str, required=True),
         "title": F(str, required=True),
-        "category": F(str, required=True),  # checked against CATEGORIES by the loader
+        "category": F(str, required=True),  # checked against findings.CATEGORIES by the loader
         "severity": F(str, required=True, choices=SEVERITIES),
         "status": F(str, required=True, choices=STATUSES),
         "message": F(str, required=True),
@@ -108,7 +167,7 @@ RULE = Table(
         "instead": F(dict, required=True, table=Table({"xla": F(str), "native": F(str), "any": F(str)})),
         "example": F(str, required=True),
         "example_fixed": F(str),
-        "sources": F(list, required=True, items=str, check=lambda v: None if v else "at least one source URL is required") ,
+        "sources": F(list, required=True, items=str, check=_urls),
         "verdict": F(list, items=VERDICT),
         "replacement": F(dict, table=Table({"xla": F(str), "native": F(str)})),
         "effort": F(str, choices=EFFORTS),
@@ -119,25 +178,38 @@ RULE = Table(
 
 BACKEND_INFO = Table(
     {
-        "chips": F(list, required=True, items=str),
-        "training": F(bool, required=True),
-        "package": F(str),
-        "torch": F(list, items=str),
-        "torch_xla": F(str),
-        "status": F(str),
-        "source": F(str, required=True, check=_is_url),
+        "chips": F(list, required=True, items=str, check=_targets, doc="chips this backend runs on in the release"),
+        "training": F(bool, required=True, doc="whether Neuron supports training with it"),
+        "status": F(str, required=True, choices=BACKEND_STATES, doc="supported, beta, maintenance or not-shipped"),
+        "package": F(str, required=True, doc="pip package name"),
+        "versions": F(list, items=str, doc="exact package versions in the release (manifest)"),
+        "torch": F(list, required=True, items=str, doc="PyTorch versions"),
+        "torch_xla": F(list, items=str, doc="torch-xla versions (XLA backend only)"),
+        "device": F(str, required=True, doc="the torch device string: xla or neuron"),
+        "note": F(str),
+        "source": SOURCE,
     }
 )
 
 RELEASE = Table(
     {
-        "version": F(str, required=True, check=_is_version),
-        "date": F(str, required=True),
-        "source": F(str, required=True, check=_is_url),
+        "version": F(str, required=True, check=_is_version, doc="major.minor, e.g. '2.33'"),
+        "date": F(str, required=True, check=_is_date, doc="release date of the .0 release, YYYY-MM-DD"),
+        "patches": F(list, items=str, doc="patch releases with dates, e.g. '2.31.1 (2026-08-12)'"),
+        "source": SOURCE,
+        "note": F(str, doc="conflicts between sources and other caveats, stated once"),
+        "compiler": F(str, doc="neuronx-cc version"),
+        "nki": F(str, doc="NKI version"),
         "backends": F(dict, required=True, table=Table({"xla": F(dict, table=BACKEND_INFO), "native": F(dict, table=BACKEND_INFO)})),
-        "changes": F(list, items=Table({"text": F(str, required=True), "source": F(str, required=True, check=_is_url), "tags": F(list, items=str)})),
-        "compiler": F(str),
-        "nki": F(str),
+        "changes": F(list, items=Table({"text": F(str, required=True), "source": SOURCE, "tags": F(list, items=str)})),
+    }
+)
+
+DTYPE = Table(
+    {
+        "status": F(str, required=True, choices=STATUSES),
+        "note": F(str),
+        "source": SOURCE,
     }
 )
 
@@ -145,45 +217,82 @@ CHIP = Table(
     {
         "name": F(str, required=True, choices=TARGETS),
         "title": F(str, required=True),
-        "neuroncore": F(str, required=True),
-        "cores": F(int, required=True),
+        "neuroncore": F(str, required=True, doc="NeuronCore generation, e.g. NeuronCore-v3"),
+        "cores": F(int, required=True, doc="physical NeuronCores per chip"),
         "hbm_gib": F(int, required=True),
         "hbm_bandwidth": F(str),
-        "dtypes": F(dict, required=True, table=Table({}, open=True, extra=dict)),
+        "lnc": F(str, doc="logical NeuronCore configuration"),
+        "int64_mode": F(str, required=True, doc="how 64-bit integers are computed"),
+        "dtypes": F(dict, required=True, table=Table({}, open=True, extra=DTYPE)),
         "instances": F(list, items=str),
-        "source": F(str, required=True, check=_is_url),
+        "source": SOURCE,
     }
 )
 
-# Top-level array-of-tables name -> (element spec, key that must be unique)
+PLATFORM = Table(
+    {
+        "fact": F(str, required=True, check=_fact_name, doc="fact name used in `when.platform`"),
+        "value": F(SCALAR, required=True, doc="value of the fact where this entry applies"),
+        "sdk": F(str, check=_is_sdk_range, doc="SDK range where the entry applies"),
+        "targets": F(list, items=str, check=_targets, doc="chips where it applies"),
+        "backend": F(str, choices=BACKENDS),
+        "flag": F(str, check=_compiler_flag, doc="applies only when the user declares this neuronx-cc flag"),
+        "note": F(str),
+        "source": SOURCE,
+    }
+)
+
+# Top-level array-of-tables name -> (element spec, key that identifies an entry or None)
 FILE_TABLES: dict[str, tuple[Table, str | None]] = {
     "rule": (RULE, "id"),
     "release": (RELEASE, "version"),
     "chip": (CHIP, "name"),
+    "platform": (PLATFORM, None),
 }
 
 
 def register_table(name: str, spec: Table, unique_key: str | None) -> None:
-    """Other concerns (ops, apis, libraries, weights) register their table schema here."""
+    """Other concerns (ops, apis, libraries, weights) register their table schema here.
+
+    An operator table registered under a name starting with "op" is read by `rules diff` for
+    "ops gained/lost"; its entries are matched with the optional keys `sdk` (range), `targets`,
+    `backend`, `torch_xla` (versions) and `status` (see neuronlint/ruledb/diff.py).
+    """
     FILE_TABLES[name] = (spec, unique_key)
 
 
 def _type_name(tp: Any) -> str:
-    return {str: "a string", int: "an integer", bool: "true/false", list: "an array", dict: "a table", float: "a number"}.get(tp, str(tp))
+    if isinstance(tp, tuple):
+        return " or ".join(_type_name(t) for t in tp)
+    if isinstance(tp, Table):
+        return "a table"
+    names = {str: "a string", int: "an integer", bool: "true/false", list: "an array", dict: "a table", float: "a number"}
+    return names.get(tp, str(tp))
+
+
+def _is_instance(value: Any, expected: Any) -> bool:
+    types = expected if isinstance(expected, tuple) else (expected,)
+    if isinstance(value, bool):
+        return bool in types
+    if float in types and isinstance(value, int):
+        return True
+    return isinstance(value, types)
 
 
 def validate_table(data: Any, spec: Table, where: str) -> None:
+    """Check one table against its spec; raise SchemaError at the first problem."""
     if not isinstance(data, dict):
         raise SchemaError(where, "<table>", f"expected a table, got {type(data).__name__}")
     for key, value in data.items():
         fld = spec.fields.get(key)
         if fld is None:
-            if spec.open:
-                if spec.extra is not None and not isinstance(value, spec.extra):
-                    raise SchemaError(where, key, f"expected {_type_name(spec.extra)}")
-                continue
-            known = ", ".join(spec.fields)
-            raise SchemaError(where, key, f"unknown key (known keys: {known})")
+            if not spec.open:
+                raise SchemaError(where, key, f"unknown key (known keys: {', '.join(spec.fields)})")
+            if isinstance(spec.extra, Table):
+                validate_table(value, spec.extra, f"{where}.{key}")
+            elif spec.extra is not None and not _is_instance(value, spec.extra):
+                raise SchemaError(where, key, f"expected {_type_name(spec.extra)}")
+            continue
         _validate_value(value, fld, where, key)
     for key, fld in spec.fields.items():
         if fld.required and key not in data:
@@ -191,19 +300,15 @@ def validate_table(data: Any, spec: Table, where: str) -> None:
 
 
 def _validate_value(value: Any, fld: F, where: str, key: str) -> None:
-    expected = fld.type
-    ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
-    if expected is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok:
-        raise SchemaError(where, key, f"expected {_type_name(expected)}, got {type(value).__name__} {value!r}")
+    if not _is_instance(value, fld.type):
+        raise SchemaError(where, key, f"expected {_type_name(fld.type)}, got {type(value).__name__} {value!r}")
     if fld.choices and value not in fld.choices:
-        raise SchemaError(where, key, f"expected one of {', '.join(fld.choices)}, got {value!r}")
+        raise SchemaError(where, key, f"expected one of {', '.join(map(str, fld.choices))}, got {value!r}")
     if fld.items is not None and isinstance(value, list):
         for i, item in enumerate(value):
             if isinstance(fld.items, Table):
                 validate_table(item, fld.items, f"{where}.{key}[{i}]")
-            elif not isinstance(item, fld.items):
+            elif not _is_instance(item, fld.items):
                 raise SchemaError(where, f"{key}[{i}]", f"expected {_type_name(fld.items)}, got {item!r}")
     if fld.table is not None and isinstance(value, dict):
         validate_table(value, fld.table, f"{where}.{key}")
@@ -222,7 +327,7 @@ API = Table(
         "native": F(str),
         "note": F(str),
         "facts": F(dict, table=Table({}, open=True)),
-        "source": F(str, required=True, check=_is_url),
+        "source": SOURCE,
     }
 )
 
@@ -234,7 +339,7 @@ LIBRARY = Table(
         "status": F(str, required=True, choices=STATUSES),
         "kind": F(str, required=True),
         "alternative": F(str, required=True),
-        "source": F(str, required=True, check=_is_url),
+        "source": SOURCE,
     }
 )
 
