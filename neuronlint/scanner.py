@@ -33,6 +33,7 @@ class ScanOptions:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     rules_dirs: list[Path] = field(default_factory=list)
+    compiler_flags: list[str] = field(default_factory=list)  # neuronx-cc flags the user compiles with
     jobs: int = 0  # 0 = one per CPU
     cache_dir: Path | None = None  # None = no cache
     base: Path = field(default_factory=Path.cwd)  # reported paths are relative to this
@@ -263,7 +264,7 @@ def default_cache_dir(base: Path) -> Path:
 
 def run_scan(options: ScanOptions, progress_factory: Callable[[int], Callable[[int], None]] | None = None) -> ScanResult:
     db = load_ruledb(options.rules_dirs)
-    ctx = db.context(options.sdk, options.target, options.backend)
+    ctx = db.context(options.sdk, options.target, options.backend, options.compiler_flags)
     base = options.base.resolve()
     files = discover(options.paths, options.exclude, base, options.config_root)
     roots = sorted({Path(os.path.abspath(p if p.is_dir() else p.parent)) for p in options.paths}, key=lambda p: -len(p.parts))
