@@ -123,10 +123,14 @@ def _merge_file(path: Path, data: dict[str, Any], entries: _Entries, rank: int) 
                 label += f" ({unique}={item[unique]!r})"
                 previous = entries.by_table[table_name].get(ident)
                 if previous is not None and entries.file[(table_name, ident)] == str(path):
-                    raise RuleDBError(f"{label}: key '{unique}': duplicate entry {item[unique]!r} in the same file")
+                    raise RuleDBError(
+                        f"{label}: key '{unique}': duplicate entry {item[unique]!r} in the same file"
+                    )
                 if previous is not None and entries.rank[(table_name, ident)] == rank:
                     other = entries.where[(table_name, ident)]
-                    raise RuleDBError(f"{label}: key '{unique}': {item[unique]!r} is already defined in {other}")
+                    raise RuleDBError(
+                        f"{label}: key '{unique}': {item[unique]!r} is already defined in {other}"
+                    )
                 if previous is None and rank > 0:
                     _check_complete_new_entry(item, spec, label, table_name, unique)
                 # A later directory overrides an entry key by key (a policy pack may change one severity).
@@ -134,7 +138,11 @@ def _merge_file(path: Path, data: dict[str, Any], entries: _Entries, rank: int) 
             try:
                 validate_table(merged, spec, label)
                 if table_name == "rule" and merged["category"] not in CATEGORIES:
-                    raise SchemaError(label, "category", f"expected one of {', '.join(CATEGORIES)}, got {merged['category']!r}")
+                    raise SchemaError(
+                        label,
+                        "category",
+                        f"expected one of {', '.join(CATEGORIES)}, got {merged['category']!r}",
+                    )
             except SchemaError as exc:
                 raise RuleDBError(str(exc)) from None
             entries.by_table[table_name][ident] = merged
@@ -171,10 +179,20 @@ def _build(entries: _Entries, fingerprint: str) -> RuleDB:
     if not releases:
         raise RuleDBError("the rule database has no [[release]] entries")
     # Policy packs (higher rank) come first so that their platform entries win.
-    platform_items = sorted(by_table["platform"].items(), key=lambda item: (-item[0][0], item[0][1], item[0][2]))
-    platform = tuple(_build_platform(d, f"{ident[1]}: [[platform]] #{ident[2] + 1}") for ident, d in platform_items)
-    tables = {name: list(values.values()) for name, values in by_table.items() if name not in ("rule", "release", "chip", "platform")}
-    return RuleDB(rules=rules, releases=releases, chips=chips, platform=platform, tables=tables, fingerprint=fingerprint)
+    platform_items = sorted(
+        by_table["platform"].items(), key=lambda item: (-item[0][0], item[0][1], item[0][2])
+    )
+    platform = tuple(
+        _build_platform(d, f"{ident[1]}: [[platform]] #{ident[2] + 1}") for ident, d in platform_items
+    )
+    tables = {
+        name: list(values.values())
+        for name, values in by_table.items()
+        if name not in ("rule", "release", "chip", "platform")
+    }
+    return RuleDB(
+        rules=rules, releases=releases, chips=chips, platform=platform, tables=tables, fingerprint=fingerprint
+    )
 
 
 def _build_rule(d: dict[str, Any], where: str) -> Rule:
@@ -269,7 +287,9 @@ def _check_references(db: RuleDB, entries: _Entries) -> None:
     for key, release in db.releases.items():
         where = entries.where[("release", key)]
         if not release.backends:
-            raise SchemaError(where, "backends", "a release needs at least one PyTorch backend (xla or native)")
+            raise SchemaError(
+                where, "backends", "a release needs at least one PyTorch backend (xla or native)"
+            )
         for backend, info in release.backends.items():
             missing = [c for c in info["chips"] if c not in db.chips]
             if missing:
@@ -285,4 +305,8 @@ def _check_references(db: RuleDB, entries: _Entries) -> None:
             rng = verdict.when.sdk
             if rng is not None and not any(rng.contains(v) for v in known):
                 where = entries.where[("rule", rule.id)]
-                raise SchemaError(f"{where}.verdict[{index}].when", "sdk", f"range {rng.text!r} matches no release in the database")
+                raise SchemaError(
+                    f"{where}.verdict[{index}].when",
+                    "sdk",
+                    f"range {rng.text!r} matches no release in the database",
+                )

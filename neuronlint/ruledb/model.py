@@ -251,7 +251,9 @@ def normalise_flags(flags: Iterable[str]) -> frozenset[str]:
     for chunk in flags:
         for flag in chunk.split():
             if not flag.startswith("--"):
-                raise RuleDBError(f"compiler flag {flag!r}: expected a neuronx-cc flag such as --native-int64=enabled")
+                raise RuleDBError(
+                    f"compiler flag {flag!r}: expected a neuronx-cc flag such as --native-int64=enabled"
+                )
             out.add(flag if "=" in flag else f"{flag}=enabled")
     return frozenset(out)
 
@@ -290,7 +292,9 @@ class RuleDB:
             raise RuleDBError(str(exc)) from None
         found = self.releases.get(key)
         if found is None:
-            raise RuleDBError(f"unknown Neuron SDK release {sdk!r}; the database has: {', '.join(self.versions())}")
+            raise RuleDBError(
+                f"unknown Neuron SDK release {sdk!r}; the database has: {', '.join(self.versions())}"
+            )
         return found
 
     def context(
@@ -314,14 +318,18 @@ class RuleDB:
         elif backend not in usable:
             chips = release.backends.get(backend, {}).get("chips", ())
             where = f"it runs on {', '.join(chips)}" if chips else "the release does not ship it"
-            raise RuleDBError(f"the {backend} backend is not available for {target} in Neuron SDK {release.version} ({where})")
+            raise RuleDBError(
+                f"the {backend} backend is not available for {target} in Neuron SDK {release.version} ({where})"
+            )
         training = bool(release.backends[backend]["training"])
         declared = normalise_flags(flags)
         platform = self.platform_facts(release.version, target, backend, declared)
         return Context(sdk=release.version, target=target, backend=backend, training=training,
                        flags=declared, platform=platform)  # fmt: skip
 
-    def platform_facts(self, sdk: str, target: str, backend: str, flags: frozenset[str] = frozenset()) -> dict[str, Any]:
+    def platform_facts(
+        self, sdk: str, target: str, backend: str, flags: frozenset[str] = frozenset()
+    ) -> dict[str, Any]:
         """Every platform fact for this frame: the first entry that applies, else 'unknown'."""
         release = self.releases[sdk]
         version = parse_version(sdk)

@@ -113,7 +113,10 @@ def _compiler_flag(value: Any) -> str | None:
 
 
 def _targets(value: list[str]) -> str | None:
-    return next((f"unknown target {t!r} (expected one of {', '.join(TARGETS)})" for t in value if t not in TARGETS), None)
+    return next(
+        (f"unknown target {t!r} (expected one of {', '.join(TARGETS)})" for t in value if t not in TARGETS),
+        None,
+    )
 
 
 def _scalars(value: dict[str, Any]) -> str | None:
@@ -133,8 +136,12 @@ WHEN = Table(
         "sdk": F(str, check=_is_sdk_range, doc="SDK range, e.g. '>=2.30,<2.33'"),
         "targets": F(list, items=str, check=_targets, doc="chips, e.g. ['trn2', 'trn3']"),
         "backend": F(str, choices=BACKENDS, doc="xla or native"),
-        "platform": F(dict, check=_scalars, doc="platform facts (rules/platform.toml), e.g. { int64 = 'native' }"),
-        "facts": F(dict, check=_scalars, doc="facts the checker found at the construct, e.g. { in_loop = true }"),
+        "platform": F(
+            dict, check=_scalars, doc="platform facts (rules/platform.toml), e.g. { int64 = 'native' }"
+        ),
+        "facts": F(
+            dict, check=_scalars, doc="facts the checker found at the construct, e.g. { in_loop = true }"
+        ),
     }
 )
 
@@ -178,9 +185,13 @@ RULE = Table(
 
 BACKEND_INFO = Table(
     {
-        "chips": F(list, required=True, items=str, check=_targets, doc="chips this backend runs on in the release"),
+        "chips": F(
+            list, required=True, items=str, check=_targets, doc="chips this backend runs on in the release"
+        ),
         "training": F(bool, required=True, doc="whether Neuron supports training with it"),
-        "status": F(str, required=True, choices=BACKEND_STATES, doc="supported, beta, maintenance or not-shipped"),
+        "status": F(
+            str, required=True, choices=BACKEND_STATES, doc="supported, beta, maintenance or not-shipped"
+        ),
         "package": F(str, required=True, doc="pip package name"),
         "versions": F(list, items=str, doc="exact package versions in the release (manifest)"),
         "torch": F(list, required=True, items=str, doc="PyTorch versions"),
@@ -200,8 +211,14 @@ RELEASE = Table(
         "note": F(str, doc="conflicts between sources and other caveats, stated once"),
         "compiler": F(str, doc="neuronx-cc version"),
         "nki": F(str, doc="NKI version"),
-        "backends": F(dict, required=True, table=Table({"xla": F(dict, table=BACKEND_INFO), "native": F(dict, table=BACKEND_INFO)})),
-        "changes": F(list, items=Table({"text": F(str, required=True), "source": SOURCE, "tags": F(list, items=str)})),
+        "backends": F(
+            dict,
+            required=True,
+            table=Table({"xla": F(dict, table=BACKEND_INFO), "native": F(dict, table=BACKEND_INFO)}),
+        ),
+        "changes": F(
+            list, items=Table({"text": F(str, required=True), "source": SOURCE, "tags": F(list, items=str)})
+        ),
     }
 )
 
@@ -266,7 +283,14 @@ def _type_name(tp: Any) -> str:
         return " or ".join(_type_name(t) for t in tp)
     if isinstance(tp, Table):
         return "a table"
-    names = {str: "a string", int: "an integer", bool: "true/false", list: "an array", dict: "a table", float: "a number"}
+    names = {
+        str: "a string",
+        int: "an integer",
+        bool: "true/false",
+        list: "an array",
+        dict: "a table",
+        float: "a number",
+    }
     return names.get(tp, str(tp))
 
 
@@ -301,7 +325,9 @@ def validate_table(data: Any, spec: Table, where: str) -> None:
 
 def _validate_value(value: Any, fld: F, where: str, key: str) -> None:
     if not _is_instance(value, fld.type):
-        raise SchemaError(where, key, f"expected {_type_name(fld.type)}, got {type(value).__name__} {value!r}")
+        raise SchemaError(
+            where, key, f"expected {_type_name(fld.type)}, got {type(value).__name__} {value!r}"
+        )
     if fld.choices and value not in fld.choices:
         raise SchemaError(where, key, f"expected one of {', '.join(map(str, fld.choices))}, got {value!r}")
     if fld.items is not None and isinstance(value, list):
