@@ -65,13 +65,15 @@ def baseline_path(report_path: str, cwd: Path, directory: Path) -> str:
 
 
 def build(findings: list[Finding], baseline_file: Path, cwd: Path) -> dict[str, Any]:
-    """The baseline document for the active (not suppressed) findings of a scan."""
+    """The baseline document for every finding of a scan.
+
+    Suppressed findings are included too, so that a report with the baseline lists neither them nor
+    their suppressions as new.
+    """
     directory = baseline_file.resolve().parent
     counts: Counter[tuple[str, str, str]] = Counter()
     snippets: dict[tuple[str, str, str], str] = {}
     for finding in findings:
-        if finding.suppressed is not None:
-            continue
         path = baseline_path(finding.path, cwd, directory)
         text = fingerprints.identity_text(finding)
         key = (path, finding.rule, fingerprints.location_key(path, finding.rule, text))

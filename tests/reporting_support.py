@@ -1,0 +1,142 @@
+"""Shared by the reporter, baseline, diff and pre-commit tests: a small sample project, real scans
+through the same filter pipeline as the CLI, real git repositories, and snapshot files.
+
+Snapshots live in tests/snapshots/<name>. When an output changes on purpose (a reporter change,
+or rule text edited in rules/), review the diff the failing test prints, then accept it with
+
+    NEURONLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_reporters_*.py
+
+and commit the updated files. Snapshots never contain the version string or absolute paths.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from neuronlint.filters.pipeline import FilterRequest, apply_filters
+from neuronlint.reporters import Report
+from neuronlint.scanner import ScanOptions, run_scan
+
+SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+UPDATE_ENV = "NEURONLINT_UPDATE_SNAPSHOTS"
+SNAPSHOT_SDK = "2.33"  # pinned so that a new release in rules/ does not rewrite every snapshot
+SNAPSHOT_TARGET = "trn2"
+
+# A training script and an export module: blockers, warnings, info, a suppression with a reason,
+# a finding with a fix, and a multi-line call.
+SAMPLE: dict[str, str] = {
+    "train.py": '''\
+import torch
+import torch.distributed as dist
+
+
+def setup(rank):
+    dist.init_process_group("nccl", rank=rank)
+    device = torch.device(f"cuda:{rank}")
+    return device
+
+
+def train(model, loader, rank):
+    device = setup(rank)
+    model = model.cuda()
+    for batch in loader:
+        loss = model(batch.to(device))
+        loss.backward()
+        torch.cuda.synchronize()
+        print(loss.item())  # neuronlint: ignore[NL701] -- logging once per step is accepted
+    return model
+''',
+    "pkg/export.py": '''\
+import torch_neuronx
+
+
+def export(model, example):
+    traced = torch_neuronx.trace(
+        model,
+        example,
+    )
+    return traced
+''',
+}
+
+# GitHub Actions variables that change what the github/markdown reporters do.
+GITHUB_ENV = ("GITHUB_STEP_SUMMARY", "GITHUB_BASE_REF", "GITHUB_ACTIONS", "GITHUB_SERVER_URL",
+              "GITHUB_REPOSITORY", "GITHUB_SHA")  # fmt: skip
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def scan_report(root: Path, *, select: list[str] | None = None, request: FilterRequest | None = None,
+                sdk: str = SNAPSHOT_SDK, paths: list[Path] | None = None) -> Report:  # fmt: skip
+    """Scan `root` (paths relative to it) and filter like the CLI does; returns the Report."""
+    options = ScanOptions(paths=paths or [root], base=root, jobs=1, sdk=sdk, target=SNAPSHOT_TARGET,
+                          select=select if select is not None else ["ALL"])  # fmt: skip
+    result = run_scan(options)
+    outcome = apply_filters(result, options, request or FilterRequest(), root)
+    return Report(findings=outcome.findings, context=result.context, db=result.db, files=result.files,
+                  lines=result.lines, extra=dict(outcome.report_extra))  # fmt: skip
+
+
+def assert_snapshot(name: str, actual: str) -> None:
+    """Compare with tests/snapshots/<name>; rewrite it instead when NEURONLINT_UPDATE_SNAPSHOTS=1."""
+    path = SNAPSHOTS / name
+    if os.environ.get(UPDATE_ENV) == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        return
+    assert path.is_file(), f"missing snapshot {path}; create it with {UPDATE_ENV}=1"
+    expected = path.read_text(encoding="utf-8")
+    if actual != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
+                                            f"snapshots/{name}", "actual"))  # fmt: skip
+        raise AssertionError(f"output differs from snapshot {name} (accept with {UPDATE_ENV}=1):\n{diff}")
+
+
+# ---- real git ---------------------------------------------------------------------------------
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
+           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}  # fmt: skip
+    completed = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=False)
+    assert completed.returncode == 0, f"git {' '.join(args)} failed: {completed.stderr}"
+    return completed.stdout
+
+
+def init_repo(repo: Path, files: dict[str, str], branch: str = "main") -> None:
+    """A real repository with one commit of `files` on `branch`."""
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", "-b", branch)
+    write_files(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial")
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def neuronlint(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the real CLI in a child process (the same interpreter and import path as the tests)."""
+    child_env = {k: v for k, v in os.environ.items() if k not in GITHUB_ENV}
+    child_env.update({"NO_COLOR": "1", "NEURONLINT_NO_CACHE": "1", "PYTHONPATH": _import_root()})
+    child_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "neuronlint", *args], cwd=cwd, capture_output=True, text=True,
+                          env=child_env, timeout=300, check=False)  # fmt: skip
+
+
+def _import_root() -> str:
+    import neuronlint
+
+    root = str(Path(neuronlint.__file__).resolve().parent.parent)
+    existing = os.environ.get("PYTHONPATH")
+    return root + (os.pathsep + existing if existing else "")
