@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -57,6 +56,7 @@ IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", help="Skip t
 ExcludeOpt = Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob of paths to skip (added to config `exclude`).")]
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="pyproject.toml to read [tool.neuronlint] from (default: found upwards).")]
 RulesDirOpt = Annotated[Optional[list[Path]], typer.Option("--rules-dir", help="Extra rule-database directory that adds or overrides entries.")]
+CompilerFlagsOpt = Annotated[Optional[list[str]], typer.Option("--compiler-flags", help="neuronx-cc flags you compile with, e.g. '--native-int64=enabled' (verdicts depend on them).")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (default: one per CPU).", min=0)]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the analysis cache.")]
 CacheDirOpt = Annotated[Optional[Path], typer.Option("--cache-dir", help="Cache directory (default: .neuronlint_cache next to the config).")]
@@ -130,6 +130,7 @@ def scan(
     cache_dir: CacheDirOpt = None,
     config: ConfigOpt = None,
     rules_dir: RulesDirOpt = None,
+    compiler_flags: CompilerFlagsOpt = None,
     baseline: Annotated[Path | None, typer.Option("--baseline", help="Report only findings not in this baseline file (`neuronlint baseline create`).")] = None,
     diff_base: Annotated[str | None, typer.Option("--diff-base", help="Report only findings on lines changed since the merge base with this git ref, e.g. origin/main.")] = None,
     report_unused_suppressions: Annotated[bool, typer.Option("--report-unused-suppressions", help="Report `# neuronlint: ignore[...]` comments that suppress nothing (NL003).")] = False,
@@ -142,7 +143,8 @@ def scan(
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
     settings = _resolve(paths, config_path=config, select=select, extend_select=extend_select, ignore=ignore,
                         exclude=exclude, target=target, sdk=sdk, backend=backend, fail_on=fail_on, severity=severity,
-                        jobs=jobs, no_cache=no_cache, cache_dir=cache_dir, rules_dirs=rule_dirs_or_none(rules_dir))  # fmt: skip
+                        jobs=jobs, no_cache=no_cache, cache_dir=cache_dir, rules_dirs=rule_dirs_or_none(rules_dir),
+                        compiler_flags=compiler_flags)  # fmt: skip
     try:
         result = run_scan(settings.options, _progress_factory(not quiet and format == "text"))
     except (RuleDBError, ConfigError) as exc:
@@ -178,75 +180,10 @@ def rule_dirs_or_none(values):
     return list(values) if values else None
 
 
-@app.command("rules")
-def rules_command(
-    sdk: SdkOpt = None,
-    target: TargetOpt = None,
-    backend: BackendOpt = None,
-    format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
-    rules_dir: RulesDirOpt = None,
-) -> None:
-    """List the rules with their effective severity for an SDK release and chip."""
-    from neuronlint.ruledb import load_ruledb
+# `rules`, `rules diff` and `explain` live in their own module (the rule database's commands).
+from neuronlint.rules_command import register as _register_rule_commands  # noqa: E402
 
-    try:
-        db = load_ruledb(rules_dir or [])
-        ctx = db.context(sdk, target or "trn2", backend)
-    except RuleDBError as exc:
-        raise fail(str(exc)) from None
-    rows = []
-    for rule in sorted(db.rules.values(), key=lambda r: r.id):
-        verdict = db.judge(rule.id, {}, ctx)
-        rows.append({"id": rule.id, "name": rule.name, "category": rule.category, "severity": verdict.severity.value,
-                     "default_severity": rule.severity.value, "status": verdict.status, "title": rule.title,
-                     "default_enabled": rule.default_enabled, "origin": rule.origin, "sources": list(verdict.sources)})  # fmt: skip
-    if format == "json":
-        typer.echo(json.dumps({"sdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend, "rules": rows}, indent=2))
-        return
-    if format != "text":
-        raise fail(f"unknown format {format!r} (expected text or json)")
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"neuronlint rules for Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend)")
-    for column in ("id", "category", "severity", "status", "title"):
-        table.add_column(column)
-    for row in rows:
-        title = row["title"] + ("" if row["default_enabled"] else " (opt-in)")
-        table.add_row(row["id"], row["category"], row["severity"], row["status"], title)
-    Console(width=max(110, _width())).print(table)
-
-
-def _width() -> int:
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 120
-
-
-@app.command()
-def explain(
-    rule: Annotated[str, typer.Argument(help="Rule ID, e.g. NL101, or its name, e.g. cuda-device.")],
-    sdk: SdkOpt = None,
-    target: TargetOpt = None,
-) -> None:
-    """Show a rule's documentation: what it detects, why, what to do instead, sources, verdicts per release."""
-    from rich.console import Console
-    from rich.markdown import Markdown
-
-    from neuronlint.docs import rule_markdown
-    from neuronlint.ruledb import load_ruledb
-
-    db = load_ruledb()
-    wanted = rule.strip()
-    match = db.rules.get(wanted.upper()) or next((r for r in db.rules.values() if r.name == wanted), None)
-    if match is None:
-        raise fail(f"unknown rule {rule!r}; `neuronlint rules` lists them")
-    text = rule_markdown(db, match)
-    if sys.stdout.isatty():
-        Console().print(Markdown(text))
-    else:
-        sys.stdout.write(text)
+_register_rule_commands(app)
 
 
 def main() -> None:

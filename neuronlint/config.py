@@ -31,11 +31,12 @@ class Config:
     backend: str | None = None
     fail_on: str | None = None
     rules_dir: list[str] = field(default_factory=list)
+    compiler_flags: list[str] = field(default_factory=list)  # neuronx-cc flags, e.g. "--native-int64=enabled"
     trace: list[dict[str, Any]] = field(default_factory=list)
     cache_dir: str | None = None
 
 
-_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "rules-dir")
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "rules-dir", "compiler-flags")
 _STR_KEYS = {"target": ("inf2", "trn1", "trn2", "trn3"), "sdk": None, "backend": ("xla", "native"),
              "fail-on": ("blocker", "warning", "info", "never"), "cache-dir": None}  # fmt: skip
 _KNOWN = set(_LIST_KEYS) | set(_STR_KEYS) | {"per-file-ignores", "trace"}

@@ -1,44 +1,135 @@
 """Rule documentation generated from the rule database (docs/rules/*.md and `neuronlint explain`).
 
-Regenerate with `python -m neuronlint.docs`; a test fails when the committed pages are stale.
+Regenerate with `python -m neuronlint.docs`; tests/test_docs.py fails when the committed pages are
+stale. Pages are generated from the bundled database only (never from a policy pack).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from neuronlint.ruledb import RuleDB, RuleDBError, load_ruledb
-from neuronlint.ruledb.model import TARGETS, Rule
-from neuronlint.ruledb.versions import parse_version
+from neuronlint.ruledb.model import TARGETS, Rule, Verdict
 
 DOCS_URL = "https://github.com/neuronlint/neuronlint/blob/main/docs/rules/{id}.md"
+REGENERATE = "python -m neuronlint.docs"
+BACKEND_LABELS = {
+    "xla": "PyTorch/XLA backend (torch-neuronx ≤ 2.9, device `xla`)",
+    "native": "Native TorchNeuron (device `neuron`, Trn2/Trn3, Neuron 2.33+)",
+    "any": "On any Neuron backend",
+}
+BACKEND_NAMES = {"xla": "PyTorch/XLA", "native": "TorchNeuron"}
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _short(verdict: Verdict) -> str:
+    return f"{verdict.severity.value}, {verdict.status}" + ("" if verdict.enabled else " (not reported)")
+
+
+def verdict_grid(db: RuleDB, rule: Rule) -> dict[tuple[str, str], dict[str, str]]:
+    """(release, chip) -> {backend: 'severity, status'} for every backend the release offers there."""
+    grid: dict[tuple[str, str], dict[str, str]] = {}
+    for version in db.versions():
+        for target in TARGETS:
+            cells = {}
+            for backend in db.releases[version].backends_for(target):
+                try:
+                    ctx = db.context(version, target, backend)
+                except RuleDBError:  # pragma: no cover - backends_for already filtered
+                    continue
+                cells[backend] = _short(db.judge(rule.id, {}, ctx))
+            grid[(version, target)] = cells
+    return grid
 
 
 def version_table(db: RuleDB, rule: Rule) -> list[list[str]]:
-    """Verdict per SDK release (rows) and chip (columns), HIPIFY-style; '—' where the release lacks the chip."""
+    """Verdict per SDK release (rows) and chip (columns); '—' where the release lacks the chip."""
+    grid = verdict_grid(db, rule)
     rows = []
-    for version in sorted(db.releases, key=parse_version):
+    for version in reversed(db.versions()):
         row = [version]
         for target in TARGETS:
-            try:
-                ctx = db.context(version, target)
-            except RuleDBError:
+            cells = grid[(version, target)]
+            if not cells:
                 row.append("—")
-                continue
-            verdict = db.judge(rule.id, {}, ctx)
-            row.append(f"{verdict.severity.value} ({verdict.status}, {ctx.backend})")
+            elif len(cells) == 1:
+                ((backend, text),) = cells.items()
+                row.append(f"{text} ({backend})")
+            else:
+                row.append("<br>".join(f"{backend}: {text}" for backend, text in cells.items()))
         rows.append(row)
     return rows
 
 
+def verdict_history(db: RuleDB, rule: Rule) -> list[str]:
+    """HIPIFY-style history per chip and backend: the release each verdict starts, and where it ends."""
+    grid = verdict_grid(db, rule)
+    lines = []
+    for target in TARGETS:
+        for backend in ("xla", "native"):
+            spans: list[list[Any]] = []  # [verdict, first release, last release]
+            for version in db.versions():
+                text = grid[(version, target)].get(backend)
+                if text is None:
+                    continue
+                if spans and spans[-1][0] == text and spans[-1][2] == _previous(db, version):
+                    spans[-1][2] = version
+                else:
+                    spans.append([text, version, version])
+            if not spans:
+                continue
+            parts = [
+                f"{text} in {first}" + ("" if first == last else f"–{last}") for text, first, last in spans
+            ]
+            newest = db.versions()[-1]
+            if spans[-1][2] != newest:
+                parts.append(f"not offered from {_next(db, spans[-1][2])}")
+            lines.append(f"- **{target}, {BACKEND_NAMES[backend]}:** " + "; ".join(parts))
+    return lines
+
+
+def _previous(db: RuleDB, version: str) -> str | None:
+    versions = db.versions()
+    index = versions.index(version)
+    return versions[index - 1] if index else None
+
+
+def _next(db: RuleDB, version: str) -> str:
+    versions = db.versions()
+    return versions[versions.index(version) + 1]
+
+
+def _api_rows(db: RuleDB, rule: Rule) -> list[str]:
+    rows = []
+    for api in db.tables.get("api", ()):
+        if api["rule"] != rule.id or not (api.get("xla") or api.get("native") or api.get("note")):
+            continue
+        none = "no direct equivalent"
+        rows.append(f"| `{_cell(api['name'])}` | {_cell(api.get('xla') or none)} | {_cell(api.get('native') or none)} | "
+                    f"{_cell(api.get('note', ''))} | <{api['source']}> |")  # fmt: skip
+    return rows
+
+
+def _uses_libraries(rule: Rule) -> bool:
+    text = rule.message + " ".join(rule.instead.values())
+    return "{alternative}" in text or "{library}" in text
+
+
 def rule_markdown(db: RuleDB, rule: Rule) -> str:
+    """One rule's page: detection, reason, example, what to write per backend, verdicts, sources."""
+    opt_in = "" if rule.default_enabled else f" (opt-in: enable with `--extend-select {rule.id}`)"
     lines = [
         f"# {rule.id} {rule.name}: {rule.title}",
         "",
         f"- **Category:** `{rule.category}`",
-        f"- **Default severity:** {rule.severity.value}" + ("" if rule.default_enabled else " (opt-in: enable with `--extend-select " + rule.id + "`)"),
-        f"- **Neuron support status:** {rule.status}",
+        f"- **Default severity:** {rule.severity.value}{opt_in}",
+        f"- **Neuron support status (default):** {rule.status}",
         f"- **Effort to fix:** {rule.effort}",
         f"- **Analysis:** {rule.origin}",
         "",
@@ -53,48 +144,118 @@ def rule_markdown(db: RuleDB, rule: Rule) -> str:
         "## Example",
         "",
         "```python",
-        rule.example.rstrip("\n"),
+        rule.example.strip("\n"),
         "```",
     ]
     if rule.example_fixed.strip():
-        lines += ["", "Instead:", "", "```python", rule.example_fixed.rstrip("\n"), "```"]
+        lines += ["", "Instead:", "", "```python", rule.example_fixed.strip("\n"), "```"]
     lines += ["", "## What to do instead", ""]
-    labels = {"xla": "PyTorch/XLA backend (torch-neuronx ≤ 2.9, device `xla`)", "native": "Native TorchNeuron (device `neuron`, Trn2/Trn3, Neuron 2.33+)", "any": "On any Neuron backend"}
     for key in ("xla", "native", "any"):
         if rule.instead.get(key):
-            lines.append(f"- **{labels[key]}:** {rule.instead[key]}")
+            lines.append(f"- **{BACKEND_LABELS[key]}:** {rule.instead[key]}")
+    for backend in ("xla", "native"):
+        if backend not in rule.instead and "any" not in rule.instead:
+            lines.append(f"- **{BACKEND_LABELS[backend]}:** no documented replacement.")
+    api_rows = _api_rows(db, rule)
+    if api_rows:
+        lines += ["", "Replacements per API (from `rules/apis.toml`):", "",
+                  "| API | PyTorch/XLA | TorchNeuron | Note | Source |", "|---|---|---|---|---|", *api_rows]  # fmt: skip
+    if _uses_libraries(rule) and db.tables.get("library"):
+        lines += ["", "Libraries and their documented Neuron alternatives (from `rules/libraries.toml`):", "",
+                  "| Library | Neuron status | Alternative | Source |", "|---|---|---|---|"]  # fmt: skip
+        for lib in sorted(db.tables["library"], key=lambda item: item["name"]):
+            lines.append(
+                f"| `{_cell(lib['name'])}` | {lib['status']} | {_cell(lib['alternative'])} | <{lib['source']}> |"
+            )
     if rule.verdicts:
-        lines += ["", "## Verdict conditions", "", "The first matching condition refines the default verdict:", ""]
+        lines += [
+            "",
+            "## Verdict conditions",
+            "",
+            "The first matching condition refines the default verdict:",
+            "",
+        ]
         for v in rule.verdicts:
             sev = v.severity.value if v.severity else rule.severity.value
-            lines.append(f"- {v.when.describe()}: {sev}, {v.status or rule.status}" + (f". {v.note}" if v.note else ""))
-    lines += ["", "## Verdict by Neuron SDK release and chip", "", "| SDK | " + " | ".join(TARGETS) + " |", "|---|" + "---|" * len(TARGETS)]
+            state = f"{sev}, {v.status or rule.status}" + ("" if v.enabled else ", not reported")
+            cites = " " + " ".join(f"[source]({s})" for s in v.sources) if v.sources else ""
+            lines.append(f"- {v.when.describe()}: {state}" + (f". {v.note}" if v.note else "") + cites)
+    lines += ["", "## Verdict by Neuron SDK release and chip", "",
+              "Severity and status of the construct without extra facts, newest release first; the backend "
+              "is in parentheses, and both are shown where a release offers two. '—' means the release "
+              "supports no PyTorch backend on that chip.", "",
+              "| SDK | " + " | ".join(TARGETS) + " |", "|---|" + "---|" * len(TARGETS)]  # fmt: skip
     for row in version_table(db, rule):
         lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "History per chip and backend:", "", *verdict_history(db, rule)]
     lines += ["", "## Sources", ""]
-    sources = list(rule.sources) + [s for v in rule.verdicts for s in v.sources if s not in rule.sources]
-    lines += [f"- <{s}>" for s in dict.fromkeys(sources)]
+    lines += [f"- <{s}>" for s in rule.all_sources()]
     lines.append("")
     return "\n".join(lines)
 
 
 def index_markdown(db: RuleDB) -> str:
-    lines = ["# Rules", "", "Generated from `rules/` by `python -m neuronlint.docs`; do not edit by hand.", "",
+    """docs/rules/README.md: every rule, then the releases and chips the verdicts are computed for."""
+    lines = ["# Rules", "", f"Generated from `rules/` by `{REGENERATE}`; do not edit by hand.", "",
              "| ID | Name | Category | Default severity | Title |", "|---|---|---|---|---|"]  # fmt: skip
     for rule in sorted(db.rules.values(), key=lambda r: r.id):
         opt = " (opt-in)" if not rule.default_enabled else ""
-        lines.append(f"| [{rule.id}]({rule.id}.md) | {rule.name} | {rule.category} | {rule.severity.value}{opt} | {rule.title} |")
+        lines.append(
+            f"| [{rule.id}]({rule.id}.md) | {rule.name} | {rule.category} | {rule.severity.value}{opt} | {_cell(rule.title)} |"
+        )
+    lines += ["", "## Neuron SDK releases in the database", "",
+              "| SDK | Date | Backend | Status | Training | Chips | PyTorch | torch-xla | Source |",
+              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for version in reversed(db.versions()):
+        release = db.releases[version]
+        for backend, info in release.backends.items():
+            lines.append(f"| {version} | {release.date} | {BACKEND_NAMES[backend]} | {info['status']} | "
+                         f"{'yes' if info['training'] else 'no'} | {', '.join(info['chips'])} | {', '.join(info['torch'])} | "
+                         f"{', '.join(info.get('torch_xla', [])) or '—'} | <{info['source']}> |")  # fmt: skip
+    notes = [(v, db.releases[v].note) for v in reversed(db.versions()) if db.releases[v].note]
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- **{v}:** {_cell(note)}" for v, note in notes]
+    lines += [
+        "",
+        "## Chips",
+        "",
+        "| Chip | NeuronCore | Cores | HBM | int64 | Source |",
+        "|---|---|---|---|---|---|",
+    ]
+    for chip in db.chips.values():
+        lines.append(f"| {chip.name} ({_cell(chip.title)}) | {chip.neuroncore} | {chip.cores} | {chip.hbm_gib} GiB | "
+                     f"{_cell(chip.int64_mode)} | <{chip.source}> |")  # fmt: skip
+    dtypes = list(dict.fromkeys(name for chip in db.chips.values() for name in chip.dtypes))
+    lines += ["", "Data types per chip (status; see `rules/chips.toml` for notes and sources):", "",
+              "| dtype | " + " | ".join(db.chips) + " |", "|---|" + "---|" * len(db.chips)]  # fmt: skip
+    for name in dtypes:
+        cells = [chip.dtypes[name]["status"] if name in chip.dtypes else "—" for chip in db.chips.values()]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    lines += ["", "## Platform facts", "",
+              "Values verdicts can depend on (`rules/platform.toml`); the first entry that applies wins, and "
+              "anything no entry covers is `unknown`.", "",
+              "| Fact | Value | SDK | Chips | Backend | Needs flag | Source |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for entry in db.platform:
+        when = entry.when
+        lines.append(f"| {entry.fact} | {entry.value} | {when.sdk.text if when.sdk else 'any'} | "
+                     f"{', '.join(when.targets) or 'any'} | {when.backend or 'any'} | {entry.flag or '—'} | <{entry.source}> |")  # fmt: skip
     lines.append("")
     return "\n".join(lines)
 
 
 def generated_pages(db: RuleDB) -> dict[str, str]:
+    """File name -> content of every page under docs/rules/."""
     pages = {f"{rule.id}.md": rule_markdown(db, rule) for rule in db.rules.values()}
     pages["README.md"] = index_markdown(db)
     return pages
 
 
+def docs_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "docs" / "rules"
+
+
 def write_docs(directory: Path) -> list[Path]:
+    """Write the pages that differ, delete pages of rules that no longer exist; return what changed."""
     db = load_ruledb()
     directory.mkdir(parents=True, exist_ok=True)
     written = []
@@ -102,6 +263,7 @@ def write_docs(directory: Path) -> list[Path]:
     for stale in directory.glob("NL*.md"):
         if stale.name not in pages:
             stale.unlink()
+            written.append(stale)
     for name, text in pages.items():
         path = directory / name
         if not path.exists() or path.read_text(encoding="utf-8") != text:
@@ -111,6 +273,6 @@ def write_docs(directory: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "docs" / "rules"
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else docs_dir()
     changed = write_docs(target)
     print(f"{len(changed)} page(s) updated in {target}")

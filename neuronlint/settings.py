@@ -50,6 +50,7 @@ def resolve(
     no_cache: bool = False,
     cache_dir: Path | None = None,
     rules_dirs: list[Path] | None = None,
+    compiler_flags: list[str] | None = None,
 ) -> RunSettings:
     paths = paths or [Path(".")]
     for path in paths:
@@ -89,6 +90,7 @@ def resolve(
         per_file_ignores={k: split_rules(v) for k, v in config.per_file_ignores.items()},
         exclude=excludes,
         rules_dirs=extra_dirs,
+        compiler_flags=list(compiler_flags or config.compiler_flags),
         jobs=jobs,
         cache_dir=cache,
         base=Path.cwd(),

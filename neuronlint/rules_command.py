@@ -1,0 +1,357 @@
+"""`neuronlint rules` (effective rules for an SDK and chip), `rules diff` and `explain`.
+
+Plain `neuronlint rules` lists; `neuronlint rules diff OLD NEW --target T` compares two releases.
+Both read `[tool.neuronlint]` (sdk, target, backend, rules-dir, compiler-flags) like `scan` does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from neuronlint.config import ConfigError, find_pyproject, load_config
+from neuronlint.ruledb import Context, RuleDB, RuleDBError, load_ruledb
+from neuronlint.ruledb.diff import ReleaseDiff, diff_releases
+
+EXIT_USAGE = 2
+DEFAULT_TARGET = "trn2"
+
+SdkOpt = Annotated[
+    str | None, typer.Option("--sdk", help="Neuron SDK release, e.g. 2.29 (default: newest in the database).")
+]
+TargetOpt = Annotated[
+    str | None, typer.Option("--target", "-t", help="Neuron chip: inf2, trn1, trn2, trn3 (default: trn2).")
+]
+BackendOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--backend", help="PyTorch backend: xla or native (default: native where the release offers it)."
+    ),
+]
+FlagsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--compiler-flags", help="neuronx-cc flags you compile with, e.g. '--native-int64=enabled'."
+    ),
+]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
+RulesDirOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--rules-dir", help="Extra rule-database directory (policy pack) that adds or overrides entries."
+    ),
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="pyproject.toml to read [tool.neuronlint] from (default: found upwards from the current directory).",
+    ),
+]
+
+rules_app = typer.Typer(
+    name="rules",
+    help="Show the effective rules for a Neuron SDK release and chip, or what changes between two releases.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def fail(message: str) -> typer.Exit:
+    """Print a one-line error to stderr and return the usage-error exit."""
+    typer.echo(f"neuronlint: error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _database(config_path: Path | None, rules_dir: list[Path] | None) -> tuple[RuleDB, Any]:
+    """The database with policy packs from the config's `rules-dir` and from --rules-dir."""
+    try:
+        if config_path is not None and not config_path.is_file():
+            raise ConfigError(f"{config_path}: config file not found")
+        config = load_config(config_path if config_path is not None else find_pyproject(Path.cwd()))
+        root = config.root or Path.cwd()
+        dirs = [Path(d) if Path(d).is_absolute() else root / d for d in config.rules_dir] + list(
+            rules_dir or []
+        )
+        for directory in dirs:
+            if not directory.is_dir():
+                raise ConfigError(f"{directory}: rules directory does not exist")
+        return load_ruledb(dirs), config
+    except (ConfigError, RuleDBError) as exc:
+        raise fail(str(exc)) from None
+
+
+def _frame(
+    db: RuleDB, config: Any, sdk: str | None, target: str | None, backend: str | None, flags: list[str] | None
+) -> Context:
+    try:
+        return db.context(sdk or config.sdk, target or config.target or DEFAULT_TARGET, backend or config.backend,
+                          flags or config.compiler_flags)  # fmt: skip
+    except RuleDBError as exc:
+        raise fail(str(exc)) from None
+
+
+def _check_format(format: str) -> None:
+    if format not in ("text", "json"):
+        raise fail(f"unknown format {format!r} (expected text or json)")
+
+
+# ---- neuronlint rules ------------------------------------------------------------------------------
+def effective_rules(db: RuleDB, ctx: Context) -> dict[str, Any]:
+    """The frame, its release and platform facts, and every rule's verdict in it (JSON-ready)."""
+    release = db.releases[ctx.sdk]
+    backend = release.backends[ctx.backend]
+    rules = []
+    for rule in sorted(db.rules.values(), key=lambda r: r.id):
+        verdict = db.judge(rule.id, {}, ctx)
+        rules.append({"id": rule.id, "name": rule.name, "category": rule.category, "severity": verdict.severity.value,
+                      "default_severity": rule.severity.value, "status": verdict.status, "reported": verdict.enabled,
+                      "condition": verdict.condition, "note": verdict.note, "title": rule.title,
+                      "default_enabled": rule.default_enabled, "origin": rule.origin, "sources": list(verdict.sources)})  # fmt: skip
+    platform = {}
+    for name, value in ctx.platform.items():
+        entry = db.platform_entry(ctx, name)
+        platform[name] = {"value": value, "note": entry.note if entry else "",
+                          "source": entry.source if entry else backend["source"]}  # fmt: skip
+    return {
+        "sdk": ctx.sdk,
+        "target": ctx.target,
+        "backend": ctx.backend,
+        "compiler_flags": sorted(ctx.flags),
+        "release": {
+            "date": release.date,
+            "note": release.note,
+            "source": release.source,
+            "backends_available": release.backends_for(ctx.target),
+            "backend": {k: backend[k] for k in backend},
+        },  # fmt: skip
+        "chip": {k: v for k, v in db.chips[ctx.target].raw.items() if k != "dtypes"},
+        "dtypes": dict(db.chips[ctx.target].dtypes),
+        "platform": platform,
+        "rules": rules,
+    }
+
+
+@rules_app.callback(invoke_without_command=True)
+def rules_list(
+    context: typer.Context,
+    sdk: SdkOpt = None,
+    target: TargetOpt = None,
+    backend: BackendOpt = None,
+    compiler_flags: FlagsOpt = None,
+    format: FormatOpt = "text",
+    rules_dir: RulesDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """List the rules with their effective severity and status for an SDK release and chip."""
+    if context.invoked_subcommand is not None:
+        return
+    _check_format(format)
+    db, settings = _database(config, rules_dir)
+    ctx = _frame(db, settings, sdk, target, backend, compiler_flags)
+    data = effective_rules(db, ctx)
+    if format == "json":
+        typer.echo(json.dumps(data, indent=2))
+        return
+    _print_rules_text(data)
+
+
+def _print_rules_text(data: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    backend = data["release"]["backend"]
+    console = Console(width=max(110, _width()), highlight=False)
+    flags = " ".join(data["compiler_flags"]) or "none declared"
+    console.print(f"Neuron SDK {data['sdk']} ({data['release']['date']}) on {data['target']}: {data['backend']} backend "
+                  f"({backend['status']}), {backend['package']} for torch {', '.join(backend['torch'])}, "
+                  f"training {'supported' if backend['training'] else 'not supported'}; compiler flags: {flags}",
+                  markup=False)  # fmt: skip
+    if data["release"]["note"]:
+        console.print(f"Note: {data['release']['note']}", markup=False)
+    facts = ", ".join(f"{name}={item['value']}" for name, item in data["platform"].items())
+    console.print(f"Platform: {facts}", markup=False)
+    table = Table(title=None)
+    for column in ("id", "category", "severity", "status", "title"):
+        table.add_column(column)
+    for row in data["rules"]:
+        title = (
+            row["title"]
+            + ("" if row["default_enabled"] else " (opt-in)")
+            + ("" if row["reported"] else " (not reported here)")
+        )
+        table.add_row(row["id"], row["category"], row["severity"], row["status"], title)
+    console.print(table)
+
+
+def _width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 120
+
+
+# ---- neuronlint rules diff ------------------------------------------------------------------------
+@rules_app.command("diff")
+def rules_diff(
+    old: Annotated[str, typer.Argument(help="The release you are on, e.g. 2.29.")],
+    new: Annotated[str, typer.Argument(help="The release you consider, e.g. 2.33.")],
+    target: TargetOpt = None,
+    backend: BackendOpt = None,
+    compiler_flags: FlagsOpt = None,
+    format: FormatOpt = "text",
+    rules_dir: RulesDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """What changes on one chip between two releases: verdicts, backends, platform facts, release notes, ops."""
+    _check_format(format)
+    db, settings = _database(config, rules_dir)
+    try:
+        diff = diff_releases(db, old, new, target or settings.target or DEFAULT_TARGET, backend or settings.backend,
+                             compiler_flags or settings.compiler_flags)  # fmt: skip
+    except RuleDBError as exc:
+        raise fail(str(exc)) from None
+    if format == "json":
+        typer.echo(json.dumps(diff.to_dict(), indent=2))
+    else:
+        sys.stdout.write(diff_text(diff))
+
+
+def _versions(ctx: Context, torch: list[str]) -> str:
+    return f"{ctx.backend} (torch {', '.join(torch)})"
+
+
+def diff_text(diff: ReleaseDiff) -> str:
+    """The plain-text report of a release diff (stable, no colour: fit for review and CI logs)."""
+    old, new = diff.old, diff.new
+    out = [f"Neuron SDK {old.sdk} -> {new.sdk} on {new.target}"]
+    backend_line = f"{_versions(old, diff.torch_old)} -> {_versions(new, diff.torch_new)}"
+    gained = [b for b in diff.backends_new if b not in diff.backends_old]
+    lost = [b for b in diff.backends_old if b not in diff.backends_new]
+    if gained or lost:
+        backend_line += "; " + "; ".join(
+            [f"backend gained: {', '.join(gained)}"] * bool(gained)
+            + [f"backend lost: {', '.join(lost)}"] * bool(lost)
+        )
+    out.append(f"  backend   {backend_line}")
+    out.append(f"  training  {_yes(old.training)} -> {_yes(new.training)}")
+    chips = []
+    if diff.chips_gained:
+        chips.append(f"gained {', '.join(diff.chips_gained)}")
+    if diff.chips_lost:
+        chips.append(f"lost {', '.join(diff.chips_lost)}")
+    out.append(f"  chips     {'; '.join(chips) or 'no change'} (any PyTorch backend)")
+    out.append(f"  flags     {' '.join(sorted(new.flags)) or 'none declared'}")
+
+    out += ["", f"Platform facts that change ({len(diff.facts)}):"]
+    for fact in diff.facts:
+        out.append(f"  {fact.fact:<18} {fact.old} -> {fact.new}" + (f"  {fact.note}" if fact.note else ""))
+        out.append(f"  {'':<18} {fact.source}")
+    if not diff.facts:
+        out.append("  none")
+
+    milder = sum(1 for c in diff.rules if c.relaxed)
+    out += [
+        "",
+        f"Rules whose verdict changes ({len(diff.rules)}; {milder} milder, {len(diff.rules) - milder} stricter):",
+    ]
+    for change in diff.rules:
+        arrow = "milder" if change.relaxed else "stricter"
+        case = f" [{change.case}]" if change.case else ""
+        out.append(
+            f"  {change.rule} {change.name}{case}: {change.old.label()} -> {change.new.label()} ({arrow})"
+        )
+        if change.reason:
+            out.append(f"        {'no longer applies: ' if change.reason_is_old else ''}{change.reason}")
+    if not diff.rules:
+        out.append("  none")
+
+    if diff.replacements:
+        out += ["", f"What to write instead changes with the backend ({old.backend} -> {new.backend}):"]
+        for item in diff.replacements:
+            out.append(f"  {item.subject}")
+            out.append(f"        {old.backend}: {item.old}")
+            out.append(f"        {new.backend}: {item.new}")
+
+    out += [
+        "",
+        f"Release notes after {min(old.sdk, new.sdk, key=_key)} up to {max(old.sdk, new.sdk, key=_key)} ({len(diff.notes)}):",
+    ]
+    for note in diff.notes:
+        out.append(f"  {note.version}  {note.text}")
+        out.append(f"        {note.source}")
+    if not diff.notes:
+        out.append("  none")
+
+    out.append("")
+    if diff.ops is None:
+        out.append(
+            "Operators: no operator table is registered in the database; ops gained/lost not computed."
+        )
+    elif not diff.ops.comparable:
+        out.append(f"Operators ([[{diff.ops.table}]]): not comparable, {diff.ops.old_basis} -> {diff.ops.new_basis}; "
+                   "the table does not describe both frames (operator support on TorchNeuron is not in the database).")  # fmt: skip
+    else:
+        out.append(f"Operators ([[{diff.ops.table}]], {diff.ops.old_basis} -> {diff.ops.new_basis}): "
+                   f"{len(diff.ops.gained)} gained, {len(diff.ops.lost)} lost")  # fmt: skip
+        out += [f"  + {op}" for op in diff.ops.gained] + [f"  - {op}" for op in diff.ops.lost]
+    if diff.caveats:
+        out += ["", "Caveats:"] + [f"  {c}" for c in diff.caveats]
+    return "\n".join(out) + "\n"
+
+
+def _yes(value: bool) -> str:
+    return "supported" if value else "not supported"
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+# ---- neuronlint explain ---------------------------------------------------------------------------
+def explain(
+    rule: Annotated[str, typer.Argument(help="Rule ID, e.g. NL101, or its name, e.g. cuda-device.")],
+    sdk: SdkOpt = None,
+    target: TargetOpt = None,
+    backend: BackendOpt = None,
+    compiler_flags: FlagsOpt = None,
+    rules_dir: RulesDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Show a rule's documentation: what it detects, why, what to do instead, sources, verdicts per release."""
+    from neuronlint.docs import rule_markdown
+
+    db, settings = _database(config, rules_dir)
+    wanted = rule.strip()
+    match = db.rules.get(wanted.upper()) or next((r for r in db.rules.values() if r.name == wanted), None)
+    if match is None:
+        raise fail(f"unknown rule {rule!r}; `neuronlint rules` lists them")
+    text = rule_markdown(db, match)
+    if sdk or target or backend or compiler_flags:
+        ctx = _frame(db, settings, sdk, target, backend, compiler_flags)
+        verdict = db.judge(match.id, {}, ctx)
+        frame = f"Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend)"
+        instead = match.instead.get(ctx.backend) or match.instead.get("any", "")
+        said = " ".join(part for part in (verdict.note, instead) if part)
+        head = f"> **{frame}:** {verdict.severity.value}, {verdict.status}. {said}\n\n"
+        title, _, rest = text.partition("\n\n")
+        text = f"{title}\n\n{head}{rest}"
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(text))
+    else:
+        sys.stdout.write(text)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `rules` (with `rules diff`) and `explain` to the main command line."""
+    app.add_typer(rules_app, name="rules")
+    app.command("explain")(explain)
