@@ -126,7 +126,28 @@ def commit_all(repo: Path, message: str) -> None:
 
 
 def neuronlint(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run the real CLI in a child process (the same interpreter and import path as the tests)."""
+    """Run the real CLI in this process (typer's runner) from `cwd`; returns code, stdout and stderr.
+
+    GitHub Actions variables of the surrounding environment are hidden unless `env` sets them.
+    """
+    from typer.testing import CliRunner
+
+    from neuronlint.cli import app
+
+    child_env: dict[str, str | None] = {name: None for name in GITHUB_ENV}
+    child_env.update({"NO_COLOR": "1", "NEURONLINT_NO_CACHE": "1"})
+    child_env.update(env or {})
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(app, list(args), env=child_env, catch_exceptions=False)
+    finally:
+        os.chdir(previous)
+    return subprocess.CompletedProcess(["neuronlint", *args], result.exit_code, result.stdout, result.stderr)
+
+
+def neuronlint_process(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the real CLI as a child process (the same interpreter and import path as the tests)."""
     child_env = {k: v for k, v in os.environ.items() if k not in GITHUB_ENV}
     child_env.update({"NO_COLOR": "1", "NEURONLINT_NO_CACHE": "1", "PYTHONPATH": _import_root()})
     child_env.update(env or {})

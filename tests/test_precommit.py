@@ -1,0 +1,132 @@
+"""The pre-commit hook, exercised with the real pre-commit tool in temporary git repositories.
+
+Offline: the hook under test is a `repo: local` copy of .pre-commit-hooks.yaml whose entry is the
+neuronlint installed next to this interpreter (installing `language: python` hooks needs an index).
+The manifest itself is checked with pre-commit's own validator.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.reporting_support import git, init_repo
+
+MANIFEST = ROOT / ".pre-commit-hooks.yaml"
+BIN = Path(sys.executable).parent
+
+
+def _pre_commit() -> str:
+    found = BIN / "pre-commit"
+    if found.is_file():
+        return str(found)
+    on_path = shutil.which("pre-commit")
+    assert on_path, "pre-commit is a dev dependency: pip install -e '.[dev]'"
+    return on_path
+
+
+def _neuronlint_entry() -> str:
+    script = BIN / "neuronlint"
+    return f"{script} scan" if script.is_file() else f"{sys.executable} -m neuronlint scan"
+
+
+def _local_language() -> str:
+    from pre_commit.all_languages import languages
+
+    return "unsupported" if "unsupported" in languages else "system"  # 'system' was renamed in pre-commit 4.4
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PRE_COMMIT"))}
+    env.update({"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "NO_COLOR": "1", "NEURONLINT_NO_CACHE": "1",
+                "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
+                "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+                "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})  # fmt: skip
+    import neuronlint
+
+    env["PYTHONPATH"] = str(Path(neuronlint.__file__).resolve().parent.parent)
+    return env
+
+
+def _run(args: list[str], repo: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=repo, capture_output=True, text=True, env=_env(tmp_path), timeout=300, check=False)
+
+
+@pytest.fixture
+def hooked_repo(tmp_path: Path) -> Path:
+    """A git repository whose .pre-commit-config.yaml runs this checkout's hook definition."""
+    (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    local = dict(hook, entry=_neuronlint_entry(), language=_local_language())
+    local.pop("minimum_pre_commit_version", None)
+    config = {"repos": [{"repo": "local", "hooks": [local]}]}
+    repo = tmp_path / "repo"
+    init_repo(repo, {
+        ".pre-commit-config.yaml": yaml.safe_dump(config, sort_keys=False),
+        "pyproject.toml": '[project]\nname = "demo"\n\n[tool.neuronlint]\nexclude = ["legacy"]\n',
+        "README.md": "demo\n",
+    })  # fmt: skip
+    return repo
+
+
+def test_manifest_is_valid_and_describes_the_hook() -> None:
+    completed = subprocess.run([_pre_commit(), "validate-manifest", str(MANIFEST)], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    assert hook["id"] == "neuronlint" and hook["entry"] == "neuronlint scan" and hook["language"] == "python"
+    assert hook["types"] == ["python"] and hook["require_serial"] is False and hook["pass_filenames"] is True
+
+
+def test_staged_blocker_fails_the_hook_with_the_finding(hooked_repo: Path, tmp_path: Path) -> None:
+    (hooked_repo / "train.py").write_text("import torch\n\nmodel = torch.nn.Linear(4, 4).cuda()\n", encoding="utf-8")
+    git(hooked_repo, "add", "train.py")
+    completed = _run([_pre_commit(), "run"], hooked_repo, tmp_path)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "Failed" in completed.stdout
+    assert "NL101" in completed.stdout and "train.py" in completed.stdout and "3:" in completed.stdout
+
+
+def test_clean_staged_file_passes(hooked_repo: Path, tmp_path: Path) -> None:
+    (hooked_repo / "util.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    git(hooked_repo, "add", "util.py")
+    completed = _run([_pre_commit(), "run"], hooked_repo, tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "Passed" in completed.stdout
+
+
+def test_nothing_staged_passes(hooked_repo: Path, tmp_path: Path) -> None:
+    completed = _run([_pre_commit(), "run"], hooked_repo, tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "no files to check" in completed.stdout.lower()
+
+
+def test_config_exclude_holds_for_file_names_pre_commit_passes(hooked_repo: Path, tmp_path: Path) -> None:
+    legacy = hooked_repo / "legacy" / "old_train.py"
+    legacy.parent.mkdir()
+    legacy.write_text("import torch\nx = torch.ones(1).cuda()\n", encoding="utf-8")
+    git(hooked_repo, "add", "legacy/old_train.py")
+    completed = _run([_pre_commit(), "run"], hooked_repo, tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "Passed" in completed.stdout  # the hook ran on the file and the config's exclude applied
+
+
+def test_installed_hook_blocks_a_commit_that_adds_cuda(hooked_repo: Path, tmp_path: Path) -> None:
+    installed = _run([_pre_commit(), "install"], hooked_repo, tmp_path)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    (hooked_repo / "model.py").write_text("import torch\n\n\ndef place(m):\n    return m.cuda()\n", encoding="utf-8")
+    git(hooked_repo, "add", "model.py")
+    blocked = _run(["git", "commit", "-m", "add model"], hooked_repo, tmp_path)
+    assert blocked.returncode != 0
+    assert "NL101" in blocked.stdout + blocked.stderr
+    assert git(hooked_repo, "log", "--oneline").count("\n") == 1  # still only the initial commit
+    (hooked_repo / "model.py").write_text("import torch\n\n\ndef place(m, device):\n    return m.to(device)\n", encoding="utf-8")
+    git(hooked_repo, "add", "model.py")
+    allowed = _run(["git", "commit", "-m", "add model"], hooked_repo, tmp_path)
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert git(hooked_repo, "log", "--oneline").count("\n") == 2
