@@ -59,6 +59,7 @@ class _Entries:
         self.where: dict[tuple[str, Any], str] = {}  # (table, ident) -> label for error messages
         self.file: dict[tuple[str, Any], str] = {}  # (table, ident) -> file that last set it
         self.rank: dict[tuple[str, Any], int] = {}  # (table, ident) -> directory index
+        self.policy_severity: dict[str, str] = {}  # rule id -> severity a policy pack fixes for every frame
 
 
 def load_dirs(dirs: Sequence[Path]) -> RuleDB:
@@ -135,6 +136,8 @@ def _merge_file(path: Path, data: dict[str, Any], entries: _Entries, rank: int) 
                     _check_complete_new_entry(item, spec, label, table_name, unique)
                 # A later directory overrides an entry key by key (a policy pack may change one severity).
                 merged = {**previous, **item} if previous is not None else item
+                if table_name == "rule" and previous is not None and rank > 0 and "severity" in item:
+                    entries.policy_severity[ident] = item["severity"]
             try:
                 validate_table(merged, spec, label)
                 if table_name == "rule" and merged["category"] not in CATEGORIES:
@@ -173,7 +176,10 @@ def _condition(when: dict[str, Any]) -> Condition:
 
 def _build(entries: _Entries, fingerprint: str) -> RuleDB:
     by_table = entries.by_table
-    rules = {rid: _build_rule(d, entries.where[("rule", rid)]) for rid, d in by_table["rule"].items()}
+    rules = {
+        rid: _build_rule(d, entries.where[("rule", rid)], entries.policy_severity.get(rid))
+        for rid, d in by_table["rule"].items()
+    }
     releases = {key: _build_release(d) for key, d in by_table["release"].items()}
     chips = {name: _build_chip(d) for name, d in by_table["chip"].items()}
     if not releases:
@@ -195,7 +201,7 @@ def _build(entries: _Entries, fingerprint: str) -> RuleDB:
     )
 
 
-def _build_rule(d: dict[str, Any], where: str) -> Rule:
+def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = None) -> Rule:
     verdicts = []
     for index, v in enumerate(d.get("verdict", ())):
         when = _condition(v["when"])
@@ -233,6 +239,7 @@ def _build_rule(d: dict[str, Any], where: str) -> Rule:
         origin=d.get("origin", "static"),
         default_enabled=d.get("default_enabled", True),
         file=where.split(": [[", 1)[0],
+        policy_severity=Severity(policy_severity) if policy_severity else None,
     )
 
 

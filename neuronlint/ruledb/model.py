@@ -140,6 +140,8 @@ class Rule:
     origin: str = "static"
     default_enabled: bool = True
     file: str = ""
+    # Set when a policy pack overrides `severity`: the team's choice wins over every verdict.
+    policy_severity: Severity | None = None
 
     def all_sources(self) -> list[str]:
         """The rule's sources followed by those its verdicts add, without repeats."""
@@ -395,6 +397,7 @@ class RuleDB:
                 condition = verdict.when.describe()
                 sources.extend(s for s in verdict.sources if s not in sources)
                 break
+        severity = rule.policy_severity or severity
         instead = rule.instead.get(ctx.backend) or rule.instead.get("any", "")
         parts = [render(rule.message, facts), note, render(instead, facts) if instead else ""]
         replacement = rule.replacement.get(ctx.backend)
