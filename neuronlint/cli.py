@@ -134,6 +134,7 @@ def scan(
     baseline: Annotated[Path | None, typer.Option("--baseline", help="Report only findings not in this baseline file (`neuronlint baseline create`).")] = None,
     diff_base: Annotated[str | None, typer.Option("--diff-base", help="Report only findings on lines changed since the merge base with this git ref, e.g. origin/main.")] = None,
     report_unused_suppressions: Annotated[bool, typer.Option("--report-unused-suppressions", help="Report `# neuronlint: ignore[...]` comments that suppress nothing (NL003).")] = False,
+    trace: Annotated[bool, typer.Option("--trace", help="Also trace the [[tool.neuronlint.trace]] models (imports and runs them; see docs/trace.md).")] = False,
 ) -> None:
     """Scan Python sources, CUDA files and build inputs for CUDA coupling and Neuron blockers."""
     from neuronlint.reporters import FORMATS, Report, render
@@ -147,6 +148,7 @@ def scan(
                         compiler_flags=compiler_flags)  # fmt: skip
     try:
         result = run_scan(settings.options, _progress_factory(not quiet and format == "text"))
+        traced = _trace_command.trace_into_scan(result, settings, quiet) if trace else None
     except (RuleDBError, ConfigError) as exc:
         raise fail(str(exc)) from None
     from neuronlint.filters.pipeline import FilterError, FilterRequest, apply_filters
@@ -155,6 +157,8 @@ def scan(
         filtered = apply_filters(result, settings.options, FilterRequest(baseline, diff_base, report_unused_suppressions, (format,)), Path.cwd())
     except FilterError as exc:
         raise fail(str(exc)) from None
+    if traced is not None:
+        filtered.report_extra.setdefault("json", {})["trace"] = traced
     for note in [] if quiet else filtered.notes:
         typer.echo(f"neuronlint: {note}", err=True)
     shown = [f for f in filtered.findings if f.severity.rank >= settings.min_severity.rank]
@@ -203,3 +207,4 @@ def main() -> None:
 
 
 from neuronlint import baseline_command  # noqa: E402,F401  (registers `neuronlint baseline`)
+from neuronlint.graph import command as _trace_command  # noqa: E402,F401  (registers `neuronlint trace`)

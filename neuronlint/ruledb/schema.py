@@ -371,3 +371,6 @@ LIBRARY = Table(
 
 register_table("api", API, "name")
 register_table("library", LIBRARY, "name")
+
+# The operator tables (rules/ops/*.toml) register themselves; their module needs no torch.
+import neuronlint.graph.optables  # noqa: E402,F401,I001

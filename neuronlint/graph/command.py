@@ -1,0 +1,350 @@
+"""`neuronlint trace` (registered on neuronlint.cli.app) and the `scan --trace` merge.
+
+neuronlint trace fixtures/models/gpt_block.py:build --input long[2,64] --sdk 2.29 --target trn2
+neuronlint trace                      # every [[tool.neuronlint.trace]] entry in pyproject.toml
+neuronlint trace --discover           # nn.Module classes constructible without arguments
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from neuronlint.cli import (
+    EXIT_OK,
+    BackendOpt,
+    CompilerFlagsOpt,
+    ConfigOpt,
+    ExtendSelectOpt,
+    IgnoreOpt,
+    RulesDirOpt,
+    SdkOpt,
+    SelectOpt,
+    TargetOpt,
+    _resolve,
+    app,
+    exit_code,
+    fail,
+    rule_dirs_or_none,
+)
+from neuronlint.graph.entrypoints import EntrypointError, discover, parse_entrypoint
+from neuronlint.graph.ops import LOWERED, NOT_LOWERED, REJECTED, UNKNOWN
+from neuronlint.graph.runner import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, parse_memory
+from neuronlint.graph.specs import SpecError, parse_specs
+
+if TYPE_CHECKING:
+    from neuronlint.graph.analysis import TraceResult, TraceTarget
+
+_VERDICT_STYLE = {LOWERED: "green", NOT_LOWERED: "yellow", REJECTED: "bold red", UNKNOWN: "cyan"}
+
+
+def targets_from(entrypoint: str | None, inputs: list[str], kwargs_json: str | None,
+                 configured: list[dict[str, Any]], where: str) -> list[TraceTarget]:  # fmt: skip
+    """The command-line entrypoint, or the configured ones; validated (raises ValueError)."""
+    from neuronlint.graph.analysis import TraceTarget
+
+    if entrypoint is not None:
+        try:
+            kwargs = json.loads(kwargs_json) if kwargs_json else {}
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--kwargs: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(kwargs, dict):
+            raise ValueError("--kwargs: expected a JSON object such as '{\"dim\": 64}'")
+        targets = [TraceTarget(entrypoint, list(inputs), kwargs)]
+    else:
+        if inputs or kwargs_json:
+            raise ValueError("--input and --kwargs need an ENTRYPOINT argument")
+        targets = [TraceTarget(e["entrypoint"], list(e.get("inputs", [])), dict(e.get("kwargs", {})), e.get("name", ""))
+                   for e in configured]  # fmt: skip
+        if not targets:
+            raise ValueError(f"no ENTRYPOINT given and no [[tool.neuronlint.trace]] entries in {where}")
+    for target in targets:
+        try:
+            parse_entrypoint(target.entrypoint)
+            parse_specs(target.inputs)
+        except (EntrypointError, SpecError) as exc:
+            raise ValueError(str(exc)) from None
+    return targets
+
+
+@app.command()
+def trace(
+    entrypoint: Annotated[
+        str | None,
+        typer.Argument(
+            help="pkg.module:factory, pkg.module:ModuleClass or path/to/file.py:factory (default: [[tool.neuronlint.trace]] entries).",
+            show_default=False,
+        ),
+    ] = None,
+    input: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--input",
+            "-i",
+            help="Example input as dtype[shape], e.g. long[2,128]; repeat per forward() argument.",
+        ),
+    ] = None,
+    kwargs: Annotated[
+        str | None,
+        typer.Option("--kwargs", help="Constructor/factory keyword arguments as JSON, e.g. '{\"dim\": 64}'."),
+    ] = None,
+    format: Annotated[
+        str,
+        typer.Option("--format", "-f", help="Output format: text, json, sarif, github, gitlab, markdown."),
+    ] = "text",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Also write the report in --format to this file; the terminal gets text."
+        ),
+    ] = None,
+    target: TargetOpt = None,
+    sdk: SdkOpt = None,
+    backend: BackendOpt = None,
+    select: SelectOpt = None,
+    extend_select: ExtendSelectOpt = None,
+    ignore: IgnoreOpt = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on", help="Exit 1 when a finding is at or above: blocker, warning (default), info, never."
+        ),
+    ] = None,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even when findings are reported.")
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds allowed per model (import, build, capture).", min=1)
+    ] = DEFAULT_TIMEOUT,
+    memory_limit: Annotated[
+        str, typer.Option("--memory-limit", help="Address-space cap of the tracing process, e.g. 4GiB.")
+    ] = f"{DEFAULT_MEMORY_LIMIT // 1024**3}GiB",
+    discover_models: Annotated[
+        bool,
+        typer.Option(
+            "--discover",
+            help="List nn.Module classes in the project whose constructors need no arguments, then exit.",
+        ),
+    ] = False,
+    no_source: Annotated[bool, typer.Option("--no-source", help="Text output without source lines.")] = False,
+    config: ConfigOpt = None,
+    rules_dir: RulesDirOpt = None,
+    compiler_flags: CompilerFlagsOpt = None,
+) -> None:
+    """Trace a model on the meta device and judge every aten op for a Neuron SDK release and chip.
+
+    Imports and runs the model's constructor and forward (in a child process with a timeout and a
+    memory cap); run it from the project root.
+    """
+    from neuronlint.reporters import FORMATS
+
+    if format not in FORMATS:
+        raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
+    settings = _resolve([Path(".")], config_path=config, select=select, extend_select=extend_select, ignore=ignore,
+                        target=target, sdk=sdk, backend=backend, fail_on=fail_on, rules_dirs=rule_dirs_or_none(rules_dir),
+                        compiler_flags=compiler_flags)  # fmt: skip
+    root = Path.cwd()
+    if discover_models:
+        _print_discovered(discover([root], root, settings.options.exclude), format)
+        raise typer.Exit(EXIT_OK)
+    try:
+        cap = parse_memory(memory_limit)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    where = str(settings.config.path) if settings.config.path else "pyproject.toml (none found)"
+    try:
+        targets = targets_from(entrypoint, list(input or []), kwargs, settings.config.trace, where)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    from neuronlint.graph.analysis import trace_targets
+    from neuronlint.ruledb import RuleDBError, load_ruledb
+
+    try:
+        db = load_ruledb(settings.options.rules_dirs)
+        ctx = db.context(
+            settings.options.sdk,
+            settings.options.target,
+            settings.options.backend,
+            settings.options.compiler_flags,
+        )
+        results = trace_targets(targets, db, ctx, settings.options, root, timeout=timeout, memory_limit=cap)
+    except RuleDBError as exc:
+        raise fail(str(exc)) from None
+    findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
+    _write_report(results, findings, db, ctx, format, output, not no_source)
+    raise typer.Exit(exit_code(findings, settings.fail_on, exit_zero))
+
+
+def _write_report(results: list[TraceResult], findings: list, db: Any, ctx: Any, format: str, output: Path | None,
+                  show_source: bool) -> None:  # fmt: skip
+    from neuronlint import fingerprints, gitrepo
+    from neuronlint.reporters import Report, render
+
+    prefix = gitrepo.prefix(Path.cwd())
+    fingerprints.assign(findings, prefix)
+    files = sorted({f.path for f in findings})
+    report = Report(findings=findings, context=ctx, db=db, files=files, lines=0, show_source=show_source,
+                    extra={"repo_prefix": prefix, "json": {"trace": [r.to_dict() for r in results]}})  # fmt: skip
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(render(format, report), encoding="utf-8")
+    if format == "text" or output is not None:
+        sys.stdout.write(render_text(results, report))
+    else:
+        sys.stdout.write(render(format, report))
+
+
+def render_text(results: list[TraceResult], report: Any) -> str:
+    """Per model: the op table and supported share (like torch_neuronx.analyze), then the findings."""
+    import io
+    import os
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from neuronlint.reporters import render, summary
+
+    buffer = io.StringIO()
+    force = os.environ.get("FORCE_COLOR") is not None
+    console = Console(file=buffer, width=120, highlight=False, force_terminal=force or None,
+                      no_color=os.environ.get("NO_COLOR") is not None or (not force and not sys.stdout.isatty()))  # fmt: skip
+    ctx = report.context
+    for result in results:
+        data = result.summary
+        inputs = ", ".join(result.target.inputs) or "no inputs"
+        title = Text(f"{result.target.label} ({inputs})", style="bold")
+        capture = {"export": "torch.export", "symbolic_trace": "torch.fx.symbolic_trace (export failed)",
+                   "partial": "partial: forward on fake tensors up to the failure"}.get(data.get("capture") or "", "not captured")  # fmt: skip
+        console.print(title)
+        frame = f"Neuron SDK {ctx.sdk} on {ctx.target}, {ctx.backend} backend"
+        if data.get("torch_xla"):
+            frame += f" (torch-xla {data['torch_xla']})"
+        console.print(f"  {capture}; {frame}")
+        ops = data.get("ops", [])
+        if ops:
+            table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2))
+            for column in ("op", "calls", "dtypes", "verdict", "where / why"):
+                table.add_column(
+                    column,
+                    justify="right" if column == "calls" else "left",
+                    no_wrap=column in ("op", "verdict"),
+                )
+            for row in _op_rows(ops):
+                table.add_row(row["op"], str(row["count"]), row["dtypes"],
+                              Text(row["verdict"], style=_VERDICT_STYLE[row["verdict"]]), row["detail"])  # fmt: skip
+            console.print(table)
+        counts = data.get("counts", {})
+        if data.get("total_ops"):
+            console.print(
+                f"  Supported: {data['supported_percentage']:.2f}% of {data['total_ops']} op calls lowered "
+                f"({counts.get(LOWERED, 0)} lowered, {counts.get(REJECTED, 0)} rejected, "
+                f"{counts.get(NOT_LOWERED, 0)} not lowered, {counts.get(UNKNOWN, 0)} unknown)"
+            )
+        elif result.status in ("aborted", "failed"):
+            console.print("  No ops recorded: see the findings below.")
+        params = data.get("parameters")
+        if params:
+            console.print(f"  Weights: {params['count']:,} parameters, {params['bytes'] / 1024**3:.2f} GiB; one {ctx.target} chip "
+                          f"has {params['hbm_gib_per_chip']} GiB HBM (weights need {params['chips_for_weights']} chip(s))")  # fmt: skip
+        console.print()
+    text = buffer.getvalue()
+    findings_text = render("text", report)
+    text += "\n".join(line for line in findings_text.splitlines() if not line.startswith("Scanned ")) + "\n"
+    counts = summary(report.findings)["by_severity"]
+    text += (f"Traced {len(results)} model(s) for Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend): "
+             f"{counts['blocker']} blockers, {counts['warning']} warnings, {counts['info']} info.\n")  # fmt: skip
+    return text
+
+
+def _op_rows(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per op and verdict: calls, dtypes seen, and call sites or the reason."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for op in ops:
+        key = (op["op"], op["verdict"])
+        row = rows.setdefault(key, {"op": op["op"], "verdict": op["verdict"], "count": 0, "dtypes": [], "sites": [],
+                                    "reason": op["reason"]})  # fmt: skip
+        row["count"] += op["count"]
+        dtypes = ", ".join(dict.fromkeys(op["inputs"] + op["outputs"])) or "-"
+        if dtypes not in row["dtypes"]:
+            row["dtypes"].append(dtypes)
+        if op["call_site"] not in row["sites"]:
+            row["sites"].append(op["call_site"])
+    order = {REJECTED: 0, NOT_LOWERED: 1, UNKNOWN: 2, LOWERED: 3}
+    out = []
+    for row in sorted(rows.values(), key=lambda r: (order[r["verdict"]], -r["count"], r["op"])):
+        sites = ", ".join(row["sites"][:3]) + (
+            f" (+{len(row['sites']) - 3})" if len(row["sites"]) > 3 else ""
+        )
+        detail = sites if row["verdict"] == LOWERED else f"{sites}: {row['reason']}"
+        dtypes = "; ".join(row["dtypes"][:2]) + ("; ..." if len(row["dtypes"]) > 2 else "")
+        out.append({**row, "dtypes": dtypes, "detail": detail})
+    return out
+
+
+def trace_into_scan(result: Any, settings: Any, quiet: bool = False) -> list[dict[str, Any]]:
+    """`scan --trace`: trace the configured entrypoints and merge their findings into the scan result.
+
+    A graph finding of a category the static scan already reported on the same line (a
+    data-dependent op, a host read) is dropped: the static finding says the same thing.
+    """
+    from neuronlint.findings import Finding
+    from neuronlint.graph.analysis import trace_targets
+
+    config = settings.config
+    where = str(config.path) if config.path else "pyproject.toml (none found)"
+    if not config.trace:
+        if not quiet:
+            typer.echo(
+                f"neuronlint: --trace: no [[tool.neuronlint.trace]] entries in {where}; nothing traced",
+                err=True,
+            )
+        return []
+    try:
+        targets = targets_from(None, [], None, config.trace, where)
+    except ValueError as exc:
+        raise fail(f"{where}: [[tool.neuronlint.trace]]: {exc}") from None
+    root = config.root or Path.cwd()
+    results = trace_targets(targets, result.db, result.context, settings.options, root)
+    static = {(f.path, f.line, f.category) for f in result.findings}
+    for traced in results:
+        for finding in traced.findings:
+            if (
+                finding.category in ("dynamic-shape", "host-sync")
+                and (finding.path, finding.line, finding.category) in static
+            ):
+                continue
+            result.findings.append(finding)
+        if not quiet:
+            data = traced.summary
+            share = (
+                f"{data['supported_percentage']:.2f}% of {data['total_ops']} op calls lowered"
+                if data.get("total_ops")
+                else "no ops recorded"
+            )
+            typer.echo(f"neuronlint: traced {traced.target.label}: {traced.status}, {share}", err=True)
+    result.findings.sort(key=Finding.sort_key)
+    return [r.to_dict() for r in results]
+
+
+def _print_discovered(candidates: list, format: str) -> None:
+    if format == "json":
+        rows = [
+            {"entrypoint": c.entrypoint, "path": c.path, "line": c.line, "forward": list(c.forward_params)}
+            for c in candidates
+        ]
+        sys.stdout.write(json.dumps({"models": rows}, indent=2) + "\n")
+        return
+    if not candidates:
+        typer.echo("No nn.Module subclasses with argument-free constructors found.")
+        return
+    for c in candidates:
+        hint = " ".join("--input DTYPE[SHAPE]" for _ in c.forward_params) or "(forward takes no inputs)"
+        typer.echo(
+            f"{c.path}:{c.line}: neuronlint trace {c.entrypoint} {hint}  # forward({', '.join(c.forward_params)})"
+        )
+    typer.echo(f"{len(candidates)} model class(es) found.")

@@ -1,0 +1,133 @@
+"""Schema of the operator tables in rules/ops/*.toml, registered with the rule-database loader.
+
+Imported by neuronlint.ruledb.schema so that every load (a plain static scan too) validates these
+tables; it must therefore stay free of torch and of anything that imports the loader.
+
+Tables:
+  [[torch_xla]]     one per torch-xla version: its git tag and the lowering list it was read from
+  [[op]]            one per aten op overload torch-xla lowers: `torch_xla` = versions that lower it
+  [[op_confirmed]]  ops on Neuron's "Supported Operators" page (confirmed, not an allow-list)
+  [[op_rejection]]  neuronx-cc rejections of an op or a dtype (complex, FNUZ fp8, integer topk...)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from neuronlint.ruledb.schema import (
+    BACKENDS,
+    SOURCE,
+    STATUSES,
+    F,
+    Table,
+    _is_sdk_range,
+    _scalars,
+    _targets,
+    register_table,
+)
+from neuronlint.ruledb.versions import parse_version
+
+# torch dtype names as `str(torch.float32)` minus the "torch." prefix (what capture records).
+DTYPE_NAMES = (
+    "float64", "float32", "float16", "bfloat16", "complex32", "complex64", "complex128",
+    "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool",
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+    "float4_e2m1fn_x2",
+)  # fmt: skip
+
+_ATEN_NAME = re.compile(r"aten::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?")
+
+
+def _aten_name(value: Any) -> str | None:
+    if not _ATEN_NAME.fullmatch(str(value)):
+        return f"expected an aten op name such as 'aten::add.Tensor' or 'aten::topk', got {value!r}"
+    return None
+
+
+def _aten_names(value: list[Any]) -> str | None:
+    return next((p for p in map(_aten_name, value) if p), None)
+
+
+def _versions(value: list[Any]) -> str | None:
+    for item in value:
+        try:
+            parse_version(str(item))
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
+def _dtypes(value: list[Any]) -> str | None:
+    unknown = [d for d in value if d not in DTYPE_NAMES]
+    if unknown:
+        return (
+            f"unknown dtype {unknown[0]!r} (expected torch dtype names such as {', '.join(DTYPE_NAMES[:4])})"
+        )
+    return None
+
+
+def _error_code(value: Any) -> str | None:
+    if not re.fullmatch(r"NCC_[A-Z]{4}\d{3}", str(value)):
+        return f"expected a neuronx-cc error code such as 'NCC_EVRF004', got {value!r}"
+    return None
+
+
+def _identifier(value: Any) -> str | None:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", str(value)):
+        return f"expected a lower-case id such as 'complex-dtype', got {value!r}"
+    return None
+
+
+TORCH_XLA = Table(
+    {
+        "version": F(
+            str, required=True, check=lambda v: _versions([v]), doc="torch-xla major.minor, e.g. '2.9'"
+        ),
+        "tag": F(str, required=True, doc="git tag of pytorch/xla the lowering list was read at"),
+        "source": SOURCE,
+    }
+)
+
+OP = Table(
+    {
+        "name": F(str, required=True, check=_aten_name, doc="aten op and overload, e.g. 'aten::add.Tensor'"),
+        "torch_xla": F(
+            list, required=True, items=str, check=_versions, doc="torch-xla versions that lower it"
+        ),
+        "historical": F(bool, doc="the installed PyTorch no longer registers this op"),
+        "note": F(str),
+    }
+)
+
+OP_CONFIRMED = Table(
+    {
+        "name": F(str, required=True, check=_aten_name, doc="aten op, any overload, e.g. 'aten::add'"),
+        "sdk": F(str, required=True, check=_is_sdk_range, doc="Neuron SDK releases whose page lists it"),
+        "status": F(str, required=True, choices=STATUSES),
+        "historical": F(bool, doc="the installed PyTorch no longer registers this op"),
+        "source": SOURCE,
+    }
+)
+
+OP_REJECTION = Table(
+    {
+        "id": F(str, required=True, check=_identifier),
+        "code": F(str, check=_error_code, doc="neuronx-cc error code, e.g. NCC_EVRF004 (absent when the source gives none)"),
+        "ops": F(list, items=str, check=_aten_names, doc="ops it applies to (base name = any overload); absent = every op"),
+        "dtypes": F(list, items=str, check=_dtypes, doc="dtypes that trigger it; absent = any dtype"),
+        "operands": F(str, choices=("any", "inputs", "outputs"), doc="where the dtype must appear (default any)"),
+        "sdk": F(str, check=_is_sdk_range),
+        "targets": F(list, items=str, check=_targets),
+        "backend": F(str, choices=BACKENDS),
+        "platform": F(dict, check=_scalars, doc="platform facts (rules/platform.toml), e.g. { complex64 = 'unsupported' }"),
+        "status": F(str, required=True, choices=STATUSES, doc="unsupported = rejected; unknown = not documented either way"),
+        "note": F(str, required=True),
+        "source": SOURCE,
+    }
+)  # fmt: skip
+
+register_table("torch_xla", TORCH_XLA, "version")
+register_table("op", OP, "name")
+register_table("op_confirmed", OP_CONFIRMED, "name")
+register_table("op_rejection", OP_REJECTION, "id")

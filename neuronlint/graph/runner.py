@@ -1,0 +1,200 @@
+"""Run the tracing child (capture.py) with a timeout and a memory cap; never let it take us down.
+
+Tracing imports and runs user code. The child caps its own address space with
+resource.setrlimit(RLIMIT_AS) before importing anything heavy; this side enforces the wall-clock
+limit by killing the child's whole process group. Whatever happens - exception, crash, hang,
+allocation failure - the caller gets a ChildOutcome with the reason and the stage it happened in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TIMEOUT = 300.0  # seconds
+DEFAULT_MEMORY_LIMIT = 6 * 1024**3  # bytes of address space; torch alone maps about 0.6 GiB
+
+STAGE_TEXT = {
+    "startup": "starting (importing torch)",
+    "import": "importing the entrypoint",
+    "build": "building the model",
+    "export": "running torch.export",
+    "symbolic_trace": "running torch.fx.symbolic_trace",
+    "decompose": "decomposing to core ATen",
+    "partial": "running forward on fake tensors",
+    "collect": "collecting ops",
+}
+
+
+@dataclass
+class ChildOutcome:
+    status: str  # "ok" (result written), "timeout", "crashed", "memory"
+    result: dict[str, Any] | None
+    reason: str = ""  # for anything but "ok"
+    stage: str | None = None  # last stage the child reported
+    stderr_tail: list[str] = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+
+def parse_memory(text: str) -> int:
+    """'4GiB', '512MiB', '2G', '1500M' or a byte count -> bytes. Raises ValueError."""
+    units = {"": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1024**2, "MB": 1024**2, "MIB": 1024**2,
+             "G": 1024**3, "GB": 1024**3, "GIB": 1024**3}  # fmt: skip
+    raw = text.strip().upper().replace(" ", "")
+    number = raw.rstrip("KMGIB")
+    unit = raw[len(number) :]
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"memory limit {text!r}: expected a size such as 4GiB or 512MiB") from None
+    if unit not in units or value <= 0:
+        raise ValueError(f"memory limit {text!r}: expected a size such as 4GiB or 512MiB")
+    return int(value * units[unit])
+
+
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parent.parent.parent)
+
+
+def run_children(
+    targets: list[dict[str, Any]],
+    root: Path,
+    timeout: float = DEFAULT_TIMEOUT,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+) -> list[ChildOutcome]:
+    """Trace each target ({entrypoint, inputs, kwargs}) and return one outcome per target, in order.
+
+    Targets share a child process while it lives; a target that crashes, hangs past `timeout`
+    seconds or runs out of memory gets that outcome, and the targets after it continue in a fresh
+    child. Start-up (importing torch) has its own `timeout` budget.
+    """
+    outcomes: list[ChildOutcome | None] = [None] * len(targets)
+    next_index = 0
+    while next_index < len(targets):
+        next_index = _run_batch(targets, next_index, root, timeout, memory_limit, outcomes)
+    return [o for o in outcomes if o is not None]
+
+
+def _run_batch(targets: list[dict[str, Any]], first: int, root: Path, timeout: float, memory_limit: int | None,
+               outcomes: list[ChildOutcome | None]) -> int:  # fmt: skip
+    """Run targets[first:] in one child; fill `outcomes`; return the index to continue from."""
+    with tempfile.TemporaryDirectory(prefix="neuronlint-trace-") as workdir:
+        work = Path(workdir)
+        request_path, stderr_path = work / "request.json", work / "stderr.txt"
+        progress_path = work / "progress.jsonl"
+        request = {
+            "root": str(root),
+            "memory_limit": memory_limit,
+            "first_index": first,
+            "targets": targets[first:],
+        }
+        request_path.write_text(json.dumps(request), encoding="utf-8")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), env.get("PYTHONPATH", "")) if p)
+        env.setdefault("OMP_NUM_THREADS", "1")  # tracing does no math; fewer threads, less memory
+        env["PYTHONFAULTHANDLER"] = "1"  # a crash leaves a Python stack in stderr
+        started = time.time()
+        with open(stderr_path, "wb") as stderr:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "neuronlint.graph.capture", str(request_path), str(work)],
+                stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, cwd=str(root), env=env,
+                start_new_session=True,  # its own process group: a timeout kills everything it started
+            )  # fmt: skip
+            timed_out = False
+            while True:
+                try:
+                    returncode = process.wait(timeout=0.1)
+                    break
+                except subprocess.TimeoutExpired:
+                    current, stage, since = _progress(progress_path)
+                    if time.time() - (since or started) > timeout:
+                        _kill_group(process)
+                        returncode = process.wait()
+                        timed_out = True
+                        break
+        current, stage, since = _progress(progress_path)
+        done = first
+        for index in range(first, len(targets)):
+            result_path = work / f"result-{index}.json"
+            if not result_path.is_file():
+                break
+            try:
+                result = json.loads(result_path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                outcomes[index] = ChildOutcome("crashed", None, f"unreadable result ({exc})", None, [], 0.0)
+            else:
+                outcomes[index] = ChildOutcome("ok", result, "", None, [], result.get("wall_seconds", 0.0))
+            done = index + 1
+        if done == len(targets):
+            return done
+        # The child stopped before finishing target `done` (it may never have started it).
+        failed = current if current is not None and current >= done else done
+        tail = _tail(stderr_path)
+        wall = round(time.time() - (since if current == failed and since else started), 3)
+        outcomes[failed] = _failure_outcome(returncode, timed_out, timeout, memory_limit,
+                                            stage if current == failed else "startup", tail, wall)  # fmt: skip
+        return failed + 1
+
+
+def _failure_outcome(returncode: int, timed_out: bool, timeout: float, memory_limit: int | None,
+                     stage: str | None, tail: list[str], wall: float) -> ChildOutcome:  # fmt: skip
+    where = f" while {STAGE_TEXT.get(stage, stage)}" if stage and stage != "start" else ""
+    if timed_out:
+        return ChildOutcome("timeout", None, f"timed out after {timeout:g} s{where}", stage, tail, wall)
+    if any(m in line for line in tail for m in ("MemoryError", "bad_alloc", "can't allocate memory")):
+        limit = f" (memory cap {memory_limit / 1024**3:.1f} GiB)" if memory_limit else ""
+        return ChildOutcome("memory", None, f"ran out of memory{where}{limit}", stage, tail, wall)
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        reason = f"the tracing process was killed by {name}{where}"
+    else:
+        reason = f"the tracing process exited with status {returncode}{where}"
+    last = next((line.strip() for line in reversed(tail) if line.strip()), "")
+    if last and not last.startswith(("Fatal Python error", "Current thread", "Thread 0x", "File ")):
+        reason += f": {last[:200]}"
+    return ChildOutcome("crashed", None, reason, stage, tail, wall)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL the child's process group (only processes this child started)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+
+
+def _progress(path: Path) -> tuple[int | None, str | None, float | None]:
+    """(target index, stage, time the target started) from the child's last progress line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None, None, None
+    target, stage, since = None, None, None
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line being written
+        if entry.get("target") != target or since is None:
+            since = entry.get("time")
+        target, stage = entry.get("target"), entry.get("stage")
+    return target, stage, since
+
+
+def _tail(path: Path, lines: int = 30) -> list[str]:
+    try:
+        text = path.read_bytes()[-16384:].decode("utf-8", "replace")
+    except OSError:
+        return []
+    return text.splitlines()[-lines:]
