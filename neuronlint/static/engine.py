@@ -63,30 +63,55 @@ def _fields(tp: type) -> tuple[str, ...]:
     return names
 
 
-def walk(module: cst.Module, ctx: FileContext) -> None:
-    enter, leave, parents = _ENTER, _LEAVE, ctx.parents
-    node_type = cst.CSTNode
-    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+def _concrete_node_types() -> frozenset[type]:
+    seen: set[type] = set()
+    stack = [cst.CSTNode]
     while stack:
-        node, leaving = stack.pop()
+        for sub in stack.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                stack.append(sub)
+    return frozenset(seen)
+
+
+# `type(x) in set` instead of isinstance(x, CSTNode): CSTNode is an ABC and its isinstance is slow.
+_NODE_TYPES = _concrete_node_types()
+# Checkers look at import statements as a whole; their dotted names are not uses of anything.
+_OPAQUE = (cst.Import, cst.ImportFrom)
+
+
+def walk(module: cst.Module, ctx: FileContext) -> None:
+    """Visit every syntactic node in document order, calling enter handlers, then children, then leave."""
+    parents = ctx.parents
+    push, pop = parents.append, parents.pop
+    enter, leave = _ENTER.get, _LEAVE.get
+    node_types, opaque, fields = _NODE_TYPES, _OPAQUE, _fields
+
+    # Recursion measured 2x faster than an explicit stack of (node, leaving) tuples here.
+    def visit(node: cst.CSTNode) -> None:
         tp = type(node)
-        if leaving:
-            parents.pop()
-            for fn in leave.get(tp, ()):
+        handlers = enter(tp)
+        if handlers:
+            for fn in handlers:
                 fn(node, ctx)
-            continue
-        for fn in enter.get(tp, ()):
-            fn(node, ctx)
-        parents.append(node)
-        stack.append((node, True))
-        children: list[tuple[cst.CSTNode, bool]] = []
-        for name in _fields(tp):
-            value = getattr(node, name)
-            if isinstance(value, node_type):
-                children.append((value, False))
-            elif type(value) in (list, tuple):
-                children.extend((v, False) for v in value if isinstance(v, node_type))
-        stack.extend(reversed(children))
+        push(node)
+        if tp not in opaque:
+            for name in fields(tp):
+                value = getattr(node, name)
+                vt = type(value)
+                if vt in node_types:
+                    visit(value)
+                elif vt is tuple or vt is list:
+                    for item in value:
+                        if type(item) in node_types:
+                            visit(item)
+        pop()
+        handlers = leave(tp)
+        if handlers:
+            for fn in handlers:
+                fn(node, ctx)
+
+    visit(module)
 
 
 @dataclass
@@ -145,8 +170,9 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any) -> FileResult:
     ctx = FileContext(rel_path, module, _module_name(rel_path), static_data)
     try:
         walk(module, ctx)
-        targets = [d.node for d in ctx.detections] + [d.end_node for d in ctx.detections if d.end_node is not None]
-        spans = locate(module, targets) if targets else {}
+        targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
+        targets += [(d.end_node, d.top, d.stmt, d.indents) for d in ctx.detections if d.end_node is not None]
+        spans = locate(module, data, targets) if targets else {}
     except RecursionError:
         result.detections.append(_tool_detection("NL002", 1, "the file nests too deeply to analyse"))
         return result
