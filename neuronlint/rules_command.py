@@ -50,7 +50,7 @@ ConfigOpt = Annotated[
     Path | None,
     typer.Option(
         "--config",
-        help="pyproject.toml to read [tool.neuronlint] from (default: found upwards from the current directory).",
+        help="pyproject.toml whose tool.neuronlint table to read (default: found upwards from the current directory).",
     ),
 ]
 

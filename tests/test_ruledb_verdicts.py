@@ -211,3 +211,35 @@ def test_sdk_chip_mismatch_is_a_one_line_usage_error(tmp_path: Path, args: list[
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1, proc.stderr
         assert lines[0].startswith("neuronlint: error: ") and expected in lines[0], lines[0]
+
+
+def test_rules_list_follows_the_frame() -> None:
+    from typer.testing import CliRunner
+
+    from neuronlint.cli import app
+
+    runner = CliRunner()
+    old = runner.invoke(app, ["rules", "--sdk", "2.29", "--target", "trn1"])
+    assert old.exit_code == 0, old.output
+    assert old.output.startswith(
+        "Neuron SDK 2.29 (2026-04-09) on trn1: xla backend (supported), torch-neuronx for torch 2.9"
+    )
+    assert "int64=int32-only" in old.output and "torch_compile=unsupported" in old.output
+    data = {}
+    for frame in (["--sdk", "2.29", "--target", "trn1"], ["--sdk", "2.33", "--target", "trn2"]):
+        result = runner.invoke(app, ["rules", *frame, "--format", "json"])
+        assert result.exit_code == 0, result.output
+        listed = json.loads(result.output)
+        data[listed["sdk"]] = listed
+    assert data["2.29"]["backend"] == "xla" and data["2.33"]["backend"] == "native"
+    assert data["2.33"]["release"]["backends_available"] == ["xla", "native"]
+    rules_229 = {r["id"]: r for r in data["2.29"]["rules"]}
+    rules_233 = {r["id"]: r for r in data["2.33"]["rules"]}
+    assert rules_229["NL801"]["severity"] == "warning" and rules_233["NL801"]["severity"] == "info"
+    assert rules_229["NL205"]["condition"] == "xla backend" and rules_233["NL205"]["condition"] == "default"
+    assert data["2.33"]["platform"]["int64"] == {
+        "value": "unknown",
+        "note": "",
+        "source": data["2.33"]["release"]["backend"]["source"],
+    }
+    assert data["2.33"]["dtypes"]["float8_e4m3fn"]["status"] == "unsupported"
