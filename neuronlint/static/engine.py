@@ -157,8 +157,8 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any) -> FileResult:
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
-        message = str(exc).splitlines()[0] if str(exc) else "syntax error"
-        result.detections.append(_tool_detection("NL001", exc.raw_line or 1, message, column=exc.raw_column + 1))
+        line, column, message = _syntax_error_location(data, exc)
+        result.detections.append(_tool_detection("NL001", line, message, column=column))
         return result
     except (UnicodeDecodeError, LookupError, SyntaxError, ValueError) as exc:
         result.detections.append(_tool_detection("NL001", 1, f"cannot decode the file: {exc}"))
@@ -201,6 +201,21 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any) -> FileResult:
     result.defines_kernels = sorted(set(ctx.defines_kernels))
     result.extension_modules = sorted(ctx.extension_modules)
     return result
+
+
+def _syntax_error_location(data: bytes, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:
+    """CPython's own message and position when it also rejects the file (they are more precise)."""
+    import ast
+
+    try:
+        ast.parse(data)
+    except SyntaxError as err:
+        if err.lineno:
+            return err.lineno, max(1, err.offset or 1), f"syntax error: {err.msg}"
+    except (ValueError, MemoryError, RecursionError):
+        pass
+    message = str(exc).splitlines()[0] if str(exc) else "syntax error"
+    return exc.raw_line or 1, exc.raw_column + 1, message
 
 
 def _tool_detection(rule: str, line: int, message: str, column: int = 1) -> dict[str, Any]:
