@@ -374,3 +374,4 @@ register_table("library", LIBRARY, "name")
 
 # The operator tables (rules/ops/*.toml) register themselves; their module needs no torch.
 import neuronlint.graph.optables  # noqa: E402,F401,I001
+import neuronlint.lockin.tables  # noqa: E402,F401,I001  (registers the [[lockin_*]] and [[nki_replacement]] tables)
