@@ -65,7 +65,8 @@ def render(report: Report) -> str:
         console.print(Text(path, style="bold underline"))
         lines = _source_lines(path, cache) if report.show_source else []
         for f in by_file[path]:
-            console.print(_finding_block(f, lines, report.show_source))
+            # soft_wrap: long messages stay one line (greppable); the terminal wraps them.
+            console.print(_finding_block(f, lines, report.show_source), soft_wrap=True)
         console.print()
     counts = summary(report.findings)
     ctx = report.context

@@ -16,6 +16,7 @@ from typing import Any
 import libcst as cst
 
 from neuronlint.static.context import FileContext
+from neuronlint.static.import_sites import import_sites
 from neuronlint.static.positions import locate
 
 Handler = Callable[[Any, FileContext], None]
@@ -153,6 +154,8 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any) -> FileResult:
         result.detections.append(_tool_detection("NL001", 1, "the file contains NUL bytes (binary data, not Python source)"))
         return result
     if not any(word in data for word in _TRIGGERS):
+        # Not parsed, but its imports still count: importing an in-repo kernel module is a finding.
+        result.import_sites = import_sites(data, _module_name(rel_path), rel_path.endswith("__init__.py"))
         return result
     try:
         module = cst.parse_module(data)
@@ -194,8 +197,6 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any) -> FileResult:
                 "snippet": ctx.snippet(det.anchor),
             }
         )
-    from neuronlint.static.import_sites import import_sites
-
     result.import_sites = import_sites(data, ctx.module_name, rel_path.endswith("__init__.py"))
     result.imports = sorted(ctx.imports)
     result.defines_kernels = sorted(set(ctx.defines_kernels))
