@@ -1,4 +1,9 @@
-"""cuda-api: CUDA device strings, integer device ordinals, pin_memory. (torch.cuda.* names are table-driven.)"""
+"""cuda-api: CUDA device strings, integer device ordinals, pin_memory. (torch.cuda.* names are table-driven.)
+
+A `'cuda'` literal is judged by where it stands (neuronlint.static.literal_roles): used as a value it
+places tensors on CUDA (NL101) or selects CUDA autocast (NL107); compared, it is a CUDA check (NL111);
+as a dispatch-table key, an allowed choice, a `Literal[...]` member or an attribute name it is neither.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,23 @@ import re
 import libcst as cst
 
 from neuronlint.static.calls import arg_value, kwarg, name_of, positional
+from neuronlint.static.checkers.custom_kernel import registers_cuda_kernel
 from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
+from neuronlint.static.literal_roles import ROLE_TEST, ROLE_VALUE, literal_role
 
 triggers("cuda", "pin_memory", ".to(", "device=")
 
 CUDA_DEVICE = re.compile(r"^cuda(:(\d+|\{\}|%d|%s|%i)?)?$")
+CUDA_TENSOR_TYPE = re.compile(r"^torch\.cuda\.[A-Za-z0-9]*Tensor$")  # `x.type() == "torch.cuda.HalfTensor"`
 _AUTOCAST = {"torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler", "torch.cuda.amp.autocast",
-             "torch.amp.custom_fwd", "torch.amp.custom_bwd", "torch.is_autocast_enabled", "torch.get_autocast_dtype"}  # fmt: skip
-_ORDINAL_NAME = re.compile(r"(^|_)(local_?rank|rank|gpu|gpus|gpu_id|gpu_idx|device_id|dev_id|device_idx|local_device|cuda_device)$")
+             "torch.amp.custom_fwd", "torch.amp.custom_bwd", "torch.is_autocast_enabled", "torch.get_autocast_dtype",
+             "torch.amp.grad_scaler.GradScaler", "torch.amp.autocast_mode.autocast"}  # fmt: skip
+_PARTIAL = {"functools.partial", "partial"}
+_ORDINAL_NAME = re.compile(
+    r"(^|_)(local_?rank|rank|gpu|gpus|gpu_id|gpu_idx|device_id|dev_id|device_idx|local_device|cuda_device)$"
+)
+_FALLBACK_TEST = re.compile(r"is_available|cuda")
 
 
 def _string_value(node: cst.CSTNode, ctx: FileContext) -> str | None:
@@ -23,41 +36,80 @@ def _string_value(node: cst.CSTNode, ctx: FileContext) -> str | None:
     return values[0] if values and len(values) == 1 else None
 
 
-def _classify(node: cst.CSTNode, ctx: FileContext) -> tuple[str, dict]:
-    """Which rule a 'cuda' literal belongs to, from where it stands."""
+def _autocast_api(call: cst.Call, ctx: FileContext) -> str | None:
+    """The autocast/GradScaler API a call configures, if it is one."""
+    callee = ctx.qualname(call.func) or ""
+    if callee in _AUTOCAST or name_of(call.func) in ("autocast", "GradScaler"):
+        return callee or name_of(call.func)
+    if (
+        callee in _PARTIAL or name_of(call.func) == "partial"
+    ):  # partial(torch.amp.custom_fwd, device_type="cuda")
+        args = positional(call)
+        inner = (ctx.qualname(args[0].value) or "") if args else ""
+        return inner if inner in _AUTOCAST else None
+    return None
+
+
+def _falls_back(ctx: FileContext) -> bool:
+    """Inside a conditional keyed on CUDA (`"cuda" if torch.cuda.is_available() else "cpu"`)."""
+    for ancestor in reversed(ctx.parents):
+        if isinstance(ancestor, (cst.IfExp, cst.If)) and _FALLBACK_TEST.search(
+            ctx.module.code_for_node(ancestor.test)
+        ):
+            return True
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            return False
+    return False
+
+
+def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
+    role = literal_role(node, ctx)
+    if role == ROLE_TEST:
+        ctx.report("NL111", node, symbol=f"comparison with {value!r}")
+        return
+    if role != ROLE_VALUE:
+        return  # a dispatch-table key, an allowed choice, a Literal[...] member or an attribute name
     parent = ctx.parent()
-    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
-        return "NL111", {"symbol": "comparison with 'cuda'"}
     if isinstance(parent, cst.Arg):
         call = ctx.parent(2)
-        if isinstance(call, cst.Call):
-            callee = ctx.qualname(call.func) or ""
-            keyword = parent.keyword.value if parent.keyword else None
-            if keyword == "device_type" or callee in _AUTOCAST:
-                return "NL107", {"api": callee or "autocast", "symbol": "device_type 'cuda'"}
-    ifexp = ctx.enclosing(cst.IfExp)
-    fallback = False
-    if isinstance(ifexp, cst.IfExp):
-        test = ctx.module.code_for_node(ifexp.test)
-        fallback = "is_available" in test or "cuda" in test
-    return "NL101", {"fallback": fallback}
+        if isinstance(call, cst.Call) and registers_cuda_kernel(call, ctx):
+            return  # a kernel registered for CUDA: custom_kernel reports the operator (NL303)
+        api = _autocast_api(call, ctx) if isinstance(call, cst.Call) else None
+        if api:
+            ctx.report("NL107", node, api=api, symbol=f"device_type {value!r}", **_alternatives(node, value))
+            return
+    ctx.report("NL101", node, symbol=repr(value), fallback=_falls_back(ctx), **_alternatives(node, value))
+
+
+def _alternatives(node: cst.CSTNode, value: str) -> dict:
+    """The same literal naming the Neuron device on each backend (a plain string only, not an f-string)."""
+    if not isinstance(node, cst.SimpleString):
+        return {}
+    alternatives = {"native_alt": node.value.replace("cuda", "neuron", 1)}
+    if ":" not in value:  # the XLA device takes no CUDA ordinal
+        alternatives["xla_alt"] = node.value.replace("cuda", "xla", 1)
+    return alternatives
+
+
+def _tensor_type_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
+    if literal_role(node, ctx) == ROLE_TEST:
+        ctx.report("NL111", node, symbol=f"comparison with {value!r}")
+        return
+    parent, call = ctx.parent(), ctx.parent(2)
+    if isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and name_of(call.func) == "type":
+        ctx.report("NL101", node, symbol=f".type({value!r})")  # `x.type("torch.cuda.FloatTensor")` moves x
 
 
 def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
     if isinstance(ctx.parent(), cst.ConcatenatedString):
         return
     value = _string_value(node, ctx)
-    if value is None or not CUDA_DEVICE.match(value):
+    if value is None:
         return
-    rule, facts = _classify(node, ctx)
-    facts.setdefault("symbol", repr(value))
-    if rule == "NL101" and isinstance(node, cst.SimpleString):
-        quote = node.value
-        facts["native_alt"] = quote.replace("cuda", "neuron", 1)
-        facts["xla_alt"] = quote.replace("cuda", "xla", 1) if ":" not in value else None
-        if facts["xla_alt"] is None:
-            facts.pop("xla_alt")
-    ctx.report(rule, node, **facts)
+    if CUDA_DEVICE.match(value):
+        _device_literal(node, value, ctx)
+    elif CUDA_TENSOR_TYPE.match(value):
+        _tensor_type_literal(node, value, ctx)
 
 
 on(cst.SimpleString)(_literal)
@@ -87,8 +139,10 @@ def _device_ordinals(node: cst.Call, ctx: FileContext) -> None:
         if _is_ordinal(target, ctx):
             ctx.report("NL112", target, symbol=ctx.module.code_for_node(target))
         return
+    if not callee or not callee.startswith("torch.") or callee.startswith("torch.cuda."):
+        return  # torch.cuda.* calls are reported as such (NL105/NL106); their ordinal is part of that
     device = kwarg(node, "device")
-    if device is not None and _is_ordinal(device.value, ctx) and callee and callee.startswith("torch."):
+    if device is not None and _is_ordinal(device.value, ctx):
         ctx.report("NL112", device.value, symbol=ctx.module.code_for_node(device.value))
 
 

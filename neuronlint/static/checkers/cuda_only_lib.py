@@ -1,23 +1,38 @@
-"""cuda-only-lib: imports of CUDA-only libraries (rules/libraries.toml), their call sites, bnb flags."""
+"""cuda-only-lib: imports of CUDA-only libraries (rules/libraries.toml), their call sites, bnb flags.
+
+An import or call is "guarded" (reported as a warning, not a blocker) when it sits where the library
+is optional: in a `try:` whose handler catches ImportError, or under an `if` that tests availability
+(`if HAVE_TE:`, `if is_xformers_available():`, `if args.use_flash_attn:`).
+"""
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
 from neuronlint.static.bindings import absolute_module, dotted
-from neuronlint.static.calls import is_true
+from neuronlint.static.calls import is_true, name_of
 from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
 
 triggers("flash_attn", "xformers", "apex", "bitsandbytes", "triton", "mamba_ssm", "causal_conv1d", "amp_C",
          "transformer_engine", "deepspeed", "tensorrt", "cupy", "pycuda", "dali", "load_in_8bit",
-         "load_in_4bit", "BitsAndBytesConfig", "liger_kernel", "vllm", "selective_scan", "install_requires")  # fmt: skip
+         "load_in_4bit", "BitsAndBytesConfig", "liger_kernel", "vllm", "selective_scan", "install_requires",
+         "flashinfer", "flash_mla", "deep_ep", "deep_gemm", "nvshmem", "sageattention", "pynvml", "helion",
+         "flash_attn_interface", "flashattn_hopper")  # fmt: skip
 
+_KERNEL_LANGUAGES = frozenset({"triton", "helion"})
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+# An `if` test that asks whether an optional library is there (or enabled): HAVE_TE, is_xformers_available(),
+# importlib.util.find_spec("flash_attn"), is_te_min_version(...), args.use_flash_attn.
+_AVAILABILITY_TEST = re.compile(
+    r"(?i)\bhas_|have_|_available|available_|_installed|find_spec|_min_version|\buse_|enable_"
+)
 
 
-def _guarded(ctx: FileContext) -> bool:
-    """Inside `try:` whose handlers catch ImportError: an optional dependency with a fallback."""
+def _guarded(ctx: FileContext, lib: dict) -> bool:
+    """Inside `try:` whose handlers catch ImportError, or under an `if` testing the library's availability."""
     parents = ctx.parents
     for i in range(len(parents) - 1, 0, -1):
         node = parents[i - 1]
@@ -25,15 +40,23 @@ def _guarded(ctx: FileContext) -> bool:
             for handler in node.handlers:
                 if handler.type is None:
                     return True
-                names = {dotted(e.value) for e in handler.type.elements} if isinstance(handler.type, cst.Tuple) else {dotted(handler.type)}
+                names = (
+                    {dotted(e.value) for e in handler.type.elements}
+                    if isinstance(handler.type, cst.Tuple)
+                    else {dotted(handler.type)}
+                )
                 if names & _IMPORT_ERRORS:
                     return True
+        elif isinstance(node, cst.If) and parents[i] is not node.test:
+            test = ctx.module.code_for_node(node.test)
+            if _AVAILABILITY_TEST.search(test) or any(m.split(".")[0] in test for m in lib["modules"]):
+                return True
     return False
 
 
 def _lib_facts(lib: dict, module: str, ctx: FileContext) -> dict:
     return {"library": lib["name"], "module": module, "alternative": lib["alternative"],
-            "lib_status": lib["status"], "guarded": _guarded(ctx)}  # fmt: skip
+            "lib_status": lib["status"], "guarded": _guarded(ctx, lib)}  # fmt: skip
 
 
 @on(cst.Import)
@@ -62,30 +85,53 @@ def _import_from(node: cst.ImportFrom, ctx: FileContext) -> None:
         ctx.report("NL401", node.module, **_lib_facts(lib, module, ctx))
 
 
-@on(cst.Call)
-def _call(node: cst.Call, ctx: FileContext) -> None:
-    qualname = ctx.qualname(node.func)
+def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
+    qualname = ctx.qualname(node)
     if not qualname:
         return
     lib = ctx.data.library(qualname)
-    # Triton call sites live inside kernels, already reported once per kernel (NL301).
-    if lib is None or lib["name"] == "triton":
+    # Triton and Helion calls live inside kernels, already reported once per kernel (NL301).
+    if lib is None or lib["name"] in _KERNEL_LANGUAGES:
         return
-    if ctx.enclosing(cst.Decorator):
-        return
-    ctx.report("NL402", node.func, api=qualname, **_lib_facts(lib, qualname, ctx))
+    ctx.report("NL402", node, api=qualname, **_lib_facts(lib, qualname, ctx))
+
+
+@on(cst.Call)
+def _call(node: cst.Call, ctx: FileContext) -> None:
+    if not ctx.enclosing(cst.Decorator):
+        _library_use(node.func, ctx)
+
+
+@on(cst.ClassDef)
+def _subclass(node: cst.ClassDef, ctx: FileContext) -> None:
+    # `class TELinear(te.pytorch.Linear)`: the class is the library's layer under another name.
+    for base in node.bases:
+        if base.keyword is None:
+            _library_use(base.value, ctx)
+
+
+def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
+    if not isinstance(call, cst.Call):
+        return False
+    qualname = ctx.qualname(call.func) or ""
+    return name_of(call.func) == "BitsAndBytesConfig" or qualname.endswith(".BitsAndBytesConfig")
 
 
 @on(cst.Arg)
 def _bnb_flags(node: cst.Arg, ctx: FileContext) -> None:
-    if node.keyword is not None and node.keyword.value in ("load_in_8bit", "load_in_4bit") and is_true(node.value):
-        ctx.report("NL403", node, symbol=f"{node.keyword.value}=True")
+    if (
+        node.keyword is not None
+        and node.keyword.value in ("load_in_8bit", "load_in_4bit")
+        and is_true(node.value)
+    ):
+        if not _is_bnb_config(ctx.parent(), ctx):  # the config call itself is the finding
+            ctx.report("NL403", node, symbol=f"{node.keyword.value}=True")
 
 
-@on(cst.Name)
-def _bnb_config(node: cst.Name, ctx: FileContext) -> None:
-    if node.value == "BitsAndBytesConfig" and isinstance(ctx.parent(), cst.Call) and ctx.parent().func is node:
-        ctx.report("NL403", node, symbol="BitsAndBytesConfig")
+@on(cst.Call)
+def _bnb_config(node: cst.Call, ctx: FileContext) -> None:
+    if _is_bnb_config(node, ctx):
+        ctx.report("NL403", node.func, symbol="BitsAndBytesConfig")
 
 
 @on(cst.Arg)
@@ -108,4 +154,6 @@ def _install_requires(node: cst.Arg, ctx: FileContext) -> None:
             name = requirement_name(text[0]) if text else None
             lib = ctx.data.library_packages.get(name) if name else None
             if lib is not None:
-                ctx.report("NL404", value, library=lib["name"], package=text[0], alternative=lib["alternative"])
+                ctx.report(
+                    "NL404", value, library=lib["name"], package=text[0], alternative=lib["alternative"]
+                )

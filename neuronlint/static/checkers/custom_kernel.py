@@ -10,17 +10,28 @@ from __future__ import annotations
 import libcst as cst
 
 from neuronlint.static.bindings import dotted
-from neuronlint.static.calls import arg_value
+from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
 
-triggers("triton", "cpp_extension", "Extension", "torch.ops", "_C", "_cuda", "grid")
+triggers(
+    "triton",
+    "cpp_extension",
+    "Extension",
+    "torch.ops",
+    "_C",
+    "_cuda",
+    "grid",
+    "custom_op",
+    "register_kernel",
+    ".impl(",
+)
 
 # torch.ops namespaces that ship with PyTorch itself (not user-compiled kernels).
 _BUILTIN_OP_NAMESPACES = frozenset(
     {"aten", "prims", "quantized", "quantized_decomposed", "c10d", "_c10d_functional", "c10d_functional",
      "_dtensor", "profiler", "higher_order", "fbgemm", "torchvision", "torchaudio", "_quantized", "mkldnn",
-     "onednn", "inductor", "debugprims", "rngprims", "_inductor_test", "_test", "mylib", "xla", "neuron"}
+     "onednn", "inductor", "debugprims", "rngprims", "_inductor_test", "_test", "xla", "neuron"}
 )  # fmt: skip
 
 
@@ -36,6 +47,10 @@ def _is_grid(node: cst.BaseExpression) -> bool:
     return False
 
 
+def _is_grid_tuple(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Tuple, cst.List)) and bool(node.elements)
+
+
 @on(cst.Call)
 def _launch(node: cst.Call, ctx: FileContext) -> None:
     func = node.func
@@ -48,7 +63,10 @@ def _launch(node: cst.Call, ctx: FileContext) -> None:
     binding = ctx.lookup(kernel.value) if isinstance(kernel, cst.Name) else None
     if binding is not None and binding[0] == "kernel":
         ctx.report("NL301", func, kernel=kernel.value, launch=True, end_node=node)
-    elif _is_grid(index.value) and isinstance(kernel, (cst.Name, cst.Attribute)):
+    elif isinstance(kernel, (cst.Name, cst.Attribute)) and (
+        _is_grid(index.value) or (_is_grid_tuple(index.value) and "kernel" in name_of(kernel).lower())
+    ):
+        # `handlers[key](x)` is an ordinary lookup; a kernel-named callee with a tuple of sizes is a launch.
         ctx.report("NL301", func, kernel=dotted(kernel), launch=True, end_node=node)
 
 
@@ -70,19 +88,70 @@ def _extension_names(node: cst.Call, ctx: FileContext) -> None:
         ctx.defines_kernels.append("cuda-extension")
 
 
+def _called_chain(node: cst.Attribute, ctx: FileContext) -> bool:
+    """Whether the attribute chain starting at `node` is the callee of a call (`torch.ops.ns.op(x)`,
+    `torch.ops.ns.op.default(x)`), as opposed to an op referenced by a graph pass (`n.target is ...`)."""
+    chain: cst.CSTNode = node
+    for ancestor in reversed(ctx.parents):
+        if isinstance(ancestor, cst.Attribute) and ancestor.value is chain:
+            chain = ancestor
+            continue
+        return isinstance(ancestor, cst.Call) and ancestor.func is chain
+    return False
+
+
 @on(cst.Attribute)
 def _torch_ops(node: cst.Attribute, ctx: FileContext) -> None:
-    # torch.ops.<namespace>.<op>: report at the namespace, once per chain.
+    # torch.ops.<namespace>.<op>(...): report at the namespace, once per call.
     if not isinstance(node.value, cst.Attribute) or ctx.qualname(node.value) != "torch.ops":
         return
     namespace = node.attr.value
-    if namespace in _BUILTIN_OP_NAMESPACES:
+    if namespace in _BUILTIN_OP_NAMESPACES or not _called_chain(node, ctx):
         return
     ctx.report("NL303", node, module=f"torch.ops.{namespace}", kind="custom operator namespace")
 
 
+# Calls that register a custom operator's kernel for one device type.
+_REGISTRATIONS = frozenset({"custom_op", "register_kernel", "impl"})
+_CUDA_DISPATCH = frozenset({"cuda", "autogradcuda"})
+
+
+def _cuda_dispatch(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
+    values = ctx.strings(node) if node is not None else None
+    if values:
+        return any(v.lower() in _CUDA_DISPATCH for v in values)
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return any(_cuda_dispatch(e.value, ctx) for e in node.elements)
+    return False
+
+
+def registers_cuda_kernel(call: cst.Call, ctx: FileContext) -> bool:
+    """`torch.library.custom_op(..., device_types="cuda")`, `op.register_kernel("cuda")`,
+    `lib.impl("op", fn, "CUDA")`: a custom operator implemented for CUDA only."""
+    return name_of(call.func) in _REGISTRATIONS and any(_cuda_dispatch(a.value, ctx) for a in call.args)
+
+
+@on(cst.Call)
+def _cuda_registration(node: cst.Call, ctx: FileContext) -> None:
+    if not registers_cuda_kernel(node, ctx):
+        return
+    names = [
+        v
+        for a in node.args
+        for v in (ctx.strings(a.value) or ())
+        if "::" in v or v.lower() not in _CUDA_DISPATCH
+    ]
+    receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+    op = names[0] if names else (dotted(receiver) if receiver is not None else name_of(node.func))
+    ctx.report(
+        "NL303", node.func, module=op or "custom operator", kind="custom operator implemented only for CUDA"
+    )
+
+
 def _extension_import(module: str) -> bool:
     last = module.split(".")[-1]
+    if last.endswith("to_cuda"):
+        return False  # `from .utils import move_to_cuda`: a function, not a compiled module
     return last in ("_C", "_cuda") or last.endswith("_cuda") or last.endswith("_cuda_kernel")
 
 
@@ -100,7 +169,9 @@ def _import_from_extension(node: cst.ImportFrom, ctx: FileContext) -> None:
 
     module = absolute_module(node, ctx) or (dotted(node.module) if node.module else "")
     names = [] if isinstance(node.names, cst.ImportStar) else node.names
-    candidates = [(module, node.module)] + [(f"{module}.{dotted(a.name)}" if module else dotted(a.name), a) for a in names]
+    candidates = [(module, node.module)] + [
+        (f"{module}.{dotted(a.name)}" if module else dotted(a.name), a) for a in names
+    ]
     for full, where in candidates:
         if full and where is not None and _extension_import(full) and not full.startswith("torch."):
             if ctx.data.library(full) is None:

@@ -9,11 +9,15 @@ import libcst as cst
 from neuronlint.static.calls import kwarg
 from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
+from neuronlint.static.literal_roles import ROLE_ATTRIBUTE, ROLE_OPTION, ROLE_TEST, ROLE_VALUE, literal_role
 
 triggers("nccl", "NCCL", "device_ids", "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "CUDA_LAUNCH_BLOCKING",
          "CUDA_DEVICE_MAX_CONNECTIONS", "DataParallel", "fully_shard")  # fmt: skip
 
-_ENV = re.compile(r"^((TORCH_)?NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES|PYTORCH_CUDA_ALLOC_CONF|CUDA_LAUNCH_BLOCKING|CUDA_DEVICE_MAX_CONNECTIONS|PYTORCH_NVML_BASED_CUDA_CHECK)$")
+_ENV = re.compile(
+    r"^((TORCH_)?NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES|PYTORCH_CUDA_ALLOC_CONF|CUDA_LAUNCH_BLOCKING|CUDA_DEVICE_MAX_CONNECTIONS|PYTORCH_NVML_BASED_CUDA_CHECK)$"
+)
+_CUDA_TEST = re.compile(r"is_available|cuda")
 _DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
 
 
@@ -25,11 +29,19 @@ def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
         return
     value = values[0]
     if value.lower() == "nccl":
-        in_comparison = isinstance(ctx.parent(), (cst.Comparison, cst.ComparisonTarget))
-        ctx.report("NL201", node, symbol=repr(value), comparison=in_comparison,
-                   xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None)
-    elif _ENV.match(value):
+        role = literal_role(node, ctx)
+        if role not in (ROLE_VALUE, ROLE_TEST):
+            return  # a dispatch-table key, a `choices=`/`Literal[...]` option, an attribute name
+        ctx.report("NL201", node, symbol=repr(value), comparison=role == ROLE_TEST, fallback=_falls_back(ctx),
+                   xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None)  # fmt: skip
+    elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):
         ctx.report("NL204", node, symbol=value)
+
+
+def _falls_back(ctx: FileContext) -> bool:
+    """`"nccl" if torch.cuda.is_available() else "gloo"`: without CUDA the other backend is chosen."""
+    ifexp = ctx.parent()
+    return isinstance(ifexp, cst.IfExp) and bool(_CUDA_TEST.search(ctx.module.code_for_node(ifexp.test)))
 
 
 on(cst.SimpleString)(_literal)

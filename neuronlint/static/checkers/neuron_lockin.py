@@ -7,8 +7,10 @@ import re
 import libcst as cst
 
 from neuronlint.static.bindings import absolute_module, dotted
+from neuronlint.static.calls import name_of, positional
 from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
+from neuronlint.static.literal_roles import ROLE_ATTRIBUTE, ROLE_KEY, ROLE_OPTION, literal_role
 
 triggers("torch_xla", "torch_neuronx", "neuronx", "nki", "optimum", "xla", "NEURON_", "XLA_")
 
@@ -28,7 +30,9 @@ _NEURON_MODULES: tuple[tuple[str, str, str], ...] = (
     ("transformers_neuronx", "NL904", "transformers-neuronx (end of support)"),
 )
 _XLA_DEVICE = re.compile(r"^(xla|neuron)(:(\d+|\{\}|%d|%s))?$")
-_ENV = re.compile(r"^(NEURON_[A-Z0-9_]+|XLA_USE_BF16|XLA_DOWNCAST_BF16|XLA_IR_DEBUG|XLA_HLO_DEBUG|PT_XLA_DEBUG(_LEVEL)?|NEURON_CC_FLAGS)$")
+_ENV = re.compile(
+    r"^(NEURON_[A-Z0-9_]+|XLA_USE_BF16|XLA_DOWNCAST_BF16|XLA_IR_DEBUG|XLA_HLO_DEBUG|PT_XLA_DEBUG(_LEVEL)?|NEURON_CC_FLAGS)$"
+)
 
 
 def _neuron_module(module: str) -> tuple[str, str] | None:
@@ -44,7 +48,13 @@ def _import(node: cst.Import, ctx: FileContext) -> None:
         module = dotted(alias.name)
         found = _neuron_module(module)
         if found:
-            ctx.report(found[0], alias, module=module, what=found[1], legacy_namespace=module.startswith("neuronxcc.nki"))
+            ctx.report(
+                found[0],
+                alias,
+                module=module,
+                what=found[1],
+                legacy_namespace=module.startswith("neuronxcc.nki"),
+            )
 
 
 @on(cst.ImportFrom)
@@ -53,25 +63,57 @@ def _import_from(node: cst.ImportFrom, ctx: FileContext) -> None:
         return
     module = absolute_module(node, ctx)
     found = _neuron_module(module)
-    if found is None and not isinstance(node.names, cst.ImportStar):
-        for alias in node.names:  # `from neuronxcc import nki`
-            full = f"{module}.{dotted(alias.name)}"
-            found = _neuron_module(full) if full.startswith("neuronxcc.nki") else None
-            if found:
-                module = full
+    if module == "neuronxcc" and not isinstance(node.names, cst.ImportStar):
+        for alias in node.names:  # `from neuronxcc import nki`: the legacy NKI namespace, not the compiler
+            if dotted(alias.name) == "nki":
+                module, found = "neuronxcc.nki", _neuron_module("neuronxcc.nki")
                 break
     if found:
-        ctx.report(found[0], node.module, module=module, what=found[1], legacy_namespace=module.startswith("neuronxcc.nki"))
+        ctx.report(
+            found[0],
+            node.module,
+            module=module,
+            what=found[1],
+            legacy_namespace=module.startswith("neuronxcc.nki"),
+        )
+
+
+_PROCESS_GROUP_CALLS = frozenset(
+    {"init_process_group", "new_group", "new_subgroups", "new_subgroups_by_enumeration"}
+)
+
+
+def _device_use(node: cst.CSTNode, ctx: FileContext) -> str | None:
+    """What an 'xla'/'neuron' literal names where it stands, or None where it names nothing in use."""
+    role = literal_role(node, ctx)
+    if role in (ROLE_KEY, ROLE_OPTION, ROLE_ATTRIBUTE):
+        return None  # a per-device dispatch table, an allowed choice, `hasattr(torch, "neuron")`
+    parent, call = ctx.parent(), ctx.parent(2)
+    if isinstance(parent, cst.Arg) and isinstance(call, cst.Call):
+        keyword = parent.keyword.value if parent.keyword is not None else None
+        callee = name_of(call.func)
+        if callee == "compile" and keyword == "backend":
+            return None  # torch.compile(backend="neuron") is NL909 (compile_backend)
+        first = positional(call)[:1]
+        if callee in _PROCESS_GROUP_CALLS and (keyword == "backend" or (first and first[0] is parent)):
+            return "process-group backend"
+        if keyword == "backend":
+            return "backend"
+    return "device"
 
 
 def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
+    if isinstance(ctx.parent(), cst.ConcatenatedString):
+        return
     values = ctx.strings(node)
     if not values or len(values) != 1:
         return
     value = values[0]
     if _XLA_DEVICE.match(value) and "torch" in ctx.imports_seen():
-        ctx.report("NL902", node, symbol=repr(value))
-    elif _ENV.match(value):
+        what = _device_use(node, ctx)
+        if what is not None:
+            ctx.report("NL902", node, symbol=repr(value), what=what)
+    elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):
         ctx.report("NL907", node, symbol=value)
 
 
