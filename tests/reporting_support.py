@@ -1,8 +1,11 @@
 """Shared by the reporter, baseline, diff and pre-commit tests: a small sample project, real scans
 through the same filter pipeline as the CLI, real git repositories, and snapshot files.
 
-Snapshots live in tests/snapshots/<name>. When an output changes on purpose (a reporter change,
-or rule text edited in rules/), review the diff the failing test prints, then accept it with
+Snapshots live in tests/snapshots/<name>. They pin what the reporters decide (structure, positions,
+levels, fingerprints, fixes, suppressions, ordering, escaping), not the rule prose in rules/, which
+changes often: `pin_prose` replaces each finding's message and each rule's texts with fixed
+placeholders before rendering. When an output changes on purpose, review the diff the failing
+test prints, then accept it with
 
     NEURONLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_reporters_*.py
 
@@ -11,6 +14,7 @@ and commit the updated files. Snapshots never contain the version string or abso
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import subprocess
@@ -19,6 +23,7 @@ from pathlib import Path
 
 from neuronlint.filters.pipeline import FilterRequest, apply_filters
 from neuronlint.reporters import Report
+from neuronlint.ruledb.model import Rule
 from neuronlint.scanner import ScanOptions, run_scan
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
@@ -84,6 +89,29 @@ def scan_report(root: Path, *, select: list[str] | None = None, request: FilterR
     outcome = apply_filters(result, options, request or FilterRequest(), root)
     return Report(findings=outcome.findings, context=result.context, db=result.db, files=result.files,
                   lines=result.lines, extra=dict(outcome.report_extra))  # fmt: skip
+
+
+def pin_prose(report: Report) -> Report:
+    """The same report with rule prose (messages, titles, help) replaced by fixed placeholders.
+
+    The placeholders contain ':', ',', '%', '|' and a backtick so that escaping shows in snapshots.
+    """
+    def rule_text(rule: Rule) -> Rule:
+        label = f"{rule.id} {rule.name}"
+        return dataclasses.replace(
+            rule, title=f"Title of {label}", summary=f"Summary of {label}: what it detects, 100% pinned.",
+            why=f"Why {label} matters on Neuron.", example=f"# example of {rule.id}\n",
+            example_fixed=f"# fixed example of {rule.id}\n" if rule.example_fixed.strip() else "",
+            instead={key: f"Use `the {key} alternative` to {rule.id}." for key in rule.instead},
+        )  # fmt: skip
+
+    db = dataclasses.replace(report.db, rules={rule_id: rule_text(rule) for rule_id, rule in report.db.rules.items()})
+    findings = []
+    for finding in report.findings:
+        copy = dataclasses.replace(finding, extra=dict(finding.extra))
+        copy.message = f"Message of {finding.rule} ({finding.name}): 50% pinned, a | b."
+        findings.append(copy)
+    return dataclasses.replace(report, findings=findings, db=db)
 
 
 def assert_snapshot(name: str, actual: str) -> None:

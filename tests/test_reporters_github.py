@@ -20,6 +20,7 @@ from tests.reporting_support import (
     git,
     init_repo,
     neuronlint,
+    pin_prose,
     scan_report,
     write_files,
 )
@@ -49,7 +50,7 @@ def parse(line: str) -> tuple[str, dict[str, str], str]:
 
 def test_github_snapshot(tmp_path: Path) -> None:
     write_files(tmp_path, SAMPLE)
-    assert_snapshot("sample.github.txt", render("github", scan_report(tmp_path)))
+    assert_snapshot("sample.github.txt", render("github", pin_prose(scan_report(tmp_path))))
 
 
 def test_annotation_fields_and_suppressed_findings_left_out(tmp_path: Path) -> None:

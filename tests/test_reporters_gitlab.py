@@ -17,6 +17,7 @@ from tests.reporting_support import (
     assert_snapshot,
     init_repo,
     neuronlint,
+    pin_prose,
     scan_report,
     write_files,
 )
@@ -35,7 +36,7 @@ def _issues(root: Path, files: dict[str, str], **kwargs) -> list[dict]:
 
 def test_gitlab_snapshot(tmp_path: Path) -> None:
     write_files(tmp_path, SAMPLE)
-    assert_snapshot("sample.gitlab.json", render("gitlab", scan_report(tmp_path)))
+    assert_snapshot("sample.gitlab.json", render("gitlab", pin_prose(scan_report(tmp_path))))
 
 
 def test_required_fields_and_severity_mapping(tmp_path: Path) -> None:

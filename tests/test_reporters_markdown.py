@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from neuronlint.reporters import markdown, render
-from tests.reporting_support import GITHUB_ENV, SAMPLE, assert_snapshot, scan_report, write_files
+from tests.reporting_support import GITHUB_ENV, SAMPLE, assert_snapshot, pin_prose, scan_report, write_files
 
 
 @pytest.fixture(autouse=True)
@@ -19,9 +19,15 @@ def _no_github_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+def _without_lockin_numbers(text: str) -> str:
+    """The lock-in section's numbers come from the weights in rules/lockin.toml; tests below check them."""
+    head, marker, _ = text.partition("### Lock-in\n")
+    return head + marker + "(scores from neuronlint.lockin, checked in test_lockin_section_shows_the_lockin_score)\n"
+
+
 def test_markdown_snapshot(tmp_path: Path) -> None:
     write_files(tmp_path, SAMPLE)
-    assert_snapshot("sample.md", render("markdown", scan_report(tmp_path)))
+    assert_snapshot("sample.md", _without_lockin_numbers(render("markdown", pin_prose(scan_report(tmp_path)))))
 
 
 def test_counts_top_blockers_and_lockin(tmp_path: Path) -> None:
@@ -32,8 +38,52 @@ def test_counts_top_blockers_and_lockin(tmp_path: Path) -> None:
     blockers = [line for line in text.splitlines() if line.startswith("| [NL")]
     assert len(blockers) == 3
     assert blockers[0].startswith("| [NL201 nccl-backend](https://github.com/neuronlint/neuronlint/blob/main/docs/rules/NL201.md) | `train.py:6` |")
-    assert "**CUDA coupling** (to remove before running on Neuron): 4 findings in 1 file, 3 blockers." in text
-    assert "**Neuron lock-in** (to undo if you leave Neuron): 2 findings in 1 file." in text
+
+
+def test_lockin_section_shows_the_lockin_score(tmp_path: Path) -> None:
+    from neuronlint.lockin import score
+
+    write_files(tmp_path, SAMPLE)
+    report = scan_report(tmp_path)
+    text = render("markdown", report)
+    scan = report.extra["scan"]
+    expected = score(scan["findings"], scan["results"], report.db, report.context)
+    cuda, neuron = expected.repository.scores["cuda"], expected.repository.scores["neuron"]
+    assert (f"| **CUDA coupling**: what must change to run on Neuron | {cuda.score} | {cuda.grade} ({cuda.label}) "
+            f"| 4 | 3 | {expected.effort['cuda'].hours:.0f} h |") in text  # fmt: skip
+    assert f"| **Neuron coupling**: what must change to leave Neuron later | {neuron.score} | {neuron.grade}" in text
+    assert "CUDA coupling hot spots: `train.py` (100%)." in text
+
+
+def test_lockin_score_covers_the_whole_scan_when_a_baseline_hides_findings(tmp_path: Path) -> None:
+    from neuronlint.filters import baseline as baseline_filter
+    from neuronlint.filters.pipeline import FilterRequest
+
+    write_files(tmp_path, SAMPLE)
+    full = render("markdown", scan_report(tmp_path))
+    baseline_filter.write(scan_report(tmp_path).findings, tmp_path / "b.json", tmp_path)
+    (tmp_path / "extra.py").write_text("import torch\ny = torch.ones(1).cuda()\n", encoding="utf-8")
+    text = render("markdown", scan_report(tmp_path, request=FilterRequest(baseline=tmp_path / "b.json")))
+    assert "**1 blocker**, 0 warnings, 0 info" in text  # only the new finding is listed …
+    assert "| **CUDA coupling**: what must change to run on Neuron |" in text
+    lockin = text.partition("### Lock-in")[2]
+    assert "| 5 | 4 |" in lockin and "| 5 | 4 |" not in full.partition("### Lock-in")[2]  # … the score counts all
+
+
+def test_lockin_counts_fallback() -> None:
+    from neuronlint.findings import Finding, Severity
+    from neuronlint.reporters.markdown import lockin_counts
+
+    def finding(category: str, severity: Severity, path: str) -> Finding:
+        return Finding(rule="NL000", category=category, severity=severity, path=path, line=1, column=1, end_line=1,
+                       end_column=2, message="m")  # fmt: skip
+
+    lines = lockin_counts([finding("cuda-api", Severity.BLOCKER, "a.py"), finding("dtype", Severity.WARNING, "b.py"),
+                           finding("neuron-lockin", Severity.INFO, "a.py"), finding("parse-error", Severity.WARNING, "c.py")])  # fmt: skip
+    assert lines == [
+        "- **CUDA coupling** (to remove before running on Neuron): 2 findings in 2 files, 1 blocker.",
+        "- **Neuron lock-in** (to undo if you leave Neuron): 1 finding in 1 file.",
+    ]
 
 
 def test_top_blockers_are_capped_and_link_to_the_commit_in_actions(tmp_path: Path, monkeypatch) -> None:

@@ -23,6 +23,7 @@ from tests.reporting_support import (
     assert_snapshot,
     init_repo,
     neuronlint,
+    pin_prose,
     scan_report,
     write_files,
 )
@@ -63,7 +64,8 @@ def _without_version(log: dict) -> dict:
 
 
 def test_sarif_snapshot(tmp_path: Path) -> None:
-    log = _without_version(_sample_log(tmp_path))
+    write_files(tmp_path, SAMPLE)
+    log = _without_version(json.loads(render("sarif", pin_prose(scan_report(tmp_path)))))
     text = json.dumps(log, indent=2, ensure_ascii=False) + "\n"
     assert str(tmp_path) not in text
     assert_snapshot("sample.sarif", text)

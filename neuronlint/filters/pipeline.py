@@ -121,7 +121,9 @@ def apply_filters(result: ScanResult, options: ScanOptions, request: FilterReque
         findings.sort(key=Finding.sort_key)
     path_prefix = gitrepo.prefix(cwd)
     fingerprints.assign(findings, path_prefix)
-    outcome = FilterOutcome(findings=findings, report_extra={"repo_prefix": path_prefix})
+    # The whole scan stays available to reports that describe the code base (the lock-in score).
+    outcome = FilterOutcome(findings=findings, report_extra={"repo_prefix": path_prefix,
+                                                             "scan": {"findings": findings, "results": result.results}})
     json_extra: dict[str, Any] = {}
 
     if request.baseline is not None:

@@ -1,8 +1,9 @@
 """Markdown report for a pull-request comment or a GitHub job summary.
 
 Counts by category and severity, the top blockers with links to their rule pages, and the
-lock-in balance: how much code is tied to CUDA (to remove) against how much is tied to Neuron
-(to undo if you leave). Inside GitHub Actions, locations link to the commit being checked.
+lock-in balance from neuronlint.lockin: how much the code is tied to CUDA (to remove) against how
+much it is tied to Neuron (to undo if you leave). Inside GitHub Actions, locations link to the
+commit being checked.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from neuronlint import fingerprints
 from neuronlint.docs import DOCS_URL
 from neuronlint.findings import CATEGORIES, NEURON_SIDE_CATEGORIES, Finding, Severity
 from neuronlint.reporters import Report, summary
+from neuronlint.ruledb import RuleDBError
 
 TOP_BLOCKERS = 10
 _SEVERITIES = ("blocker", "warning", "info")
@@ -37,21 +39,48 @@ def _location(f: Finding, prefix: str) -> str:
     return label
 
 
-def lockin_lines(active: list[Finding]) -> list[str]:
-    """CUDA-side against Neuron-side findings (counts; categories from neuronlint.findings)."""
+def lockin_counts(active: list[Finding]) -> list[str]:
+    """CUDA-side against Neuron-side finding counts: the fallback when no lock-in score can be computed."""
     neuron = [f for f in active if f.category in NEURON_SIDE_CATEGORIES]
     cuda = [f for f in active if f.category not in NEURON_SIDE_CATEGORIES and f.category not in _NOT_PORTABILITY]
     cuda_blockers = sum(1 for f in cuda if f.severity is Severity.BLOCKER)
-    cuda_files = len({f.path for f in cuda})
-    neuron_files = len({f.path for f in neuron})
     return [
-        "### Lock-in",
-        "",
         f"- **CUDA coupling** (to remove before running on Neuron): {_plural(len(cuda), 'finding')} "
-        f"in {_plural(cuda_files, 'file')}, {_plural(cuda_blockers, 'blocker')}.",
+        f"in {_plural(len({f.path for f in cuda}), 'file')}, {_plural(cuda_blockers, 'blocker')}.",
         f"- **Neuron lock-in** (to undo if you leave Neuron): {_plural(len(neuron), 'finding')} "
-        f"in {_plural(neuron_files, 'file')}.",
+        f"in {_plural(len({f.path for f in neuron}), 'file')}.",
     ]
+
+
+def lockin_lines(report: Report) -> list[str]:
+    """The lock-in section: scores from neuronlint.lockin for the whole scan, or counts without it.
+
+    The score covers every finding of the scan, also those a baseline or --diff-base left out of
+    this report: lock-in is a property of the code base, not of a change.
+    """
+    scan = report.extra.get("scan") or {}
+    findings = scan.get("findings", report.findings)
+    lines = ["### Lock-in", ""]
+    try:
+        from neuronlint.lockin import score
+
+        result = score(findings, scan.get("results"), report.db, report.context)
+    except (ImportError, RuleDBError):
+        return lines + lockin_counts([f for f in findings if f.suppressed is None])
+    questions = {"cuda": "what must change to run on Neuron", "neuron": "what must change to leave Neuron later"}
+    titles = {"cuda": "CUDA coupling", "neuron": "Neuron coupling"}
+    lines += ["| Direction | Score (0-100) | Grade | Findings | Blockers | Effort |", "|---|---:|---|---:|---:|---:|"]
+    for direction in ("cuda", "neuron"):
+        value = result.repository.scores[direction]
+        hours = result.effort[direction].hours
+        lines.append(f"| **{titles[direction]}**: {questions[direction]} | {value.score} | {value.grade} "
+                     f"({cell(value.label)}) | {value.findings} | {value.blockers} | {hours:.0f} h |")  # fmt: skip
+    spots = result.hot_spots["cuda"][: result.hot_spot_count["cuda"]][:3]
+    if spots:
+        prefix = report.extra.get("repo_prefix", "")
+        listed = ", ".join(f"`{fingerprints.repo_path(h.path, prefix)}` ({h.share:.0f}%)" for h in spots)
+        lines += ["", f"CUDA coupling hot spots: {listed}."]
+    return lines
 
 
 def render(report: Report) -> str:
@@ -99,5 +128,5 @@ def render(report: Report) -> str:
             lines.append(f"| [{f.rule} {f.name}]({DOCS_URL.format(id=f.rule)}) | {_location(f, prefix)} | {cell(f.message)} |")
         if len(blockers) > TOP_BLOCKERS:
             lines += ["", f"… and {len(blockers) - TOP_BLOCKERS} more blocker(s)."]
-    lines += [""] + lockin_lines(active) + [""]
+    lines += [""] + lockin_lines(report) + [""]
     return "\n".join(lines)
