@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -40,26 +40,26 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = None,
+    version: Annotated[bool | None, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = None,
 ) -> None:
     """neuronlint finds what ties PyTorch code to CUDA and what will block or slow it on AWS Neuron."""
 
 
 # Shared option declarations (scan and the commands built on it use the same flags).
-PathsArg = Annotated[Optional[list[Path]], typer.Argument(help="Files or directories to scan (default: .).", show_default=False)]
-TargetOpt = Annotated[Optional[str], typer.Option("--target", "-t", help="Neuron chip: inf2, trn1, trn2, trn3 (default: trn2).")]
-SdkOpt = Annotated[Optional[str], typer.Option("--sdk", help="Neuron SDK release, e.g. 2.29 (default: newest in the database).")]
-BackendOpt = Annotated[Optional[str], typer.Option("--backend", help="PyTorch backend: xla or native (default: native where the release offers it).")]
-SelectOpt = Annotated[Optional[list[str]], typer.Option("--select", help="Only these rules: IDs, prefixes (NL1) or categories; comma-separated or repeated.")]
-ExtendSelectOpt = Annotated[Optional[list[str]], typer.Option("--extend-select", help="Add rules to the default set (e.g. the opt-in NL507).")]
-IgnoreOpt = Annotated[Optional[list[str]], typer.Option("--ignore", help="Skip these rules: IDs, prefixes or categories.")]
-ExcludeOpt = Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob of paths to skip (added to config `exclude`).")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="pyproject.toml to read [tool.neuronlint] from (default: found upwards).")]
-RulesDirOpt = Annotated[Optional[list[Path]], typer.Option("--rules-dir", help="Extra rule-database directory that adds or overrides entries.")]
-CompilerFlagsOpt = Annotated[Optional[list[str]], typer.Option("--compiler-flags", help="neuronx-cc flags you compile with, e.g. '--native-int64=enabled' (verdicts depend on them).")]
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="Files or directories to scan (default: .).", show_default=False)]
+TargetOpt = Annotated[str | None, typer.Option("--target", "-t", help="Neuron chip: inf2, trn1, trn2, trn3 (default: trn2).")]
+SdkOpt = Annotated[str | None, typer.Option("--sdk", help="Neuron SDK release, e.g. 2.29 (default: newest in the database).")]
+BackendOpt = Annotated[str | None, typer.Option("--backend", help="PyTorch backend: xla or native (default: native where the release offers it).")]
+SelectOpt = Annotated[list[str] | None, typer.Option("--select", help="Only these rules: IDs, prefixes (NL1) or categories; comma-separated or repeated.")]
+ExtendSelectOpt = Annotated[list[str] | None, typer.Option("--extend-select", help="Add rules to the default set (e.g. the opt-in NL507).")]
+IgnoreOpt = Annotated[list[str] | None, typer.Option("--ignore", help="Skip these rules: IDs, prefixes or categories.")]
+ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip (added to config `exclude`).")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="pyproject.toml to read [tool.neuronlint] from (default: found upwards).")]
+RulesDirOpt = Annotated[list[Path] | None, typer.Option("--rules-dir", help="Extra rule-database directory that adds or overrides entries.")]
+CompilerFlagsOpt = Annotated[list[str] | None, typer.Option("--compiler-flags", help="neuronx-cc flags you compile with, e.g. '--native-int64=enabled' (verdicts depend on them).")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (default: one per CPU).", min=0)]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the analysis cache.")]
-CacheDirOpt = Annotated[Optional[Path], typer.Option("--cache-dir", help="Cache directory (default: .neuronlint_cache next to the config).")]
+CacheDirOpt = Annotated[Path | None, typer.Option("--cache-dir", help="Cache directory (default: .neuronlint_cache next to the config).")]
 
 
 def _resolve(paths, **kwargs):
@@ -110,7 +110,7 @@ def exit_code(findings, fail_on: Severity | None, exit_zero: bool) -> int:
 def scan(
     paths: PathsArg = None,
     format: Annotated[str, typer.Option("--format", "-f", help="Output format: text, json, sarif, github, gitlab, markdown.")] = "text",
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the report in --format to this file; the terminal gets text.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the report in --format to this file; the terminal gets text.")] = None,
     target: TargetOpt = None,
     sdk: SdkOpt = None,
     backend: BackendOpt = None,
@@ -118,8 +118,8 @@ def scan(
     extend_select: ExtendSelectOpt = None,
     ignore: IgnoreOpt = None,
     exclude: ExcludeOpt = None,
-    severity: Annotated[Optional[str], typer.Option("--severity", help="Report only findings at or above: info, warning, blocker.")] = None,
-    fail_on: Annotated[Optional[str], typer.Option("--fail-on", help="Exit 1 when a finding is at or above: blocker, warning (default), info, never.")] = None,
+    severity: Annotated[str | None, typer.Option("--severity", help="Report only findings at or above: info, warning, blocker.")] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 when a finding is at or above: blocker, warning (default), info, never.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings are reported.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print findings only: no summary, no progress.")] = False,
     statistics: Annotated[bool, typer.Option("--statistics", help="Add counts per rule.")] = False,
@@ -208,3 +208,4 @@ def main() -> None:
 
 from neuronlint import baseline_command  # noqa: E402,F401  (registers `neuronlint baseline`)
 from neuronlint.graph import command as _trace_command  # noqa: E402,F401  (registers `neuronlint trace`)
+from neuronlint.report import command as _report_command  # noqa: E402,F401  (registers `neuronlint report`)

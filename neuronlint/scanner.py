@@ -271,7 +271,7 @@ def run_scan(options: ScanOptions, progress_factory: Callable[[int], Callable[[i
     static_data = build_static_data(db)
     progress = progress_factory(len(files)) if progress_factory else None
     results = analyse_files(files, roots, static_data, db.fingerprint, options.jobs, options.cache_dir, progress)
-    for file, result in zip(files, results):
+    for file, result in zip(files, results, strict=True):
         result["path"] = relative_posix(file, base)  # results from cache carry the module path
     _link_across_files(results)
     findings, unused = judge(results, db, ctx, options)
