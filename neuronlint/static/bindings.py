@@ -1,10 +1,17 @@
-"""Keeps the name table of each scope current while the walk goes: imports, aliases, constants, loops."""
+"""Keeps the name table of each scope current while the walk goes: imports, aliases, constants, loops.
+
+The model is flow-insensitive within a scope (the last binding seen wins) with three exceptions
+for common idioms: `x = None` after a failed optional import keeps the import, loop and `with`
+targets rebind their names, and names declared `global` bind in the module scope.
+"""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
-from neuronlint.static.context import FileContext, Scope
+from neuronlint.static.context import SITE_HOST, SITE_STEP, SITE_TEST, FileContext, Scope
 from neuronlint.static.engine import on
 
 
@@ -51,7 +58,7 @@ def _import_from(node: cst.ImportFrom, ctx: FileContext) -> None:
         return
     ctx.imports.add(module)
     if isinstance(node.names, cst.ImportStar):
-        return
+        return  # a star import binds names we cannot list: they stay unresolved (never guessed)
     for alias in node.names:
         name = dotted(alias.name)
         local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
@@ -59,12 +66,113 @@ def _import_from(node: cst.ImportFrom, ctx: FileContext) -> None:
         ctx.imports.add(f"{module}.{name}")
 
 
+# Methods and builtins whose result is a host number read from a tensor value.
+_READ_METHODS = frozenset({"item", "tolist"})
+_NUMBER_BUILTINS = frozenset({"int", "float", "bool"})
+# Reductions that `int(...)` turns into a host number: `int(lengths.max())`.
+_REDUCTIONS = frozenset(
+    {"item", "max", "min", "sum", "prod", "argmax", "argmin", "count_nonzero", "amax", "amin"}
+)
+
+
+def _host_read(value: cst.BaseExpression) -> str | None:
+    """'<tensor>.item()' for `t.item()`, 'int(<tensor>)' for `int(t.max())`: one level deep, no subtree walk."""
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _READ_METHODS and not value.args:
+            return f"<tensor>.{func.attr.value}()"
+        if (
+            isinstance(func, cst.Name)
+            and func.value in _NUMBER_BUILTINS
+            and len(value.args) == 1
+            and isinstance(value.args[0].value, cst.Call)
+            and isinstance(value.args[0].value.func, cst.Attribute)
+            and value.args[0].value.func.attr.value in _REDUCTIONS
+        ):
+            return f"{func.value}(<tensor>)"
+    return None
+
+
+def _derived_read(value: cst.BaseExpression, ctx: FileContext) -> str | None:
+    """`end = start + k.shape[2]` after `start = t.max().item()`, or `int(t.max()) + 1`: arithmetic on a
+    host read is a host read too."""
+    while isinstance(value, cst.BinaryOperation):
+        for side in (value.left, value.right):
+            if isinstance(side, cst.Name):
+                binding = ctx.lookup(side.value)
+                if binding is not None and binding[0] == "read":
+                    return binding[1]
+            elif isinstance(side, cst.Call):
+                read = _host_read(side)
+                if read is not None:
+                    return read
+        value = value.left
+    return None
+
+
+# Methods and torch functions that return a boolean tensor.
+_MASK_METHODS = frozenset({"bool", "eq", "ne", "gt", "lt", "ge", "le", "logical_not", "logical_and", "logical_or",
+                           "logical_xor", "isnan", "isinf", "isfinite", "isin", "bernoulli"})  # fmt: skip
+_ORDERING = (cst.Equal, cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+_TEXT = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _is_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """Whether a value is a boolean mask: a comparison, `~m`, `a & b` of masks, `.bool()`, `x.eq(y)`."""
+    if isinstance(value, cst.Comparison):
+        operands = [value.left, *(c.comparator for c in value.comparisons)]
+        return all(isinstance(c.operator, _ORDERING) for c in value.comparisons) and not any(
+            isinstance(o, _TEXT) for o in operands
+        )
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.BitInvert):
+        return True
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.BitAnd, cst.BitOr)):
+        return _is_mask(value.left, ctx) or _is_mask(value.right, ctx) or _names_mask(value.left, ctx)
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MASK_METHODS:
+            qualname = ctx.qualname(func)
+            if qualname is None:
+                return not ctx.is_numpy(func.value)
+            return qualname.startswith("torch.")
+        for arg in value.args:  # torch.zeros(n, dtype=torch.bool), torch.ones_like(x, dtype=torch.bool)
+            if arg.keyword is not None and arg.keyword.value == "dtype":
+                return ctx.qualname(arg.value) == "torch.bool" and (ctx.qualname(func) or "").startswith(
+                    "torch."
+                )
+    return False
+
+
+def _names_mask(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    if not isinstance(node, cst.Name):
+        return False
+    binding = ctx.lookup(node.value)
+    return binding is not None and binding[0] == "mask"
+
+
 def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ctx: FileContext) -> None:
-    if not isinstance(target, cst.Name):
+    """Record what an assignment gives a name. Unpacking binds element-wise when the value is a tuple."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = [e.value for e in target.elements]
+        values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else None
+        if (
+            values is not None
+            and len(values) == len(elements)
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
+        ):
+            for element, item in zip(elements, values, strict=True):
+                _bind_value(element, item, ctx)
+            return
+        kind = ("numpy", "") if value is not None and ctx.is_numpy(value) else None
+        for element in elements:
+            if kind is not None and isinstance(element, cst.Name):
+                ctx.bind(element.value, kind)
+            else:
+                _shadow(element, ctx)
+        return
+    if not isinstance(target, cst.Name) or value is None:
         return
     name = target.value
-    if value is None:
-        return
     qualified = ctx.qualname(value)
     if qualified:
         ctx.bind(name, ("module", qualified))
@@ -73,12 +181,39 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     if strings:
         ctx.bind(name, ("str", strings))
         return
-    if ctx.is_numpy(value):
+    read = _derived_read(value, ctx)  # before is_numpy, which counts host reads as host values
+    if read is None and ctx.is_numpy(value):
         ctx.bind(name, ("numpy", ""))
         return
+    read = read or _host_read(value)
+    if read is not None:
+        ctx.bind(name, ("read", read))
+        return
+    if _is_mask(value, ctx):
+        ctx.bind(name, ("mask", ""))
+        return
+    if ctx.is_tensor(value):
+        ctx.bind(name, ("tensor", ""))
+        return
+    previous = ctx.lookup(name)
+    if previous is None:
+        return
+    if previous[0] == "module" and isinstance(value, cst.Name) and value.value == "None":
+        return  # `except ImportError: np = None`: code that runs uses the import
     # Any other assignment shadows whatever the name meant before.
-    if ctx.lookup(name) is not None:
-        ctx.bind(name, ("other", None))
+    ctx.bind(name, ("other", None))
+
+
+def _shadow(target: cst.CSTNode, ctx: FileContext) -> None:
+    """A name (or names in a tuple target) rebound to something we do not track."""
+    if isinstance(target, cst.StarredElement):
+        target = target.value
+    if isinstance(target, cst.Name):
+        if ctx.lookup(target.value) is not None:
+            ctx.bind(target.value, ("other", None))
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _shadow(element.value, ctx)
 
 
 @on(cst.Assign, leave=True)
@@ -89,7 +224,38 @@ def _assign(node: cst.Assign, ctx: FileContext) -> None:
 
 @on(cst.AnnAssign, leave=True)
 def _ann_assign(node: cst.AnnAssign, ctx: FileContext) -> None:
+    if node.value is None:
+        if isinstance(node.target, cst.Name) and _is_tensor_annotation(node.annotation.annotation, ctx):
+            ctx.bind(node.target.value, ("tensor", ""))
+        return
     _bind_value(node.target, node.value, ctx)
+
+
+@on(cst.Global)
+def _global(node: cst.Global, ctx: FileContext) -> None:
+    names = frozenset(item.name.value for item in node.names)
+    ctx.scope.global_names = ctx.scope.global_names | names
+
+
+def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: FileContext) -> None:
+    """`for row in np_array` makes row a numpy value and `for n in t.tolist()` a host number; any
+    other loop target just rebinds its names."""
+    if isinstance(target, cst.Name) and ctx.is_numpy(iterable):
+        ctx.bind(target.value, ("numpy", ""))
+    elif isinstance(target, cst.Name) and _host_read(iterable) == "<tensor>.tolist()":
+        ctx.bind(target.value, ("read", "<tensor>.tolist()"))
+    else:
+        _shadow(target, ctx)
+
+
+@on(cst.WithItem)
+def _with_item(node: cst.WithItem, ctx: FileContext) -> None:
+    if node.asname is not None:
+        target = node.asname.name
+        if isinstance(target, cst.Name) and ctx.is_numpy(node.item):
+            ctx.bind(target.value, ("numpy", ""))
+        else:
+            _shadow(target, ctx)
 
 
 def _decorator_names(node: cst.FunctionDef, ctx: FileContext) -> list[str]:
@@ -107,18 +273,59 @@ _KERNEL_DECORATORS = {
     "numba.cuda.jit": "numba-cuda",
     "cupyx.jit.rawkernel": "cupy",
 }
+_TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"})
+# Functions that run once per step: forward passes and Lightning/trainer step hooks.
+_STEP_FUNCTION = re.compile(r"^(_?forward(_\w+)?|\w*_step|step)$")
+# Data-pipeline code runs on the CPU in loader workers (classes by their base or own name).
+_HOST_CLASS = re.compile(r"(Dataset|Sampler|Collator|DataCollator|Tokenizer)$")
+_HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|collate\w*|\w*_collate\w*|collater)$")
+
+
+def _is_tensor_annotation(annotation: cst.BaseExpression, ctx: FileContext) -> bool:
+    return ctx.qualname(annotation) in _TENSOR_TYPES
+
+
+def _function_site(name: str, enclosing: Scope) -> str:
+    if enclosing.site == SITE_TEST:
+        return SITE_TEST
+    if enclosing.site == SITE_HOST or _HOST_FUNCTION.match(name):
+        return SITE_HOST
+    if enclosing.site == SITE_STEP or _STEP_FUNCTION.match(name):
+        return SITE_STEP
+    return ""
 
 
 @on(cst.FunctionDef)
 def _function(node: cst.FunctionDef, ctx: FileContext) -> None:
-    kinds = {_KERNEL_DECORATORS[d] for d in _decorator_names(node, ctx) if d in _KERNEL_DECORATORS}
+    name = node.name.value
+    if node.decorators:
+        kinds = {_KERNEL_DECORATORS[d] for d in _decorator_names(node, ctx) if d in _KERNEL_DECORATORS}
+    else:
+        kinds = set()
     if kinds:
         kind = sorted(kinds)[0]
-        ctx.bind(node.name.value, ("kernel", kind))
+        ctx.bind(name, ("kernel", kind))
         ctx.defines_kernels.append(kind)
-    elif ctx.lookup(node.name.value) is not None:
-        ctx.bind(node.name.value, ("other", None))
-    scope = Scope("function")
+    elif ctx.lookup(name) is not None:
+        ctx.bind(name, ("other", None))
+    scope = Scope("function", site=_function_site(name, ctx.scope))
+    params = node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        annotation = param.annotation
+        if annotation is not None and _is_tensor_annotation(annotation.annotation, ctx):
+            scope.bindings[param.name.value] = ("tensor", "")
+        else:
+            scope.bindings[param.name.value] = ("other", None)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            scope.bindings[star.name.value] = ("other", None)
+    ctx.scopes.append(scope)
+
+
+@on(cst.Lambda)
+def _lambda(node: cst.Lambda, ctx: FileContext) -> None:
+    outer = ctx.scope
+    scope = Scope("lambda", loop_depth=outer.loop_depth, site=outer.site)
     params = node.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         scope.bindings[param.name.value] = ("other", None)
@@ -128,29 +335,60 @@ def _function(node: cst.FunctionDef, ctx: FileContext) -> None:
     ctx.scopes.append(scope)
 
 
-@on(cst.Lambda)
-def _lambda(node: cst.Lambda, ctx: FileContext) -> None:
-    ctx.scopes.append(Scope("lambda", loop_depth=ctx.scope.loop_depth))
-
-
 @on(cst.ClassDef)
 def _class(node: cst.ClassDef, ctx: FileContext) -> None:
-    ctx.scopes.append(Scope("class"))
+    if ctx.lookup(node.name.value) is not None:
+        ctx.bind(node.name.value, ("other", None))
+    ctx.scopes.append(Scope("class", site=_class_site(node, ctx.scope)))
 
 
-@on(cst.FunctionDef, cst.Lambda, cst.ClassDef, leave=True)
+def _class_site(node: cst.ClassDef, enclosing: Scope) -> str:
+    if enclosing.site in (SITE_TEST, SITE_HOST):
+        return enclosing.site
+    if _HOST_CLASS.search(node.name.value):
+        return SITE_HOST
+    for base in node.bases:
+        base_name = dotted(base.value)
+        if base_name and _HOST_CLASS.search(base_name):
+            return SITE_HOST
+    return ""
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@on(*_COMPREHENSIONS)
+def _comprehension(
+    node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp, ctx: FileContext
+) -> None:
+    # Comprehensions have their own scope, and the element is walked before the `for` clauses,
+    # so every clause's target is bound now.
+    outer = ctx.scope
+    ctx.scopes.append(Scope("comprehension", loop_depth=outer.loop_depth + 1, site=outer.site))
+    clause: cst.CompFor | None = node.for_in
+    ctx.evaluated_once.add(id(clause.iter))
+    while clause is not None:
+        _loop_target(clause.target, clause.iter, ctx)
+        clause = clause.inner_for_in
+
+
+@on(cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS, leave=True)
 def _pop_scope(node: cst.CSTNode, ctx: FileContext) -> None:
     ctx.scopes.pop()
 
 
-_LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+@on(cst.For)
+def _enter_for(node: cst.For, ctx: FileContext) -> None:
+    ctx.scope.loop_depth += 1
+    ctx.evaluated_once.add(id(node.iter))
+    _loop_target(node.target, node.iter, ctx)
 
 
-@on(*_LOOPS)
-def _enter_loop(node: cst.CSTNode, ctx: FileContext) -> None:
+@on(cst.While)
+def _enter_while(node: cst.While, ctx: FileContext) -> None:
     ctx.scope.loop_depth += 1
 
 
-@on(*_LOOPS, leave=True)
+@on(cst.For, cst.While, leave=True)
 def _leave_loop(node: cst.CSTNode, ctx: FileContext) -> None:
     ctx.scope.loop_depth -= 1

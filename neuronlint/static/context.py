@@ -16,9 +16,22 @@ import libcst as cst
 # A binding: what a local name stands for.
 #   ("module", "torch.cuda")   import alias or alias assignment (qualified name)
 #   ("str", ("cuda", "cpu"))   a name assigned string constants
-#   ("numpy", "")              a value produced by numpy (methods like .item() are host-side already)
+#   ("numpy", "")              a value produced by numpy/pandas/scipy (.item() etc. are host-side already)
+#   ("tensor", "")             a value known to be a torch tensor (annotated `Tensor`, or made by torch.*)
+#   ("read", "<tensor>.item()")  a host number read from a tensor value (`n = lengths.max().item()`)
+#   ("mask", "")               a boolean mask (`m = x > 0`, `~pad`, `x.eq(y)`, `.bool()`)
 #   ("kernel", "triton")       a function decorated as a GPU kernel in this module
+#   ("other", None)            anything else that shadows an outer binding
 Binding = tuple[str, Any]
+
+# Libraries whose values live on the host: their .item()/.tolist()/.unique()/x[mask] are not device work.
+HOST_LIBRARIES = frozenset({"numpy", "pandas", "scipy"})
+
+# Where code in a scope runs, as far as the scope's name tells:
+#   "step"  forward() and *_step() functions: run once per training or decoding step
+#   "host"  data-pipeline code (Dataset/Sampler classes, collate functions): runs on the CPU in loader workers
+#   "test"  test code (by path: tests/, test_*.py, *_test.py, conftest.py)
+SITE_STEP, SITE_HOST, SITE_TEST = "step", "host", "test"
 
 
 @dataclass(slots=True)
@@ -30,6 +43,9 @@ class Detection:
     facts: dict[str, Any]
     anchor: cst.CSTNode  # node whose source is the fingerprint snippet
     end_node: cst.CSTNode | None = None  # when the span runs past `node` (e.g. `.cuda()` up to its ')')
+    top: cst.CSTNode | None = None  # the module-level statement containing the node (positions.locate)
+    stmt: cst.CSTNode | None = None  # the innermost statement containing the node
+    indents: tuple[str, ...] = ()  # indentation of the blocks enclosing `stmt`, outermost first
     line: int = 0
     column: int = 0
     end_line: int = 0
@@ -39,12 +55,30 @@ class Detection:
 
 @dataclass(slots=True)
 class Scope:
-    kind: str  # module | function | class | lambda
+    kind: str  # module | function | class | lambda | comprehension
     bindings: dict[str, Binding] = field(default_factory=dict)
     loop_depth: int = 0
+    site: str = ""  # SITE_STEP, SITE_HOST or "" (inherited by nested scopes)
+    global_names: frozenset[str] = frozenset()  # names declared `global` in this function
 
 
 _WS = re.compile(r"\s+")
+
+
+def _plain_string_value(raw: str) -> str | None:
+    """Value of a string literal without prefix or backslashes ('cuda', "nccl"); None otherwise."""
+    quote = raw[:3] if raw[:3] in ('"""', "'''") else raw[:1]
+    if quote not in ('"', "'", '"""', "'''") or "\\" in raw:
+        return None
+    return raw[len(quote) : len(raw) - len(quote)]
+
+
+_HOST_KINDS = frozenset({"numpy", "read"})
+# Methods whose result is on the host: a tensor read after one of them syncs nothing more.
+_HOST_COPIES = frozenset({"numpy", "to_numpy", "cpu", "tolist"})
+# Test code reads tensor values on purpose (assertions, reference checks).
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+_LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class FileContext:
@@ -53,9 +87,11 @@ class FileContext:
     def __init__(self, path: str, module: cst.Module, module_name: str, static_data: Any):
         self.path = path
         self.module = module
-        self.module_name = module_name  # dotted module name of this file within the scan, e.g. "pkg.models.gpt"
+        self.module_name = (
+            module_name  # dotted module name of this file within the scan, e.g. "pkg.models.gpt"
+        )
         self.data = static_data  # StaticData from the rule database (library tables, …)
-        self.scopes: list[Scope] = [Scope("module")]
+        self.scopes: list[Scope] = [Scope("module", site=SITE_TEST if _TEST_PATH.search(path) else "")]
         self.parents: list[cst.CSTNode] = []  # ancestors of the node being visited, outermost first
         self.detections: list[Detection] = []
         self._seen: set[tuple[str, int]] = set()
@@ -64,6 +100,7 @@ class FileContext:
         self.defines_kernels: list[str] = []  # kinds of GPU kernels this file defines
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
         self.has_training_loop = False
+        self.evaluated_once: set[int] = set()  # ids of `for` iterables, evaluated before their loop
 
     # ---- scopes ---------------------------------------------------------------------------
     @property
@@ -71,22 +108,36 @@ class FileContext:
         return self.scopes[-1]
 
     def bind(self, name: str, binding: Binding) -> None:
-        self.scope.bindings[name] = binding
+        scope = self.scopes[-1]
+        if name in scope.global_names:
+            scope = self.scopes[0]
+        scope.bindings[name] = binding
 
     def unbind(self, name: str) -> None:
         self.scope.bindings.pop(name, None)
 
     def lookup(self, name: str) -> Binding | None:
-        for scope in reversed(self.scopes):
+        """What `name` stands for here, by Python's rules: innermost scope first, and class bodies
+        are seen only from the class body itself (methods do not see class attributes as names)."""
+        scopes = self.scopes
+        innermost = len(scopes) - 1
+        for index in range(innermost, -1, -1):
+            scope = scopes[index]
+            if index != innermost and scope.kind == "class":
+                continue
             found = scope.bindings.get(name)
             if found is not None:
                 return found
-            # Class bodies do not enclose the functions defined in them.
         return None
 
     @property
     def in_loop(self) -> bool:
         return self.scope.loop_depth > 0
+
+    @property
+    def site(self) -> str:
+        """SITE_STEP, SITE_HOST or '' for the code being visited."""
+        return self.scope.site
 
     # ---- resolution -----------------------------------------------------------------------
     def qualname(self, node: cst.CSTNode | None) -> str | None:
@@ -104,10 +155,12 @@ class FileContext:
     def strings(self, node: cst.CSTNode | None) -> tuple[str, ...] | None:
         """Constant string values an expression may take; f-string fields become '{}'."""
         if isinstance(node, cst.SimpleString):
-            try:
-                value = node.evaluated_value
-            except Exception:  # noqa: BLE001 - malformed escapes are the parser's problem, not ours
-                return None
+            value = _plain_string_value(node.value)
+            if value is None:
+                try:
+                    value = node.evaluated_value  # ast.literal_eval: ~20x slower, only for escapes/prefixes
+                except Exception:  # noqa: BLE001 - malformed escapes are the parser's problem, not ours
+                    return None
             return (value,) if isinstance(value, str) else None
         if isinstance(node, cst.FormattedString):
             parts = []
@@ -131,26 +184,69 @@ class FileContext:
         return None
 
     def is_numpy(self, node: cst.CSTNode) -> bool:
-        """Whether an expression evaluates to a numpy value (heuristic: numpy calls and names bound to them)."""
-        while isinstance(node, (cst.Subscript, cst.Attribute)) and not (
-            isinstance(node, cst.Attribute) and self.qualname(node)
-        ):
-            node = node.value
+        """Whether an expression is a host value: a numpy/pandas/scipy result (calls into those
+        libraries), the result of `.numpy()`/`.cpu()`/`.tolist()`, a number already read from a
+        tensor, or arithmetic on them."""
+        while True:
+            if isinstance(node, cst.Subscript) or (
+                isinstance(node, cst.Attribute) and not self.qualname(node)
+            ):
+                node = node.value
+            elif isinstance(node, cst.BinaryOperation):
+                if self.is_numpy(node.left):
+                    return True
+                node = node.right
+            elif isinstance(node, cst.UnaryOperation):
+                node = node.expression
+            else:
+                break
         if isinstance(node, cst.Call):
             func = node.func
             name = self.qualname(func) or ""
-            if name.split(".")[0] in ("numpy", "pandas"):
-                return True
-            if isinstance(func, cst.Attribute) and func.attr.value in ("numpy", "to_numpy"):
+            if name.split(".", 1)[0] in HOST_LIBRARIES:
                 return True
             if isinstance(func, cst.Attribute):
+                if func.attr.value in _HOST_COPIES:
+                    return True
                 return self.is_numpy(func.value)
             return False
         if isinstance(node, cst.Name):
             binding = self.lookup(node.value)
-            return binding is not None and binding[0] == "numpy"
+            return binding is not None and binding[0] in _HOST_KINDS
         name = self.qualname(node) or ""
-        return name.split(".")[0] in ("numpy", "pandas")
+        return name.split(".", 1)[0] in HOST_LIBRARIES
+
+    def is_tensor(self, node: cst.CSTNode) -> bool:
+        """Whether an expression is known to be a torch tensor: a name bound as one, a tensor-making
+        torch function, or indexing, arithmetic and tensor-valued methods on such values."""
+        while True:
+            if isinstance(node, cst.Subscript):
+                node = node.value
+            elif isinstance(node, cst.BinaryOperation):
+                if self.is_tensor(node.left):
+                    return True
+                node = node.right
+            elif isinstance(node, cst.UnaryOperation):
+                node = node.expression
+            elif isinstance(node, cst.Attribute) and node.attr.value in _TENSOR_ATTRIBUTES:
+                node = node.value
+            else:
+                break
+        if isinstance(node, cst.Name):
+            binding = self.lookup(node.value)
+            return binding is not None and binding[0] == "tensor"
+        if isinstance(node, cst.Call):
+            func = node.func
+            qualname = self.qualname(func)
+            if qualname is not None:
+                return makes_tensor(qualname)
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                if method in TENSOR_ONLY_METHODS:
+                    return not self.is_numpy(func.value)
+                if method not in HOST_RESULT_METHODS:
+                    return self.is_tensor(func.value)
+        return False
 
     def imports_seen(self) -> set[str]:
         """Root packages imported so far ('torch', 'numpy', ...)."""
@@ -183,8 +279,78 @@ class FileContext:
         if key in self._seen:  # the same node may be reached through two checkers
             return
         self._seen.add(key)
-        facts.setdefault("in_loop", self.in_loop)
-        self.detections.append(Detection(rule, node, facts, self.anchor_of(node), end_node))
+        scope = self.scopes[-1]
+        facts.setdefault("in_loop", self._repeats(node, end_node))
+        if scope.site:  # only when known, so that most detections keep their small fact set
+            facts.setdefault("site", scope.site)
+        top = self.parents[1] if len(self.parents) > 1 else None
+        stmt, indents = self._statement_of(node)
+        self.detections.append(
+            Detection(rule, node, facts, self.anchor_of(node), end_node, top, stmt, indents)
+        )
+
+    def _statement_of(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, tuple[str, ...]]:
+        """Innermost statement around `node` and the indent strings of the blocks around that statement."""
+        chain = [*self.parents, node]
+        for i in range(len(chain) - 1, 0, -1):
+            if isinstance(chain[i], (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                indents = tuple(
+                    (b.indent if b.indent is not None else self.module.default_indent)
+                    for b in chain[:i]
+                    if isinstance(b, cst.IndentedBlock)
+                )
+                return chain[i], indents
+        return None, ()
+
+    def _repeats(self, node: cst.CSTNode, end_node: cst.CSTNode | None) -> bool:
+        """Whether the node being reported runs on every iteration of a loop. The iterable of a
+        `for` (and of a comprehension's first clause) is evaluated once, before the loop starts."""
+        depth = self.scopes[-1].loop_depth
+        if depth != 1:
+            return depth > 1
+        once = self.evaluated_once
+        if id(node) in once or (end_node is not None and id(end_node) in once):
+            return False
+        for ancestor in reversed(self.parents):
+            if id(ancestor) in once:
+                return False
+            if isinstance(ancestor, _LOOPS):
+                return True
+        return True
 
     def snippet(self, node: cst.CSTNode) -> str:
         return _WS.sub(" ", self.module.code_for_node(node)).strip()[:200]
+
+
+# ---- what torch calls return -------------------------------------------------------------------
+# Tensor methods whose result is a host value or not a tensor at all.
+HOST_RESULT_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "nelement", "ndimension",
+                                 "element_size", "stride", "data_ptr", "storage_offset", "get_device", "is_contiguous",
+                                 "is_floating_point", "is_complex", "equal", "allclose", "type", "__len__",
+                                 "register_hook", "backward", "untyped_storage"})  # fmt: skip
+# Methods only torch tensors have (numpy arrays and Python numbers do not): their result is a tensor.
+TENSOR_ONLY_METHODS = frozenset({"detach", "contiguous", "float", "double", "half", "bfloat16", "unsqueeze",
+                                 "softmax", "log_softmax", "masked_fill", "clamp", "abs", "type_as", "view_as",
+                                 "expand_as", "new_zeros", "new_ones", "new_full", "new_empty", "sigmoid",
+                                 "logsumexp", "amax", "amin", "narrow", "permute"})  # fmt: skip
+_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+# torch.<name> functions that do not return a tensor.
+_NOT_TENSOR_FUNCTIONS = frozenset({"numel", "equal", "allclose", "device", "dtype", "finfo", "iinfo", "compile",
+                                   "no_grad", "enable_grad", "inference_mode", "load", "save", "manual_seed", "seed",
+                                   "typename", "result_type", "can_cast", "promote_types", "autocast", "vmap",
+                                   "cond", "while_loop", "broadcast_shapes", "chunk", "split", "unbind",
+                                   "tensor_split", "meshgrid", "sort", "topk", "max", "min", "std_mean",
+                                   "var_mean", "unique", "frexp", "lu", "qr", "svd", "eig", "kthvalue", "mode",
+                                   "median", "nanmedian", "aminmax", "histogram", "cummax", "cummin",
+                                   "sym_int", "sym_float", "sym_max", "sym_min", "from_file"})  # fmt: skip
+_TENSOR_NAMESPACES = frozenset({"torch.nn.functional", "torch.linalg", "torch.special", "torch.fft"})
+
+
+def makes_tensor(qualname: str) -> bool:
+    """Whether calling this torch function returns one tensor (tuples, modules, dtypes and flags do not)."""
+    module, _, name = qualname.rpartition(".")
+    if not name or not name[0].islower() or name.startswith(("is_", "set_", "get_", "use_", "_")):
+        return False
+    if module == "torch":
+        return name not in _NOT_TENSOR_FUNCTIONS
+    return module in _TENSOR_NAMESPACES

@@ -3,20 +3,43 @@
 `import torch.cuda as tc; tc.synchronize()`, `from torch.cuda import synchronize as sync; sync()` and
 `torch.cuda.synchronize()` all resolve to `torch.cuda.synchronize`; the api table says which rule it is.
 Method entries (`x.item()`) apply to calls on values that are not numpy/pandas objects.
+Dtype names are not uses where they are only compared (`x.dtype == torch.float64`), dictionary keys
+or the argument of `torch.finfo`/`torch.iinfo`: no tensor of that type is made there.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from neuronlint.static.checkers.host_sync import HOST_COPY_METHODS, reads_device_value
 from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
 
-triggers("torch.", "cuda", "torch_xla", "torch_neuronx", "neuronx", "nki", "triton", "cupy", "numba", "pycuda")
-triggers(".item(", ".tolist(", ".cpu(", ".numpy(", ".double(", ".pin_memory(", ".nonzero(", ".unique(", ".masked_select(")
+triggers(
+    "torch.", "cuda", "torch_xla", "torch_neuronx", "neuronx", "nki", "triton", "cupy", "numba", "pycuda"
+)
+triggers(
+    ".item(",
+    ".tolist(",
+    ".cpu(",
+    ".numpy(",
+    ".double(",
+    ".pin_memory(",
+    ".nonzero(",
+    ".unique(",
+    ".masked_select(",
+)
 
 # Parents under which a Name is a definition or part of an import, not a use of an API.
-_NOT_A_USE = (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.Param, cst.ImportFrom, cst.Import)
+_NOT_A_USE = (
+    cst.ImportAlias,
+    cst.AsName,
+    cst.FunctionDef,
+    cst.ClassDef,
+    cst.Param,
+    cst.ImportFrom,
+    cst.Import,
+)
 
 
 def _entry_facts(entry: dict, qualname: str) -> dict:
@@ -43,7 +66,7 @@ def _attribute(node: cst.Attribute, ctx: FileContext) -> None:
             ctx.report(entry["rule"], node.attr, **_entry_facts(entry, entry["name"]))
         return
     entry = ctx.data.api(qualname)
-    if entry is not None:
+    if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
         ctx.report(entry["rule"], node, **_entry_facts(entry, qualname))
 
 
@@ -62,16 +85,25 @@ def _name(node: cst.Name, ctx: FileContext) -> None:
     if isinstance(parent, cst.AssignTarget):
         return
     entry = ctx.data.api(binding[1])
-    if entry is not None:
+    if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
         ctx.report(entry["rule"], node, **_entry_facts(entry, binding[1]))
 
 
-def _is_cpu_chain(node: cst.BaseExpression) -> bool:
-    """`x.cpu()` / `x.detach().cpu()`: the sync was already reported on the .cpu() call."""
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        if node.func.attr.value in ("cpu", "to"):
-            return True
-        node = node.func.value
+_DTYPE_INFO = frozenset({"torch.finfo", "torch.iinfo"})
+
+
+def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """Whether the dtype name being visited is only compared, a dict key, or asked about (finfo)."""
+    parent = ctx.parent()
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        return True
+    if isinstance(parent, cst.DictElement):
+        return parent.key is node  # dtype *values* in a table such as {"fp64": torch.float64} are still uses
+    if isinstance(parent, cst.Element) and isinstance(ctx.parent(2), (cst.Tuple, cst.List, cst.Set)):
+        return isinstance(ctx.parent(3), cst.ComparisonTarget)  # `dtype in (torch.float32, torch.float64)`
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(2)
+        return isinstance(call, cst.Call) and ctx.qualname(call.func) in _DTYPE_INFO
     return False
 
 
@@ -85,14 +117,14 @@ def _method_call(node: cst.Call, ctx: FileContext) -> None:
         return
     if ctx.qualname(func) is not None:
         return  # `torch.cuda(...)`, `np.unique(...)`: a module function, not a tensor method
-    receiver = func.value
-    if ctx.is_numpy(receiver):
-        return
-    if func.attr.value == "numpy" and _is_cpu_chain(receiver):
+    method = func.attr.value
+    if method in HOST_COPY_METHODS:
+        if not reads_device_value(node, ctx):
+            return
+    elif ctx.is_numpy(func.value):
         return
     facts = _entry_facts(entry, entry["name"])
-    facts["in_loop"] = ctx.in_loop
-    if func.attr.value == "cuda" and node.args:
+    if method == "cuda" and node.args:
         facts.pop("xla_alt", None)  # `.cuda(rank)`: the ordinal needs a decision, no mechanical fix
         facts.pop("native_alt", None)
         facts["ordinal"] = True

@@ -1,4 +1,8 @@
-"""compile-backend: torch.compile and its CUDA-only modes, backends and Inductor options."""
+"""compile-backend: torch.compile and its CUDA-only modes, backends and Inductor options.
+
+`torch._inductor.*` references are table-driven (rules/apis.toml). This module looks at the calls:
+`torch.compile(...)`, `@torch.compile`, and `nn.Module.compile(...)` (same arguments, minus the model).
+"""
 
 from __future__ import annotations
 
@@ -8,42 +12,78 @@ from neuronlint.static.calls import is_true, kwarg
 from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
 
-triggers("compile", "inductor")
+triggers("compile", "inductor", "mark_dynamic")
 
 _CUDA_MODES = frozenset({"reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"})
 _CUDA_BACKENDS = frozenset({"inductor", "cudagraphs", "tensorrt", "torch_tensorrt", "onnxrt", "tvm"})
 _NEURON_BACKENDS = frozenset({"neuron", "neuronx", "openxla", "openxla_eval"})
+# Keywords of torch.compile; a `.compile(...)` call with any other keyword is not nn.Module.compile.
+_COMPILE_KEYWORDS = frozenset({"backend", "mode", "fullgraph", "dynamic", "options", "disable"})
 
 
+def _module_compile(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> bool:
+    """`model.compile(...)` / `block.compile(backend=..., fullgraph=True)` (nn.Module.compile).
+
+    Only torch.compile's keywords and no positional arguments (regex and Keras `compile` take
+    others), on a receiver that is a name or attribute (not `jax.jit(f).lower(x).compile()`).
+    """
+    if not isinstance(func.value, (cst.Name, cst.Attribute)) or ctx.qualname(func) is not None:
+        return False
+    for arg in node.args:
+        if arg.star == "**":
+            continue
+        if arg.keyword is None or arg.keyword.value not in _COMPILE_KEYWORDS:
+            return False
+    return "torch" in ctx.imports_seen()
+
+
+@on(cst.Call)
 def _compile_call(node: cst.Call, ctx: FileContext) -> None:
-    if ctx.qualname(node.func) != "torch.compile":
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        if func.attr.value != "compile":
+            return
+        api = "torch.compile" if ctx.qualname(func) == "torch.compile" else None
+        if api is None and _module_compile(node, func, ctx):
+            api = "nn.Module.compile"
+    elif isinstance(func, cst.Name):
+        api = (
+            "torch.compile" if ctx.qualname(func) == "torch.compile" else None
+        )  # `from torch import compile`
+    else:
+        return
+    if api is None:
         return
     backend = kwarg(node, "backend")
-    backend_name = ctx.strings(backend.value) if backend is not None else None
-    name = backend_name[0] if backend_name else None
+    backend_names = ctx.strings(backend.value) if backend is not None else None
+    name = backend_names[0] if backend_names else None
     if name in _NEURON_BACKENDS:
         ctx.report("NL909", backend, backend=name)
         return
     if name in _CUDA_BACKENDS:
         ctx.report("NL803", backend, option=f'backend="{name}"')
     mode = kwarg(node, "mode")
-    mode_name = ctx.strings(mode.value) if mode is not None else None
-    if mode_name and mode_name[0] in _CUDA_MODES:
-        ctx.report("NL802", mode, mode=mode_name[0])
+    mode_names = ctx.strings(mode.value) if mode is not None else None
+    if mode_names and mode_names[0] in _CUDA_MODES:
+        ctx.report("NL802", mode, mode=mode_names[0])
     options = kwarg(node, "options")
     if options is not None:
         ctx.report("NL803", options, option="options={...}")
     dynamic = kwarg(node, "dynamic")
     if dynamic is not None and is_true(dynamic.value):
         ctx.report("NL804", dynamic, symbol="dynamic=True")
-    if backend is None or name is None:
-        ctx.report("NL801", node.func, backend=name or "inductor (default)")
-
-
-on(cst.Call)(_compile_call)
+    if backend is None:
+        if any(arg.star == "**" for arg in node.args):
+            chosen = "the backend in its `**` arguments (Inductor unless they set one)"
+        else:
+            chosen = "the default backend, Inductor"
+        ctx.report("NL801", func, end_node=node, api=api, backend=chosen)
+    elif name is None:
+        text = " ".join(ctx.module.code_for_node(backend.value).split())
+        ctx.report("NL801", func, end_node=node, api=api, backend=f"the backend in `{text[:60]}`")
 
 
 @on(cst.Decorator)
 def _compile_decorator(node: cst.Decorator, ctx: FileContext) -> None:
     if not isinstance(node.decorator, cst.Call) and ctx.qualname(node.decorator) == "torch.compile":
-        ctx.report("NL801", node.decorator, backend="inductor (default)")
+        ctx.report("NL801", node.decorator, api="torch.compile", backend="the default backend, Inductor")

@@ -1,4 +1,8 @@
-"""dynamic-shape: data-dependent output shapes, boolean-mask indexing, control flow on tensor values."""
+"""dynamic-shape: data-dependent output shapes, boolean-mask indexing, control flow on tensor values.
+
+`nonzero`, `masked_select`, `unique` and friends are table-driven (rules/apis.toml); this module
+adds what needs the call's arguments or the surrounding syntax.
+"""
 
 from __future__ import annotations
 
@@ -6,124 +10,224 @@ import re
 
 import libcst as cst
 
-from neuronlint.static.context import FileContext
+from neuronlint.static.calls import arg_value, kwarg, positional
+from neuronlint.static.context import SITE_STEP, FileContext
 from neuronlint.static.engine import on, triggers
 
-triggers("where", "mask", "if ", "while ", "assert ", ".item(", ".any(", ".all(", ":")
+triggers("where", "mask", "if ", "while ", "assert ", ".item(", ".any(", ".all(", ":", "repeat_interleave")
 
 # Tensor reductions whose value (not shape) decides a branch: the graph must be cut to read it.
 _VALUE_METHODS = frozenset({"item", "any", "all", "sum", "max", "min", "mean", "norm", "std", "var", "prod",
                             "count_nonzero", "isnan", "isinf", "isfinite", "equal", "allclose", "is_nonzero"})  # fmt: skip
 _VALUE_FUNCTIONS = frozenset(f"torch.{n}" for n in _VALUE_METHODS | {"is_nonzero", "equal", "allclose"})
-_MASK_NAME = re.compile(r"(^|_)(mask|keep|valid|selected|sel)(_|s?$)", re.IGNORECASE)
+# Receivers that are modules or configuration objects, never tensors.
+_PLAIN_OBJECTS = frozenset(
+    {"math", "np", "os", "sys", "re", "self", "args", "cfg", "config", "opt", "hparams"}
+)
+# A name that says it holds a boolean mask (`mask`, `padding_mask`, `valid_masks`, `valid`).
+_MASK_NAME = re.compile(r"(^|_)(mask|masks|valid)$", re.IGNORECASE)
+_NOT_LITERAL_INDEXED = (
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+    cst.Dict,
+    cst.List,
+    cst.Tuple,
+)
+_IDENTITY = (cst.Is, cst.IsNot)  # `x is None` reads no value
+_TENSOR_VIEWS = frozenset(
+    {"T", "mT", "data", "grad", "real", "imag"}
+)  # attributes that are the tensor's values
 
 
 @on(cst.Call)
-def _where_single(node: cst.Call, ctx: FileContext) -> None:
-    if ctx.qualname(node.func) == "torch.where" and len(node.args) == 1 and not node.args[0].star:
-        ctx.report("NL601", node.func, op="where(condition)", api="torch.where", end_node=node)
+def _data_dependent_call(node: cst.Call, ctx: FileContext) -> None:
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+        if name == "where":
+            if ctx.qualname(func) == "torch.where" and len(node.args) == 1 and not node.args[0].star:
+                ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
+        elif name == "repeat_interleave":
+            _repeat_interleave(node, func, ctx)
+    elif isinstance(func, cst.Name) and func.value in ("where", "repeat_interleave"):
+        qualname = ctx.qualname(func)
+        if qualname == "torch.where" and len(node.args) == 1 and not node.args[0].star:
+            ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
+        elif qualname == "torch.repeat_interleave":
+            _repeat_interleave(node, func, ctx)
 
 
-def _value_read(expr: cst.CSTNode, ctx: FileContext) -> str | None:
-    """The tensor-value read inside a test expression, e.g. 'x.item()' or 'torch.any(...)'."""
-    stack = [expr]
+def _repeat_interleave(node: cst.Call, func: cst.BaseExpression, ctx: FileContext) -> None:
+    """Data-dependent only when the repeats are a tensor and no `output_size` fixes the length."""
+    if kwarg(node, "output_size") is not None:
+        return
+    qualname = ctx.qualname(func)
+    if qualname == "torch.repeat_interleave":
+        args = positional(node)
+        if len(args) == 1 and kwarg(node, "repeats") is None:
+            repeats: cst.BaseExpression | None = args[0].value  # torch.repeat_interleave(counts)
+        else:
+            repeats = arg_value(node, 1, "repeats")
+    elif qualname is None:
+        if ctx.is_numpy(func.value):
+            return
+        repeats = arg_value(node, 0, "repeats")
+    else:
+        return
+    if repeats is not None and _tensor_valued(repeats, ctx):
+        ctx.report(
+            "NL601", func, op="repeat_interleave(tensor repeats)", api="repeat_interleave", end_node=node
+        )
+
+
+_COUNT_NAME = re.compile(r"(^|_)(lengths|lens|counts|sizes|repeats|durations|dur)$")
+
+
+def _tensor_valued(expr: cst.BaseExpression, ctx: FileContext) -> bool:
+    """Repeats that are a tensor: a known tensor, an indexed or computed value, or a name such as `lengths`."""
+    if isinstance(expr, (cst.Integer, cst.Attribute)):
+        return False  # literals and config attributes (`self.cfg.clone_batch`) are Python ints
+    if ctx.is_tensor(expr):
+        return True
+    if isinstance(expr, cst.Name):
+        return _COUNT_NAME.search(expr.value) is not None
+    if isinstance(expr, cst.BinaryOperation):
+        return _tensor_valued(expr.left, ctx) or _tensor_valued(expr.right, ctx)
+    if isinstance(expr, cst.Call):
+        return not isinstance(expr.func, cst.Name)  # int(...), len(...), min(...) are Python numbers
+    return isinstance(expr, cst.Subscript)
+
+
+# Builtins whose argument's value (not its shape) becomes a Python number: `int(t)` reads t.
+_NUMBER_BUILTINS = frozenset({"int", "float", "bool", "round", "abs", "min", "max"})
+
+
+def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) -> str | None:
+    """The tensor-value read inside an expression, e.g. '.item()', 'torch.any' or a tensor's name.
+
+    The walk is bounded by the expression (tests and slice bounds are small). A name counts only
+    in a value position: the whole expression, an operand, or the argument of `int()`/`min()`...,
+    never a call argument such as `len(x)` or `isinstance(x, ...)`, nor under `.shape`. With
+    `host_reads`, a name holding a number already read from a tensor (`n = t.max().item()`) counts.
+    """
+    stack: list[tuple[cst.BaseExpression, bool]] = [(expr, True)]
     while stack:
-        node = stack.pop()
+        node, value_position = stack.pop()
         if isinstance(node, cst.Call):
             func = node.func
             qualname = ctx.qualname(func)
             if qualname in _VALUE_FUNCTIONS:
                 return qualname
-            if (
-                qualname is None
-                and isinstance(func, cst.Attribute)
-                and func.attr.value in _VALUE_METHODS
-                and not ctx.is_numpy(func.value)
-                and not isinstance(func.value, (cst.SimpleString, cst.List, cst.Dict))
-                and not _is_plain_object(func.value, ctx)
-            ):
-                return f".{func.attr.value}()"
-            stack.append(func)
-            stack.extend(a.value for a in node.args)
-        elif isinstance(node, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.BinaryOperation)):
-            stack.extend(c for c in _operands(node))
+            if qualname is None and isinstance(func, cst.Attribute):
+                receiver = func.value
+                if func.attr.value in _VALUE_METHODS and _maybe_tensor(receiver, ctx):
+                    return f".{func.attr.value}()"
+                stack.append((receiver, False))
+            numeric = isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS
+            stack.extend((a.value, numeric) for a in node.args)
+        elif isinstance(node, cst.Comparison):
+            if not all(isinstance(c.operator, _IDENTITY) for c in node.comparisons):
+                stack.append((node.left, value_position))
+                stack.extend((c.comparator, value_position) for c in node.comparisons)
+        elif isinstance(node, (cst.BooleanOperation, cst.BinaryOperation)):
+            stack.append((node.left, value_position))
+            stack.append((node.right, value_position))
+        elif isinstance(node, cst.UnaryOperation):
+            stack.append((node.expression, value_position))
+        elif isinstance(node, cst.Subscript):
+            stack.append((node.value, value_position))
         elif isinstance(node, cst.Attribute):
-            stack.append(node.value)
+            stack.append((node.value, value_position and node.attr.value in _TENSOR_VIEWS))
+        elif isinstance(node, cst.Name) and value_position:
+            binding = ctx.lookup(node.value)
+            if binding is not None:
+                if binding[0] == "tensor":
+                    return node.value
+                if host_reads and binding[0] == "read":
+                    return f"{node.value} = {binding[1]}"
     return None
 
 
-def _is_plain_object(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    # Module-level helpers (math.isnan, os...) and config objects are not tensors.
-    return isinstance(node, cst.Name) and node.value in ("math", "np", "os", "sys", "re", "self", "args", "cfg", "config")
+def _maybe_tensor(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
+    if isinstance(receiver, _NOT_LITERAL_INDEXED) or ctx.is_numpy(receiver):
+        return False
+    return not (isinstance(receiver, cst.Name) and receiver.value in _PLAIN_OBJECTS)
 
 
-def _operands(node: cst.CSTNode) -> list[cst.CSTNode]:
-    if isinstance(node, cst.Comparison):
-        return [node.left, *(c.comparator for c in node.comparisons)]
-    if isinstance(node, cst.BooleanOperation) or isinstance(node, cst.BinaryOperation):
-        return [node.left, node.right]
-    if isinstance(node, cst.UnaryOperation):
-        return [node.expression]
-    return []
-
-
-def _control_flow(node: cst.CSTNode, test: cst.BaseExpression, construct: str, ctx: FileContext) -> None:
-    read = _value_read(test, ctx)
+def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) -> None:
+    # A number read earlier (`n = t.sum().item()`) decides a branch of the traced graph only inside
+    # forward()/step functions; in a training loop such branches are ordinary host logic.
+    read = _value_read(test, ctx, host_reads=ctx.site == SITE_STEP)
     if read is not None:
         ctx.report("NL603", test, construct=construct, read=read)
 
 
 @on(cst.If)
 def _if(node: cst.If, ctx: FileContext) -> None:
-    _control_flow(node, node.test, "if", ctx)
+    _control_flow(node.test, "if", ctx)
 
 
 @on(cst.While)
 def _while(node: cst.While, ctx: FileContext) -> None:
-    _control_flow(node, node.test, "while", ctx)
+    _control_flow(node.test, "while", ctx)
 
 
 @on(cst.Assert)
 def _assert(node: cst.Assert, ctx: FileContext) -> None:
-    _control_flow(node, node.test, "assert", ctx)
+    _control_flow(node.test, "assert", ctx)
 
 
 def _mask_index(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
+    """The boolean mask an index expression is, as short text for the message; None if not a mask."""
     if isinstance(expr, cst.Comparison):
-        return ctx.module.code_for_node(expr)
+        if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in expr.comparisons):
+            return None
+        return _short(expr, ctx)
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
-        return ctx.module.code_for_node(expr)
+        return _short(expr, ctx)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr)):
-        return ctx.module.code_for_node(expr)
-    if isinstance(expr, cst.Name) and _MASK_NAME.search(expr.value):
+        return _short(expr, ctx)
+    if isinstance(expr, cst.Name):
         binding = ctx.lookup(expr.value)
-        if binding is None or binding[0] == "other":
+        if binding is not None and binding[0] == "mask":
             return expr.value
+        if _MASK_NAME.search(expr.value) and (binding is None or binding[0] in ("other", "tensor")):
+            return expr.value
+        return None
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "bool":
-        return ctx.module.code_for_node(expr)
+        return _short(expr, ctx)
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+        return _short(expr, ctx) if _mask_index(expr.value, ctx) else None  # `x[mask[:, 1:]]`
     return None
+
+
+def _short(node: cst.CSTNode, ctx: FileContext) -> str:
+    text = " ".join(ctx.module.code_for_node(node).split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @on(cst.Subscript)
 def _boolean_mask(node: cst.Subscript, ctx: FileContext) -> None:
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    if len(node.slice) != 1:
         return
-    if ctx.is_numpy(node.value) or isinstance(node.value, (cst.SimpleString, cst.Dict, cst.List)):
+    index = node.slice[0].slice
+    if not isinstance(index, cst.Index) or isinstance(node.value, _NOT_LITERAL_INDEXED):
         return
-    mask = _mask_index(node.slice[0].slice.value, ctx)
-    if mask is None:
+    mask = _mask_index(index.value, ctx)
+    if mask is None or ctx.is_numpy(node.value):
         return
     parent = ctx.parent()
-    write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and getattr(parent, "target", None) is node
+    write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node
     ctx.report("NL602", node.slice[0], mask=mask, write=write)
 
 
 @on(cst.Slice)
 def _slice_bounds(node: cst.Slice, ctx: FileContext) -> None:
     for bound in (node.lower, node.upper):
-        if bound is None:
+        if bound is None or isinstance(bound, cst.Integer):
             continue
-        read = _value_read(bound, ctx)
+        read = _value_read(bound, ctx, host_reads=True)
         if read is not None:
             ctx.report("NL604", bound, read=read)
             return

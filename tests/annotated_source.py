@@ -1,0 +1,54 @@
+"""Scan a source snippet whose lines say what must fire (`# expect: NL701, NL603`), checked both ways.
+
+The same annotation as the fixture harness (tests/test_fixtures.py), for snippets written inline in
+rule tests: every annotated rule must be reported on its line, and nothing else may be reported.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+from neuronlint.findings import Finding
+from tests.conftest import scan_source
+
+_EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+
+
+def expected_rules(source: str) -> Counter:
+    """(line, rule) pairs the `# expect:` comments of a source announce."""
+    expected: Counter = Counter()
+    for number, line in enumerate(source.splitlines(), start=1):
+        match = _EXPECT.search(line)
+        if match:
+            for rule in match.group(1).replace(" ", "").split(","):
+                if rule:
+                    expected[(number, rule)] += 1
+    return expected
+
+
+def check(tmp_path: Path, source: str, name: str = "snippet.py", **scan: object) -> list[Finding]:
+    """Scan `source` (dedented) with every rule selected and compare with its annotations."""
+    source = textwrap.dedent(source).lstrip("\n")
+    findings = scan_source(tmp_path, source, name=name, **scan)
+    actual = Counter((f.line, f.rule) for f in findings)
+    expected = expected_rules(source)
+    lines = source.splitlines()
+
+    def show(pairs: Counter) -> str:
+        return "".join(f"\n    {line}: {rule}  | {lines[line - 1].strip()}" for line, rule in sorted(pairs))
+
+    missing, unexpected = expected - actual, actual - expected
+    assert not missing and not unexpected, (
+        f"expected but not reported:{show(missing) or ' none'}\n  reported but not expected:{show(unexpected) or ' none'}"
+    )
+    return findings
+
+
+def only(findings: list[Finding], rule: str) -> Finding:
+    """The single finding of `rule` (fails if there is not exactly one)."""
+    matching = [f for f in findings if f.rule == rule]
+    assert len(matching) == 1, f"expected one {rule}, got {[(f.line, f.rule) for f in findings]}"
+    return matching[0]

@@ -1,0 +1,223 @@
+"""dtype rules (NL501-NL509): positive and negative cases, and verdicts that differ by chip and SDK."""
+
+from __future__ import annotations
+
+from neuronlint.findings import Severity
+from tests.annotated_source import check, only
+
+
+# ---- NL501 float64 ---------------------------------------------------------------------------
+def test_float64_creation_and_conversion(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def accumulate(x, n):
+            total = torch.zeros(n, dtype=torch.float64)  # expect: NL501
+            precise = x.double()  # expect: NL501
+            also = x.to(torch.double)  # expect: NL501
+            torch.set_default_dtype(torch.float64)  # expect: NL501
+            return total, precise, also
+        """,
+    )
+    method = only([f for f in findings if f.line == 6], "NL501")
+    assert "`.double()`" in method.message
+    assert method.fix is not None and method.fix.replacement == "float()"
+
+
+def test_float64_only_inspected_is_not_a_use(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+        NAMES = {torch.float64: "fp64", torch.float32: "fp32"}
+
+
+        def describe(x):
+            if x.dtype == torch.float64 or x.dtype in (torch.double, torch.complex128):
+                return "wide"
+            if x.dtype is torch.float64:
+                return "wide"
+            eps = torch.finfo(torch.float64).eps
+            big = torch.iinfo(torch.int64).max
+            host = np.zeros(3, dtype=np.float64)
+            return eps, big, host
+        """,
+    )
+
+
+def test_dtype_table_values_are_uses(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        DTYPES = {"fp32": torch.float32, "fp64": torch.float64}  # expect: NL501
+        """,
+    )
+
+
+# ---- NL502 complex ---------------------------------------------------------------------------
+def test_complex_creation(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def rotary(xq, freqs, t):
+            freqs_cis = torch.polar(torch.ones_like(freqs), freqs)  # expect: NL502
+            xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))  # expect: NL502
+            z = torch.complex(xq, xq)  # expect: NL502
+            spec = torch.stft(t, 400, return_complex=True)  # expect: NL503, NL502
+            buf = torch.zeros(4, dtype=torch.complex64)  # expect: NL502
+            wide = buf.to(torch.cdouble)  # expect: NL502
+            return freqs_cis, xq_, z, spec, wide
+        """,
+    )
+
+
+def test_real_valued_rotary_embedding_is_clean(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def rotate_half(x):
+            x1, x2 = x.chunk(2, dim=-1)
+            return torch.cat((-x2, x1), dim=-1)
+
+
+        def apply_rotary(q, cos, sin, return_complex=False):
+            spec_kwargs = {"return_complex": False}
+            return q * cos + rotate_half(q) * sin, torch.view_as_real
+        """,
+    )
+
+
+def test_complex_verdict_changes_with_the_2_32_compiler(tmp_path):
+    source = """
+        import torch
+
+        a = torch.zeros(2, dtype=torch.complex64)  # expect: NL502
+        b = torch.zeros(2, dtype=torch.complex128)  # expect: NL502
+        """
+    old = check(tmp_path, source, sdk="2.31", target="trn2")
+    assert {f.severity for f in old} == {Severity.BLOCKER}
+    new = {f.line: f for f in check(tmp_path, source, sdk="2.32", target="trn2")}
+    assert new[3].severity is Severity.WARNING and new[3].status == "partial"
+    assert new[4].severity is Severity.BLOCKER and new[4].status == "unsupported"
+
+
+# ---- NL503 FFT, NL509 triangular solve ---------------------------------------------------------
+def test_fft_and_triangular_solve(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.fft as fft
+
+
+        def filters(x, A, b):
+            spec = torch.fft.rfft(x)  # expect: NL503
+            back = fft.irfft(spec)  # expect: NL503
+            sol = torch.linalg.solve_triangular(A, b, upper=False)  # expect: NL509
+            inv = torch.inverse(A) @ b
+            return back, sol, inv
+        """,
+    )
+
+
+# ---- NL504 / NL505 / NL508 fp8 and fp4 ----------------------------------------------------------
+FP8 = """
+    import torch
+
+
+    def quantize(w, kv):
+        w8 = w.to(torch.float8_e4m3fn)  # expect: NL505
+        kv8 = kv.to(torch.float8_e5m2)
+        amd = w.to(torch.float8_e4m3fnuz)  # expect: NL504
+        amd2 = w.to(torch.float8_e5m2fnuz)  # expect: NL504
+        return w8, kv8, amd, amd2
+    """
+
+
+def test_fp8_e4m3fn_is_native_only_on_trn3(tmp_path):
+    trn2 = {f.line: f for f in check(tmp_path, FP8, target="trn2")}
+    trn3 = {f.line: f for f in check(tmp_path, FP8, target="trn3")}
+    assert (trn2[5].severity, trn2[5].status) == (Severity.WARNING, "unsupported")
+    assert (trn3[5].severity, trn3[5].status) == (Severity.INFO, "supported")
+
+
+def test_fnuz_fp8_is_unsupported_on_every_chip(tmp_path):
+    for target in ("trn1", "trn2", "trn3"):
+        findings = check(tmp_path, FP8, sdk="2.32", target=target)
+        assert {(f.severity, f.status) for f in findings if f.rule == "NL504"} == {
+            (Severity.BLOCKER, "unsupported")
+        }
+
+
+def test_fp4_and_mx_scale_types(tmp_path):
+    source = """
+        import torch
+
+
+        def pack(w, scales):
+            w4 = w.view(torch.float4_e2m1fn_x2)  # expect: NL508
+            s = scales.to(torch.float8_e8m0fnu)  # expect: NL508
+            return w4, s
+        """
+    assert {f.severity for f in check(tmp_path, source, target="trn2")} == {Severity.BLOCKER}
+    assert {f.severity for f in check(tmp_path, source, target="trn3")} == {Severity.INFO}
+
+
+# ---- NL507 int64 (opt-in) ----------------------------------------------------------------------
+INT64 = """
+    import torch
+
+
+    def positions(n, mask):
+        ids = torch.arange(n, dtype=torch.long)  # expect: NL507
+        idx = mask.long()  # expect: NL507
+        big = torch.zeros(n, dtype=torch.int64)  # expect: NL507
+        if ids.dtype == torch.int64:
+            pass
+        return ids, idx, big
+    """
+
+
+def test_int64_is_opt_in(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+        ids = torch.arange(8, dtype=torch.long)
+        """,
+        select=[],
+    )
+    assert findings == []
+
+
+def test_int64_verdict_trn1_versus_trn2_with_sdk_2_32(tmp_path):
+    trn1 = check(tmp_path, INT64, select=["NL507"], sdk="2.32", target="trn1")
+    trn2 = check(tmp_path, INT64, select=["NL507"], sdk="2.32", target="trn2")
+    assert {f.message for f in trn1} != {f.message for f in trn2}
+    assert all("always compute them as 32-bit" in f.message for f in trn1)
+    assert all("--native-int64=enabled" in f.message for f in trn2)
+    native = check(
+        tmp_path,
+        INT64,
+        select=["NL507"],
+        sdk="2.32",
+        target="trn2",
+        compiler_flags=["--native-int64=enabled"],
+    )
+    assert {f.status for f in native} == {"supported"}
+    older = check(tmp_path, INT64, select=["NL507"], sdk="2.31", target="trn2")
+    assert all("downcasts them to 32-bit" in f.message for f in older)

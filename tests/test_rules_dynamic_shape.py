@@ -1,0 +1,287 @@
+"""dynamic-shape rules (NL601-NL604): positive and negative cases."""
+
+from __future__ import annotations
+
+from neuronlint.findings import Severity
+from tests.annotated_source import check, only
+
+
+# ---- NL601 data-dependent output shapes -------------------------------------------------------
+def test_data_dependent_ops(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def select_tokens(scores, mask, ids):
+            idx = torch.nonzero(mask)  # expect: NL601
+            rows = mask.nonzero(as_tuple=True)  # expect: NL601
+            where_idx = torch.where(mask)  # expect: NL601
+            picked = torch.masked_select(scores, mask)  # expect: NL601
+            also = scores.masked_select(mask)  # expect: NL601
+            vocab = torch.unique(ids)  # expect: NL601
+            runs = ids.unique_consecutive()  # expect: NL601
+            counts = torch.bincount(ids)  # expect: NL601
+            return idx, rows, where_idx, picked, also, vocab, runs, counts
+        """,
+    )
+
+
+def test_static_shape_alternatives_are_clean(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def select_tokens(scores, mask):
+            kept = torch.where(mask, scores, torch.zeros_like(scores))
+            filled = scores.masked_fill(~mask, float("-inf"))
+            top = torch.topk(scores, k=4, dim=-1)
+            return kept, filled, top
+        """,
+    )
+
+
+def test_numpy_unique_and_nonzero_are_host_side(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import pandas as pd
+
+
+        def vocabulary(tokens, path):
+            ids = np.unique(tokens)
+            where = np.nonzero(tokens > 0)
+            frame = pd.read_csv(path)
+            speakers = frame["speaker"].unique()
+            return ids, where, speakers
+        """,
+    )
+
+
+def test_repeat_interleave_only_with_tensor_repeats(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def expand(x, kv, lengths, durations, n_rep, cfg):
+            heads = kv.repeat_interleave(n_rep, dim=2)
+            pairs = torch.repeat_interleave(x, 2, dim=-1)
+            cloned = x.repeat_interleave(cfg.clone_batch, 0)
+            grouped = kv.repeat_interleave(cfg.heads // cfg.groups, dim=1)
+            tokens = torch.repeat_interleave(x, lengths, dim=0)  # expect: NL601
+            frames = x.repeat_interleave(durations.view(-1), dim=1)  # expect: NL601
+            owners = torch.repeat_interleave(lengths)  # expect: NL601
+            bounded = torch.repeat_interleave(x, lengths, dim=0, output_size=512)
+            return heads, pairs, cloned, grouped, tokens, frames, owners, bounded
+        """,
+    )
+
+
+# ---- NL602 boolean-mask indexing --------------------------------------------------------------
+def test_boolean_mask_reads_and_writes(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def masked_loss(losses, targets, padding_mask, pad):
+            valid = targets != pad
+            loss = losses[valid].mean()  # expect: NL602
+            kept = losses[~padding_mask]  # expect: NL602
+            both = losses[(targets > 0) & (targets < 100)]  # expect: NL602
+            positive = losses[losses > 0]  # expect: NL602
+            as_bool = losses[padding_mask.bool()]  # expect: NL602
+            losses[targets == pad] = 0.0  # expect: NL602
+            return loss, kept, both, positive, as_bool
+        """,
+    )
+    write = [f for f in findings if f.line == 11]
+    assert len(write) == 1 and write[0].severity is Severity.INFO
+    reads = [f for f in findings if f.line != 11]
+    assert all(f.severity is Severity.WARNING for f in reads)
+
+
+def test_index_by_position_is_not_a_mask(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def gather(x, keep, mask_idx, mapping, key):
+            a = x[keep]
+            b = x[mask_idx]
+            c = x[0]
+            d = x[:, 1:]
+            e = mapping[key]
+            f = ("off", "on")[key == "on"]
+            g = x[torch.arange(4)]
+            return a, b, c, d, e, f, g
+        """,
+    )
+
+
+def test_numpy_masks_are_host_side(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+
+
+        def clip(sizes, max_len):
+            sizes = np.asarray(sizes)
+            return sizes[sizes <= max_len]
+        """,
+    )
+
+
+# ---- NL603 control flow on tensor values ------------------------------------------------------
+def test_branches_on_tensor_values(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def step(loss, mask, x: torch.Tensor, grad):
+            if loss.item() > 10.0:  # expect: NL701, NL603
+                loss = loss * 0.1
+            if mask.any():  # expect: NL603
+                loss = loss + 1
+            while not torch.all(mask):  # expect: NL603
+                mask = mask | True
+            if torch.isnan(grad).any() or torch.isinf(grad).any():  # expect: NL603
+                return None
+            if x > 0:  # expect: NL603
+                x = -x
+            if int(x.sum()) == 0:  # expect: NL603
+                return x
+            return loss
+        """,
+    )
+
+
+def test_branches_on_shapes_and_flags_are_static(tmp_path):
+    check(
+        tmp_path,
+        """
+        import math
+        import torch
+
+
+        def step(self, x: torch.Tensor, mask=None, training=True):
+            if x.shape[0] > 1 and x.dim() == 3:
+                x = x.squeeze(0)
+            if len(x) > 0 and isinstance(x, torch.Tensor) and x.size(-1) == 4:
+                x = x * 2
+            if mask is not None and x is not None:
+                x = x.masked_fill(mask, 0.0)
+            if self.training and training:
+                x = x * 0.5
+            if math.isnan(self.scale) or x.requires_grad:
+                pass
+            if self.cfg.max_len > 128 and torch.is_grad_enabled():
+                pass
+            return x
+        """,
+    )
+
+
+def test_assert_on_tensor_values_is_info(tmp_path):
+    finding = only(
+        check(
+            tmp_path,
+            """
+            def forward(self, x, lengths):
+                assert (lengths > 0).all()  # expect: NL603
+                assert x.dim() == 3
+                return x
+            """,
+        ),
+        "NL603",
+    )
+    assert finding.severity is Severity.INFO
+
+
+def test_numpy_and_config_values_in_branches(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+
+
+        def report(scores, args):
+            arr = np.asarray(scores)
+            if arr.max() > 1 or np.isnan(arr).any():
+                arr = arr / arr.max()
+            if args.sum:
+                pass
+            return arr
+        """,
+    )
+
+
+# ---- NL604 slice bounds from tensor values ----------------------------------------------------
+def test_slice_bounds_from_tensor_values(tmp_path):
+    check(
+        tmp_path,
+        """
+        def trim(hidden, lengths, tokens):
+            a = hidden[:, : lengths.max()]  # expect: NL604
+            b = tokens[: lengths.sum().item()]  # expect: NL604, NL701
+            max_len = int(lengths.max())
+            c = hidden[:, :max_len]  # expect: NL604
+            n = lengths[0].item()  # expect: NL701
+            d = tokens[n + 1 :]  # expect: NL604
+            return a, b, c, d
+        """,
+    )
+
+
+def test_static_slice_bounds(tmp_path):
+    check(
+        tmp_path,
+        """
+        import os
+
+
+        def trim(hidden, tokens, cfg):
+            width = int(os.environ.get("WIDTH", "8"))
+            limit = int(cfg.get("limit"))
+            a = hidden[:, : cfg.max_len]
+            b = tokens[: len(tokens) - 1]
+            c = hidden[:, :width]
+            d = tokens[1:-1]
+            e = tokens[:limit]
+            return a, b, c, d, e
+        """,
+    )
+
+
+def test_host_side_data_code_is_not_reported(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class PairDataset(torch.utils.data.Dataset):
+            def __getitem__(self, i):
+                src = self.src[i]
+                if (src == self.eos).any():
+                    src = src[src != self.eos]
+                return src[: src.ne(self.pad).sum()]
+
+
+        def collater(samples):
+            ids = torch.cat([s["id"] for s in samples])
+            return ids[ids >= 0].unique()
+        """,
+    )

@@ -1,0 +1,354 @@
+"""host-sync rules (NL701-NL704): positive and negative cases, loop/step severity, host-side code."""
+
+from __future__ import annotations
+
+from neuronlint.findings import Severity
+from tests.annotated_source import check, only
+
+
+# ---- NL701 .item() ---------------------------------------------------------------------------
+def test_item_on_tensors(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def evaluate(model, batch):
+            logits = model(batch)
+            accuracy = (logits.argmax(-1) == batch.labels).float().mean().item()  # expect: NL701
+            return accuracy
+        """,
+    )
+
+
+def test_item_not_on_host_values(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+
+
+        def summary(history, weights):
+            arr = np.array(history)
+            peak = arr.max().item()
+            first = arr.item(0)  # numpy's item() takes an index; torch's takes none
+            scalar = np.float32(2.5).item()
+            n = weights.sum().item()  # expect: NL701
+            again = n.item() if hasattr(n, "item") else n  # n is already a Python number
+            return peak, first, scalar, again
+        """,
+    )
+
+
+def test_item_severity_outside_and_inside_a_loop(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        def train(model, loader, optimizer):
+            warmup = model.scale.item()  # expect: NL701
+            for batch in loader:
+                loss = model(batch)
+                loss.backward()
+                optimizer.step()
+                print(loss.item())  # expect: NL701
+            return warmup
+        """,
+    )
+    by_line = {f.line: f for f in findings}
+    assert by_line[2].severity is Severity.INFO
+    assert by_line[7].severity is Severity.WARNING
+    assert "every iteration" in by_line[7].message
+
+
+def test_item_in_while_and_comprehension_is_in_a_loop(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        def decode(step, state):
+            while state.alive.sum().item() > 0:  # expect: NL701, NL603
+                state = step(state)
+            return [s.item() for s in state.scores]  # expect: NL701
+        """,
+    )
+    assert all(f.severity is Severity.WARNING for f in findings if f.rule == "NL701")
+
+
+def test_item_in_forward_is_a_per_step_sync(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        class Router(torch.nn.Module):
+            def forward(self, x):
+                load = x.sum().item()  # expect: NL701
+                return x * load
+
+            def extra_repr(self):
+                return f"scale={self.scale.item()}"  # expect: NL701
+        """,
+    )
+    by_line = {f.line: f for f in findings}
+    assert by_line[6].severity is Severity.WARNING and "every call" in by_line[6].message
+    assert by_line[10].severity is Severity.INFO
+
+
+def test_item_in_a_training_step_hook(tmp_path):
+    finding = only(
+        check(
+            tmp_path,
+            """
+            def training_step(self, batch, batch_idx):
+                loss = self.loss(batch)
+                self.log("loss", loss.item())  # expect: NL701
+                return loss
+            """,
+        ),
+        "NL701",
+    )
+    assert finding.severity is Severity.WARNING
+
+
+def test_item_in_comments_docstrings_and_strings_is_not_code(tmp_path):
+    check(
+        tmp_path,
+        '''
+        def log_loss(loss):
+            """Call loss.item() only every N steps; x.cpu() and x.tolist() also sync."""
+            # loss.item() here would sync on every step
+            message = "use .item() sparingly; print(x.mean()) syncs too"
+            return message
+        ''',
+    )
+
+
+# ---- NL702 .tolist() -------------------------------------------------------------------------
+def test_tolist_on_tensors_and_not_on_numpy(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+
+
+        def decode(tokens, vocab):
+            ids = tokens.argmax(-1).tolist()  # expect: NL702
+            ranks = np.argsort(vocab.scores).tolist()
+            literal = [1, 2, 3]
+            return ids, ranks, literal
+        """,
+    )
+
+
+def test_tolist_after_cpu_is_one_copy(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        def to_python(hypos):
+            return hypos.detach().cpu().tolist()  # expect: NL703
+        """,
+    )
+    assert only(findings, "NL703").column == 27
+
+
+# ---- NL703 .cpu() / .numpy() / .to("cpu") ----------------------------------------------------
+def test_copies_to_host(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        CPU = torch.device("cpu")
+
+
+        def collect(preds, logits, embeddings):
+            preds.append(logits.argmax(-1).cpu())  # expect: NL703
+            array = embeddings.numpy()  # expect: NL703
+            moved = embeddings.to("cpu")  # expect: NL703
+            also = embeddings.to(device="cpu", non_blocking=True)  # expect: NL703
+            via_device = embeddings.to(torch.device("cpu"))  # expect: NL703
+            return array, moved, also, via_device
+        """,
+    )
+
+
+def test_host_copy_chains_report_the_first_copy_only(tmp_path):
+    check(
+        tmp_path,
+        """
+        def export(t):
+            a = t.detach().cpu().numpy()  # expect: NL703
+            b = t.to("cpu").numpy()  # expect: NL703
+            c = t.to(dtype=None).cpu().float().numpy()  # expect: NL703
+            return a, b, c
+        """,
+    )
+
+
+def test_to_other_devices_and_dtypes_is_not_a_host_copy(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def prepare(x, device):
+            a = x.to(device)
+            b = x.to(torch.bfloat16)
+            c = x.to(memory_format=torch.channels_last)
+            d = x.to(dtype=torch.float32)
+            return a, b, c, d
+        """,
+    )
+
+
+def test_numpy_on_numpy_results_is_not_a_copy(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+
+
+        def load(path):
+            arr = np.load(path)
+            table = np.asarray(arr).numpy() if hasattr(arr, "numpy") else arr
+            return table
+        """,
+    )
+
+
+# ---- NL704 print(tensor) ---------------------------------------------------------------------
+def test_print_of_tensor_values(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def debug(x: torch.Tensor, loss, step: int):
+            print(x)  # expect: NL704
+            print("loss", loss.mean())  # expect: NL704
+            print(f"step {step}: norm={x.norm()}")  # expect: NL704
+            print(torch.softmax(x, -1))  # expect: NL704
+            print("step", step, "shape", x.shape)
+            print(f"{step=} {x.dtype}")
+            print(loss.item())  # expect: NL701
+        """,
+    )
+    item_line = only(findings, "NL701").line
+    assert {f.rule for f in findings if f.line == item_line} == {"NL701"}  # not also NL704
+
+
+def test_print_inside_the_training_loop_is_a_warning(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        def train(model, loader):
+            for step, batch in enumerate(loader):
+                out = model(batch)
+                print(out.sum())  # expect: NL704
+        """,
+    )
+    assert only(findings, "NL704").severity is Severity.WARNING
+
+
+def test_print_that_is_redefined_is_not_builtin_print(tmp_path):
+    check(
+        tmp_path,
+        """
+        from rich import print
+
+
+        def show(x):
+            print(x.mean())
+        """,
+    )
+
+
+# ---- host-side (data pipeline) code ----------------------------------------------------------
+def test_dataset_and_collate_code_runs_on_the_host(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch.utils.data import Dataset
+
+
+        class TokenDataset(Dataset):
+            def __getitem__(self, index):
+                item = self.items[index]
+                length = item.ne(self.pad).sum().item()
+                return item[item != self.pad].tolist(), length
+
+
+        class ShardSampler(torch.utils.data.Sampler):
+            def __iter__(self):
+                return iter(torch.randperm(self.n).tolist())
+
+
+        def collate_tokens(values, pad):
+            return [v.tolist() for v in values if v.numel() > 0]
+
+
+        def evaluate(model, batch):
+            return model(batch).tolist()  # expect: NL702
+        """,
+    )
+
+
+def test_loop_iterable_is_evaluated_once(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        def expand(ids):
+            out = []
+            for i in ids.tolist():  # expect: NL702
+                out.append(i)
+            squares = [i * i for i in ids.cpu()]  # expect: NL703
+            return out, squares
+        """,
+    )
+    assert {f.severity for f in findings} == {Severity.INFO}
+
+
+def test_test_code_reads_values_on_purpose(tmp_path):
+    source = """
+        import torch
+
+
+        def test_decoder_output():
+            out = torch.ones(3)
+            assert out.sum().item() == 3.0
+            assert torch.equal(out[out > 0], out)
+            print(out.cpu().tolist())
+        """
+    for name in ("tests/models/test_decoder.py", "decoder_test.py", "conftest.py"):
+        check(tmp_path, source, name=name)
+    check(
+        tmp_path,
+        source.replace(
+            "assert out.sum().item() == 3.0", "assert out.sum().item() == 3.0  # expect: NL701, NL603"
+        )
+        .replace(
+            "assert torch.equal(out[out > 0], out)",
+            "assert torch.equal(out[out > 0], out)  # expect: NL602, NL603",
+        )
+        .replace("print(out.cpu().tolist())", "print(out.cpu().tolist())  # expect: NL703"),
+        name="decoder.py",
+    )
+
+
+def test_values_after_a_host_copy_are_host_values(tmp_path):
+    check(
+        tmp_path,
+        """
+        def split_sizes(sizes):
+            sizes_cpu = sizes.cpu()  # expect: NL703
+            offset = 0
+            while sizes_cpu[offset] > 0:
+                offset += 1
+            host = sizes_cpu.tolist()
+            return offset, host, sizes_cpu.unique(), sizes_cpu.max().item()
+        """,
+    )
