@@ -207,7 +207,7 @@ class LockinResult:
             "model": {"areas": [_area_dict(a) for a in self.params.areas],
                       "grades": [{"grade": g.grade, "below": g.below, "label": g.label} for g in self.params.grades],
                       "effort_classes": {k: {"first": e.first, "more": e.more} for k, e in self.params.efforts.items()},
-                      "effort_severities": sorted(self.params.effort_severities),
+                      "effort_severities": {d: sorted(v) for d, v in self.params.effort_severities.items()},
                       "hours_per_week": self.params.hours_per_week},
             "root": self.root,
             "package_depth": self.package_depth,
@@ -381,7 +381,7 @@ def estimate_effort(
         item.effort = (override.effort if override and override.effort else None) or (
             rule.effort if rule else "none"
         )
-        if item.finding.severity.value not in params.effort_severities:
+        if item.finding.severity.value not in params.effort_severities.get(direction, ()):
             item.unit, item.hours = "", 0.0
             continue
         unit, role, size = _unit_key(item, cuda_sources)
@@ -412,8 +412,12 @@ def estimate_effort(
 
 def effort_assumptions(params: LockinParams) -> list[str]:
     """The assumptions behind every effort estimate, as printed in reports."""
+    cuda = params.effort_severities.get("cuda", frozenset())
+    neuron = params.effort_severities.get("neuron", frozenset())
     out = [
-        f"Only {', '.join(sorted(params.effort_severities))} findings carry effort; info findings are advice.",
+        f"CUDA coupling: {', '.join(sorted(cuda))} findings carry effort (info findings are advice). "
+        f"Neuron coupling: {', '.join(sorted(neuron))} findings do (there, severity says how healthy the code is, "
+        "not whether it changes when leaving).",
         "A unit is one library or compiled module (however many files use it; a module whose CUDA sources "
         "are scanned is ported at its sources), one @triton.jit kernel, one __global__ kernel in a CUDA "
         "source, or otherwise one rule in one file.",

@@ -121,7 +121,7 @@ class LockinParams:
     scopes: tuple[Scope, ...]
     efforts: Mapping[str, EffortClass]
     grades: tuple[Grade, ...]  # ordered by `below`
-    effort_severities: frozenset[str]
+    effort_severities: Mapping[str, frozenset[str]]  # direction -> severities that carry effort
     hours_per_week: float
     hot_spot_share: float
     reference_lines: int
@@ -272,7 +272,7 @@ def _build(db: RuleDB) -> LockinParams:
     )  # fmt: skip
     return LockinParams(
         areas=tuple(areas), overrides=tuple(overrides), scopes=scopes, efforts=efforts, grades=grades,
-        effort_severities=frozenset(model["effort_severities"]), hours_per_week=float(model["hours_per_week"]),
+        effort_severities={d: frozenset(v) for d, v in model["effort_severities"].items()}, hours_per_week=float(model["hours_per_week"]),
         hot_spot_share=float(model["hot_spot_share"]), reference_lines=int(model["reference_lines"]),
         rationale=model["rationale"], kernel_kinds=kinds,
         _by_rule=by_rule, _by_category=by_category,

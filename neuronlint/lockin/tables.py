@@ -48,6 +48,13 @@ def _weights(value: dict[str, Any]) -> str | None:
     return f"weights are numbers >= 0, got {bad[0]} = {value[bad[0]]!r}" if bad else None
 
 
+def _severities(value: list[Any]) -> str | None:
+    return next(
+        (f"unknown severity {s!r} (expected {', '.join(SEVERITIES)})" for s in value if s not in SEVERITIES),
+        None,
+    )
+
+
 def _regexes(value: list[Any]) -> str | None:
     for pattern in value:
         try:
@@ -129,8 +136,12 @@ GRADE = Table(
 MODEL = Table(
     {
         "name": F(str, required=True, choices=("default",)),
-        "effort_severities": F(list, required=True, items=str,
-                               check=lambda v: next((f"unknown severity {s!r}" for s in v if s not in SEVERITIES), None)),
+        "effort_severities": F(
+            dict,
+            required=True,
+            table=Table({d: F(list, required=True, items=str, check=_severities) for d in ("cuda", "neuron")}),
+            doc="per direction: the severities whose findings carry effort",
+        ),
         "hours_per_week": F(float, required=True, check=_positive),
         "hot_spot_share": F(float, required=True, check=_percent,
                             doc="hot spots: the fewest files that hold this share (%) of the score"),
