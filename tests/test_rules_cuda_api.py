@@ -1,0 +1,434 @@
+"""cuda-api rules (NL101-NL115) on real scans of small snippets, both ways.
+
+Each snippet marks the lines that must fire with `# expect: NLxxx`; every other line must stay quiet.
+Scans select only the cuda-api category so that other categories' changes do not move these tests.
+"""
+
+from __future__ import annotations
+
+from tests.annotated_source import check, only
+from tests.conftest import scan_source
+
+CUDA_API = {"select": ["cuda-api"]}
+
+
+# ---- name resolution of torch.cuda.* -----------------------------------------------------------
+def test_torch_cuda_names_resolve_through_every_import_form(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.cuda as tc
+        from torch import cuda
+        from torch.cuda import synchronize as sync
+        from torch.cuda import Stream
+
+        def step(model, batch):
+            loss = model(batch)
+            tc.synchronize()  # expect: NL102
+            sync()  # expect: NL102
+            cuda.synchronize()  # expect: NL102
+            torch.cuda.synchronize()  # expect: NL102
+            side = Stream()  # expect: NL103
+            return loss
+    """,
+        **CUDA_API,
+    )
+
+
+def test_module_level_alias_of_torch_cuda(tmp_path):
+    source = "import torch\n\naccel = torch.cuda\n\ndef free_memory():\n    accel.empty_cache()\n"
+    findings = scan_source(tmp_path, source, select=["NL105"])
+    assert [(f.line, f.message.split("`")[1]) for f in findings] == [(6, "torch.cuda.empty_cache")]
+
+
+def test_comments_docstrings_messages_and_other_libraries_stay_quiet(tmp_path):
+    check(
+        tmp_path,
+        '''
+        """Training helpers. Call torch.cuda.synchronize() before timing; device='cuda' is the default."""
+        import numpy as np
+        import torch
+
+        # torch.cuda.empty_cache() here would hide the leak
+        def report(x):
+            print("moving the batch to cuda")
+            print(f"cuda memory is not tracked on {x.device}")
+            a = np.zeros(3)
+            b = a.astype(np.float32)
+            return b
+    ''',
+        **CUDA_API,
+    )
+
+
+def test_device_generic_code_stays_quiet(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        device = torch.accelerator.current_accelerator()
+        n = torch.accelerator.device_count()
+
+        def place(model, x):
+            model = model.to(device)
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+                return model(x.to(device, non_blocking=True))
+    """,
+        **CUDA_API,
+    )
+
+
+# ---- NL101 device placement ---------------------------------------------------------------------
+def test_cuda_device_strings_in_device_positions(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        def setup(model, rank, local_rank):
+            x = torch.zeros(4, device="cuda")  # expect: NL101
+            y = x.to("cuda:1")  # expect: NL101
+            z = x.to(f"cuda:{local_rank}")  # expect: NL101
+            d = torch.device("cuda", rank)  # expect: NL101
+            model.cuda()  # expect: NL101
+            w = torch.cuda.FloatTensor(3)  # expect: NL101
+            v = x.type("torch.cuda.FloatTensor")  # expect: NL101
+            return model, y, z, d, w, v
+    """,
+        **CUDA_API,
+    )
+
+
+def test_device_variable_is_reported_at_its_literal(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+        device = "cuda"  # expect: NL101
+
+        def run(model, batch):
+            model = model.to(device)
+            return model(batch.to(device))
+    """,
+        **CUDA_API,
+    )
+    finding = only(findings, "NL101")
+    assert (finding.line, finding.column) == (3, 10)
+    assert finding.fix is not None and finding.fix.replacement == '"neuron"'
+
+
+def test_cuda_fallback_is_a_warning_not_a_blocker(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"  # expect: NL101, NL106
+        if torch.cuda.is_available():  # expect: NL106
+            other = "cuda"  # expect: NL101
+        pinned = "cuda:0"  # expect: NL101
+    """,
+        **CUDA_API,
+    )
+    severities = {f.line: f.severity.value for f in findings if f.rule == "NL101"}
+    assert severities == {3: "warning", 5: "warning", 6: "blocker"}
+    assert (
+        "silently runs on the CPU" in next(f for f in findings if f.line == 3 and f.rule == "NL101").message
+    )
+
+
+def test_cuda_strings_that_place_nothing_stay_quiet(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+        from typing import Literal
+
+        BACKEND_MODULES = {"cuda": "torch.cuda", "xpu": "torch.xpu", "cpu": None}
+        TOLERANCES = {("cuda", 8): 1e-3, ("cpu", None): 1e-5}
+        Device = Literal["cuda", "cpu"]
+
+        def args(parser, torch_backends, monkeypatch, table):
+            parser.add_argument("--device", choices=["cuda", "cpu"])
+            if hasattr(torch_backends, "cuda"):
+                monkeypatch.setattr(torch.version, "cuda", "12.4")
+            return table["cuda"]
+    """,
+        **CUDA_API,
+    )
+
+
+def test_default_device_parameter_is_reported(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        def make_buffer(n, device: str = "cuda"):  # expect: NL101
+            return torch.empty(n, device=device)
+    """,
+        **CUDA_API,
+    )
+
+
+# ---- NL102-NL106, NL108, NL109, NL113, NL114 (torch.cuda.* table) ---------------------------------
+def test_streams_events_graphs_memory_queries_rng_and_flags(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        def bench(model, x, seed, local_rank):
+            torch.cuda.set_device(local_rank)  # expect: NL106
+            torch.cuda.manual_seed_all(seed)  # expect: NL108
+            torch.backends.cudnn.benchmark = True  # expect: NL109
+            torch.backends.cuda.matmul.allow_tf32 = True  # expect: NL109
+            start = torch.cuda.Event(enable_timing=True)  # expect: NL103
+            with torch.cuda.stream(torch.cuda.Stream()):  # expect: NL103, NL103
+                y = model(x)
+            g = torch.cuda.CUDAGraph()  # expect: NL104
+            with torch.cuda.graph(g):  # expect: NL104
+                y = model(x)
+            peak = torch.cuda.max_memory_allocated() / 2**30  # expect: NL105
+            name = torch.cuda.get_device_properties(0).name  # expect: NL106
+            count = torch.cuda.device_count()  # expect: NL106
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):  # expect: NL113
+                y = model(x)
+            torch.cuda.nvtx.range_push("fwd")  # expect: NL113
+            torch.cuda.ipc_collect()  # expect: NL105
+            torch.cuda.cudart()  # expect: NL114
+            return start, y, peak, name, count
+    """,
+        **CUDA_API,
+    )
+
+
+def test_submodules_and_class_attributes_of_torch_cuda(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        lo, hi = torch.cuda.Stream.priority_range()  # expect: NL103
+        pool = torch.cuda.MemPool()  # expect: NL105
+        torch.cuda.memory._record_memory_history()  # expect: NL105
+        state = torch.cuda.random.get_rng_state()  # expect: NL108
+        capturing = torch.cuda.is_current_stream_capturing()  # expect: NL104
+    """,
+        **CUDA_API,
+    )
+
+
+# ---- NL107 mixed precision ----------------------------------------------------------------------
+def test_cuda_autocast_and_grad_scaler(tmp_path):
+    check(
+        tmp_path,
+        """
+        import functools
+        import torch
+
+        scaler = torch.cuda.amp.GradScaler()  # expect: NL107
+        fwd = functools.partial(torch.amp.custom_fwd, device_type="cuda")  # expect: NL107
+
+        def step(model, x):
+            with torch.autocast("cuda", dtype=torch.float16):  # expect: NL107
+                y = model(x)
+            with torch.amp.autocast(device_type="cuda"):  # expect: NL107
+                y = model(y)
+            with torch.cuda.amp.autocast():  # expect: NL107
+                y = model(y)
+            return y
+    """,
+        **CUDA_API,
+    )
+
+
+def test_device_type_keyword_outside_autocast_is_a_device(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        from torch.distributed.device_mesh import init_device_mesh
+
+        mesh = init_device_mesh(device_type="cuda", mesh_shape=(2, 4))  # expect: NL101
+    """,
+        **CUDA_API,
+    )
+    assert only(findings, "NL101").message.startswith("'cuda' places tensors on a CUDA device")
+
+
+def test_autocast_literal_gets_a_per_backend_fix(tmp_path):
+    native = scan_source(tmp_path, 'import torch\nctx = torch.autocast("cuda")\n', select=["NL107"])
+    assert only(native, "NL107").fix.replacement == '"neuron"'
+    xla = scan_source(
+        tmp_path, 'import torch\nctx = torch.autocast("cuda")\n', select=["NL107"], sdk="2.31", target="trn1"
+    )
+    assert only(xla, "NL107").fix.replacement == '"xla"'
+
+
+# ---- NL110 pin_memory ---------------------------------------------------------------------------
+def test_pin_memory(tmp_path):
+    check(
+        tmp_path,
+        """
+        from torch.utils.data import DataLoader
+
+        def loaders(ds, pin):
+            a = DataLoader(ds, batch_size=8, pin_memory=True)  # expect: NL110
+            b = DataLoader(ds, batch_size=8, pin_memory=pin)  # expect: NL110
+            c = DataLoader(ds, batch_size=8, pin_memory=False)
+            return a, b, c
+
+        def to_host(batch):
+            return batch.pin_memory()  # expect: NL110
+    """,
+        **CUDA_API,
+    )
+
+
+# ---- NL111 checks keyed on CUDA -----------------------------------------------------------------
+def test_cuda_checks(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        def pick(x, device, dev_type, param):
+            if x.is_cuda:  # expect: NL111
+                pass
+            if x.device.type == "cuda":  # expect: NL111
+                pass
+            if dev_type in ("cuda", "xpu"):  # expect: NL111
+                pass
+            if str(device).startswith("cuda"):  # expect: NL111
+                pass
+            if param.type() == "torch.cuda.HalfTensor":  # expect: NL111
+                pass
+            if torch.version.cuda is not None:  # expect: NL111
+                pass
+            match dev_type:
+                case "cuda":  # expect: NL111
+                    pass
+                case _:
+                    pass
+    """,
+        **CUDA_API,
+    )
+
+
+def test_numpy_attribute_named_is_cuda_is_not_a_tensor(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+
+        flags = np.zeros(3).is_cuda
+    """,
+        **CUDA_API,
+    )
+
+
+# ---- NL112 integer ordinals ---------------------------------------------------------------------
+def test_integer_device_ordinals(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        def place(model, x, args, local_rank):
+            model.to(local_rank)  # expect: NL112
+            x = x.to(0)  # expect: NL112
+            d = torch.device(0)  # expect: NL112
+            t = torch.zeros(3, device=args.gpu)  # expect: NL112
+            return model, x, d, t
+    """,
+        **CUDA_API,
+    )
+
+
+def test_ordinals_that_are_not_devices_stay_quiet(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+        def f(x, world_size, device_idx, steps):
+            x = x.to(torch.float16)
+            x = x.to(dtype=torch.bfloat16)
+            a = np.arange(4).astype(np.int32)
+            summary = torch.cuda.memory_summary(device=device_idx)  # expect: NL105
+            return x[:steps], a, summary, world_size
+    """,
+        **CUDA_API,
+    )
+
+
+# ---- NL115 activation checkpointing ---------------------------------------------------------------
+CHECKPOINT_CODE = """
+    import functools
+    import torch
+    import torch.utils.checkpoint
+    from torch.utils.checkpoint import checkpoint as ckpt, checkpoint_sequential
+
+    def forward(blocks, h):
+        for block in blocks:
+            h = torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False)  # expect: NL115
+            h = ckpt(block, h)  # expect: NL115
+        run = functools.partial(torch.utils.checkpoint.checkpoint, use_reentrant=False)  # expect: NL115
+        return checkpoint_sequential(blocks, 2, h), run  # expect: NL115
+"""
+
+
+def test_activation_checkpointing_on_the_xla_backend(tmp_path):
+    findings = check(tmp_path, CHECKPOINT_CODE, sdk="2.31", target="trn1", **CUDA_API)
+    by_line = {f.line: f for f in findings}
+    assert by_line[8].severity.value == "blocker" and by_line[8].status == "unsupported"
+    assert "torch_xla.utils.checkpoint.checkpoint" in by_line[8].message
+    assert "use_reentrant=True" in by_line[8].message
+    # checkpoint_sequential is not documented by Neuron: unknown, not unsupported.
+    assert by_line[11].severity.value == "warning" and by_line[11].status == "unknown"
+
+
+def test_activation_checkpointing_on_torchneuron(tmp_path):
+    findings = check(tmp_path, CHECKPOINT_CODE, sdk="2.33", target="trn2", **CUDA_API)
+    assert {(f.severity.value, f.status) for f in findings} == {("info", "supported")}
+
+
+def test_torch_xla_checkpoint_and_distributed_checkpoint_are_not_nl115(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch.distributed.checkpoint as dcp
+        from torch_xla.utils.checkpoint import checkpoint
+
+        def save(state, h, block):
+            dcp.save(state, checkpoint_id="ckpt")
+            return checkpoint(block, h, use_reentrant=True)
+    """,
+        **CUDA_API,
+    )
+
+
+def test_findings_point_at_the_triggering_token(tmp_path):
+    source = (
+        "import torch\n"
+        "from torch.utils.data import DataLoader\n"
+        "\n"
+        "def run(model, ds):\n"
+        "    loader = DataLoader(\n"
+        "        ds,\n"
+        "        pin_memory=True,\n"
+        "    )\n"
+        "    torch.cuda.synchronize(\n"
+        "    )\n"
+        "    return model.to(\n"
+        '        "cuda"\n'
+        "    ), loader\n"
+    )
+    findings = scan_source(tmp_path, source, **CUDA_API)
+    assert sorted((f.rule, f.line, f.column) for f in findings) == [
+        ("NL101", 12, 9), ("NL102", 9, 5), ("NL110", 7, 9)]  # fmt: skip

@@ -1,0 +1,264 @@
+"""custom-kernel rules (NL301-NL307) on real scans, including the cross-file import rule NL306."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.annotated_source import check, only
+from tests.conftest import scan_paths
+
+KERNELS = {"select": ["custom-kernel"]}
+
+
+def test_triton_kernels_and_launches(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 128})], key=["n"])  # expect: NL301
+        @triton.jit  # expect: NL301
+        def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+        def scale(x):
+            out = torch.empty_like(x)
+            grid = lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)
+            scale_kernel[grid](x, out, x.numel())  # expect: NL301
+            return out
+
+        def table_lookup(tables, key, values):
+            return tables[key](values)
+    """,
+        **KERNELS,
+    )
+
+
+def test_launch_through_an_imported_kernel_with_a_grid(tmp_path):
+    check(
+        tmp_path,
+        """
+        import triton
+        from .kernels import add_kernel
+
+        def add(x, y, out):
+            add_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel())  # expect: NL301
+            return out
+    """,
+        name="pkg/ops.py",
+        **KERNELS,
+    )
+
+
+def test_jit_function_reference(tmp_path):
+    check(
+        tmp_path,
+        """
+        import triton
+
+        def is_kernel(fn):
+            return isinstance(fn, triton.JITFunction)  # expect: NL301
+    """,
+        **KERNELS,
+    )
+
+
+def test_cpp_extension_builders(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        from torch.utils import cpp_extension
+        from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension, load, load_inline
+
+        class NinjaBuild(BuildExtension):  # expect: NL302
+            pass
+
+        fused = load(name="fused", sources=["fused.cpp", "fused_kernel.cu"])  # expect: NL302
+        inline = load_inline(name="inline_ops", cpp_sources=["int f();"], functions=["f"])  # expect: NL302
+        ext = CUDAExtension("fused_cuda", ["fused.cpp", "fused_kernel.cu"])  # expect: NL302
+        host = CppExtension("host_ops", ["host.cpp"])  # expect: NL302
+        cmdclass = {"build_ext": BuildExtension}  # expect: NL302
+        inc = cpp_extension.include_paths()  # expect: NL302
+    """,
+        **KERNELS,
+    )
+    host = next(f for f in findings if f.line == 10)
+    assert host.severity.value == "warning" and host.status == "partial"  # a CppExtension is host code
+    assert next(f for f in findings if f.line == 9).severity.value == "blocker"
+
+
+def test_compiled_extension_imports(tmp_path):
+    check(
+        tmp_path,
+        """
+        import fused_softmax_cuda  # expect: NL303
+        from mypkg import _C  # expect: NL303
+        from mypkg.ops import ngram_repeat_block_cuda  # expect: NL303
+        from .utils import move_to_cuda, move_batch_to_cuda
+        import torch._C
+        from torch.utils.cpp_extension import CUDA_HOME
+
+        ROOT = CUDA_HOME  # expect: NL302
+    """,
+        name="mypkg/layers.py",
+        **KERNELS,
+    )
+
+
+def test_custom_operator_namespaces(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        def forward(x, node):
+            y = torch.ops.fused.gelu(x)  # expect: NL303
+            z = torch.ops.fused.gelu.default(y)  # expect: NL303
+            w = torch.ops.aten.relu(z)
+            if node.target is torch.ops.fused.gelu.default:
+                pass
+            return torch.ops.c10d_functional.all_reduce(w, "sum", "0")
+    """,
+        **KERNELS,
+    )
+
+
+def test_custom_operators_registered_only_for_cuda(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+        @torch.library.custom_op("fused::rmsnorm", mutates_args=(), device_types="cuda")  # expect: NL303
+        def rmsnorm(x: torch.Tensor) -> torch.Tensor:
+            return x
+
+        @rmsnorm.register_kernel("cuda")  # expect: NL303
+        def _(x):
+            return x
+
+        @rmsnorm.register_kernel("cpu")
+        def _(x):
+            return x
+
+        lib = torch.library.Library("fused", "IMPL")
+        lib.impl("rmsnorm", rmsnorm, "CUDA")  # expect: NL303
+
+        @torch.library.custom_op("fused::generic", mutates_args=())
+        def generic(x: torch.Tensor) -> torch.Tensor:
+            return x
+    """,
+        select=["custom-kernel", "cuda-api"],
+    )
+    assert "`fused::rmsnorm` is a custom operator implemented only for CUDA" in findings[0].message
+
+
+def test_cupy_numba_pycuda_kernels(tmp_path):
+    check(
+        tmp_path,
+        """
+        import cupy as cp
+        from numba import cuda
+        from pycuda.compiler import SourceModule
+
+        add = cp.RawKernel(r"extern \\"C\\" __global__ void add(float* x) {}", "add")  # expect: NL305
+        mod = SourceModule("__global__ void twice(float* a) {}")  # expect: NL305
+
+        @cuda.jit  # expect: NL305
+        def scale(x, a):
+            i = cuda.grid(1)
+            x[i] *= a
+    """,
+        **KERNELS,
+    )
+
+
+def test_jiterator(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        code = "template <typename T> T gelu(T x) { return x; }"
+        gelu = torch.cuda.jiterator._create_jit_fn(code)  # expect: NL307
+    """,
+        **KERNELS,
+    )
+
+
+def test_cuda_source_file(tmp_path):
+    source = tmp_path / "kernels" / "scale.cu"
+    source.parent.mkdir()
+    source.write_text(
+        "#include <cuda_runtime.h>\n__global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }\n"
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["custom-kernel"])
+    finding = only(result.active, "NL304")
+    assert (finding.path, finding.line) == ("kernels/scale.cu", 1)
+    assert "2 lines" in finding.message
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def test_kernel_module_imports_across_files(tmp_path):
+    _write(tmp_path, {
+        "model/__init__.py": "",
+        "model/kernels.py": '''
+            import triton
+
+            @triton.jit
+            def add_kernel(x_ptr, n):
+                pass
+        ''',
+        "model/layers.py": '''
+            import torch
+            from .kernels import add_kernel
+            from . import kernels as k
+            from model.kernels import add_kernel as again
+        ''',
+        "model/plain.py": '''
+            from .layers import torch
+        ''',
+    })  # fmt: skip
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL306"])
+    assert sorted((f.path, f.line) for f in result.active) == [
+        ("model/layers.py", 2), ("model/layers.py", 3), ("model/layers.py", 4)]  # fmt: skip
+    assert "model.kernels" in result.active[0].message and "triton" in result.active[0].message
+
+
+def test_import_of_an_extension_built_by_setup_py(tmp_path):
+    _write(tmp_path, {
+        "setup.py": '''
+            from setuptools import setup
+            from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+            setup(name="fused", ext_modules=[CUDAExtension("fused_lamb", ["lamb.cpp", "lamb_kernel.cu"])],
+                  cmdclass={"build_ext": BuildExtension})
+        ''',
+        "optim/lamb.py": '''
+            import torch
+            import fused_lamb
+        ''',
+    })  # fmt: skip
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL303"])
+    assert [(f.path, f.line) for f in result.active] == [("optim/lamb.py", 2)]
+
+
+def test_fixture_packages_link_kernels_and_extensions_across_files():
+    """The fixture harness scans one file at a time; the cross-file rules need the whole package."""
+    from tests.conftest import FIXTURES, ROOT
+
+    triton = scan_paths([FIXTURES / "triton_kernels"], cwd=ROOT, select=["NL306"])
+    assert [(f.path, f.line) for f in triton.active] == [("fixtures/triton_kernels/fused/layers.py", 8)]
+    assert "fused.kernels" in triton.active[0].message
+    extension = scan_paths([FIXTURES / "cpp_extension"], cwd=ROOT, select=["NL303", "NL306"])
+    assert sorted((f.path, f.line, f.rule) for f in extension.active) == [
+        ("fixtures/cpp_extension/fused_adam/optimizer.py", 5, "NL303")]  # fmt: skip

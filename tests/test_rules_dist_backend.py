@@ -1,0 +1,199 @@
+"""dist-backend rules (NL201-NL205) on real scans of small snippets, both ways."""
+
+from __future__ import annotations
+
+from tests.annotated_source import check, only
+
+DIST = {"select": ["dist-backend"]}
+
+
+def test_nccl_as_backend_default_and_config(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch.distributed as dist
+        from dataclasses import dataclass
+
+        @dataclass
+        class DistConfig:
+            backend: str = "nccl"  # expect: NL201
+
+        def init(cfg, ranks):
+            dist.init_process_group(backend="nccl")  # expect: NL201
+            dist.init_process_group("nccl", init_method="env://")  # expect: NL201
+            sub = dist.new_group(ranks, backend="nccl")  # expect: NL201
+            return sub, {"backend": "nccl", "timeout": 600}  # expect: NL201
+    """,
+        **DIST,
+    )
+
+
+def test_nccl_enum_member(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch.distributed as dist
+
+        dist.init_process_group(backend=dist.Backend.NCCL)  # expect: NL201
+    """,
+        **DIST,
+    )
+
+
+def test_comparisons_and_fallbacks_are_warnings(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+        import torch.distributed as dist
+
+        backend = "nccl" if torch.cuda.is_available() else "gloo"  # expect: NL201
+        if dist.get_backend() == "nccl":  # expect: NL201
+            pass
+        if backend in ("nccl", "ucc"):  # expect: NL201
+            pass
+    """,
+        **DIST,
+    )
+    assert {f.severity.value for f in findings} == {"warning"}
+    assert "gloo" in next(f for f in findings if f.line == 4).message
+
+
+def test_nccl_names_that_select_nothing_stay_quiet(tmp_path):
+    check(
+        tmp_path,
+        '''
+        from typing import Literal, Optional
+        import torch.distributed as dist
+
+        BACKENDS = {"nccl": "NVIDIA GPUs", "gloo": "CPUs"}
+        CommBackend = Literal["nccl", "gloo"]
+
+        def add_args(parser):
+            parser.add_argument("--backend", choices=["nccl", "gloo", "mpi"])
+
+        def comm(backend: Optional[Literal["nccl", "ucc"]] = None):
+            """Use 'nccl' on GPUs."""
+            print("falling back from nccl to gloo")
+            return hasattr(dist.Backend, "nccl")
+    ''',
+        **DIST,
+    )
+
+
+def test_nccl_fix_on_the_xla_backend(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch.distributed as dist
+
+        dist.init_process_group(backend="nccl")  # expect: NL201
+    """,
+        sdk="2.31",
+        target="trn1",
+        **DIST,
+    )
+    finding = only(findings, "NL201")
+    assert finding.fix is not None and finding.fix.replacement == '"xla"'
+    assert "torch_xla.distributed.xla_backend" in finding.message
+
+
+def test_ddp_device_ids(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch.nn as nn
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        def wrap(model, local_rank):
+            model = DDP(model, device_ids=[local_rank], output_device=local_rank)  # expect: NL202, NL202, NL205
+            return model
+    """,
+        **DIST,
+    )
+    assert sorted(f.message.split("`")[1] for f in findings if f.rule == "NL202") == [
+        "device_ids=[local_rank]", "output_device=local_rank"]  # fmt: skip
+
+
+def test_ddp_without_device_ids_and_projects_own_ddp(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch.nn.parallel import DistributedDataParallel
+
+        class MegatronStyleDDP:
+            def __init__(self, config, module, device_ids=None):
+                self.module = module
+
+        def wrap(model):
+            a = DistributedDataParallel(model)  # expect: NL205
+            b = MegatronStyleDDP(None, model)
+            c = DistributedDataParallel(model, device_ids=None)  # expect: NL205
+            return a, b, c
+    """,
+        **DIST,
+    )
+
+
+def test_data_parallel(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        model = nn.DataParallel(nn.Linear(4, 4))  # expect: NL203
+        other = torch.nn.parallel.DataParallel(nn.Linear(4, 4))  # expect: NL203
+    """,
+        **DIST,
+    )
+
+
+def test_nccl_and_cuda_environment(tmp_path):
+    check(
+        tmp_path,
+        """
+        import os
+        import subprocess
+        import torch
+
+        os.environ["NCCL_DEBUG"] = "INFO"  # expect: NL204
+        os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")  # expect: NL204
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"  # expect: NL204
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")  # expect: NL204
+        subprocess.run(["python", "worker.py"], env={"CUDA_VISIBLE_DEVICES": "0,1"})  # expect: NL204
+        comm_id = torch.cuda.nccl.unique_id()  # expect: NL204
+        os.environ["NEURON_RT_VISIBLE_CORES"] = "0-1"
+    """,
+        **DIST,
+    )
+
+
+def test_fsdp_wrappers(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, fully_shard
+
+        def shard(model, layers):
+            for layer in layers:
+                fully_shard(layer)  # expect: NL205
+            return FSDP(model)  # expect: NL205
+    """,
+        **DIST,
+    )
+    assert {f.severity.value for f in findings} == {"info"}
+    xla = check(
+        tmp_path,
+        """
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+        def shard(model):
+            return FSDP(model)  # expect: NL205
+    """,
+        sdk="2.29",
+        target="trn1",
+        **DIST,
+    )
+    assert only(xla, "NL205").severity.value == "warning" and only(xla, "NL205").status == "unsupported"

@@ -1,0 +1,168 @@
+"""neuron-lockin rules (NL901-NL909): code tied to Neuron is reported at info/warning, never as a blocker."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.annotated_source import check, only
+from tests.conftest import scan_source
+
+LOCKIN = {"select": ["neuron-lockin"]}
+
+
+def test_torch_xla_imports_device_strings_and_process_group(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+        import torch.distributed as dist
+        import torch_xla  # expect: NL901
+        import torch_xla.core.xla_model as xm  # expect: NL901
+        import torch_xla.runtime as xr  # expect: NL901
+        import torch_xla.distributed.xla_backend  # expect: NL901
+        from torch_xla.distributed.parallel_loader import MpDeviceLoader  # expect: NL901
+
+        def setup(loader, model):
+            dist.init_process_group("xla", init_method="xla://")  # expect: NL902
+            device = torch_xla.device()
+            model = model.to("xla")  # expect: NL902
+            return MpDeviceLoader(loader, device), xr.world_size(), model
+    """,
+        **LOCKIN,
+    )
+    backend = next(f for f in findings if f.line == 10)
+    assert "process-group backend" in backend.message
+    assert "device" in next(f for f in findings if f.line == 12).message
+    assert all(f.severity.value != "blocker" for f in findings)
+
+
+def test_xla_lifecycle_raises_torch_xla_to_warning(tmp_path):
+    source = "import torch_xla.core.xla_model as xm  # expect: NL901\n"
+    old = only(check(tmp_path, source, sdk="2.29", target="trn1", **LOCKIN), "NL901")
+    assert old.severity.value == "info"
+    new = only(check(tmp_path, source, sdk="2.31", target="trn1", **LOCKIN), "NL901")
+    assert new.severity.value == "warning" and "2.30" in new.message
+
+
+def test_deprecated_and_removed_xla_apis(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch_xla.core.xla_model as xm  # expect: NL901
+
+        def step(model, optimizer):
+            device = xm.xla_device()  # expect: NL908
+            world = xm.xrt_world_size()  # expect: NL908
+            rank = xm.get_ordinal()  # expect: NL908
+            xm.optimizer_step(optimizer)
+            xm.mark_step()  # expect: NL908
+            return device, world, rank
+    """,
+        sdk="2.31",
+        target="trn1",
+        **LOCKIN,
+    )
+    removed = next(f for f in findings if f.line == 5)
+    assert removed.fix is not None and removed.fix.replacement == "torch_xla.runtime.world_size"
+    assert "torch_xla.runtime.world_size()" in removed.message
+    assert all(f.severity.value != "blocker" for f in findings)
+
+
+def test_torch_neuronx_nki_nxd_optimum(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+        import torch_neuronx  # expect: NL903
+        import nki  # expect: NL905
+        import nki.language as nl  # expect: NL905
+        from neuronxcc import nki as legacy_nki  # expect: NL905
+        from neuronx_distributed.parallel_layers import ColumnParallelLinear  # expect: NL904
+        from optimum.neuron import NeuronModelForCausalLM  # expect: NL906
+
+        @nki.jit  # expect: NL905
+        def add_kernel(a, b):
+            return nl.add(a, b)
+
+        def export(model, example):
+            return torch_neuronx.trace(model, example)  # expect: NL903
+    """,
+        sdk="2.31",
+        target="trn2",
+        **LOCKIN,
+    )
+    legacy = next(f for f in findings if f.line == 5)
+    assert legacy.severity.value == "warning" and "2.30" in legacy.message
+    assert all(f.severity.value != "blocker" for f in findings)
+
+
+def test_neuron_environment_variables(tmp_path):
+    check(
+        tmp_path,
+        """
+        import os
+
+        os.environ["NEURON_CC_FLAGS"] = "--auto-cast=none"  # expect: NL907
+        os.environ["XLA_USE_BF16"] = "1"  # expect: NL907
+        cores = os.environ.get("NEURON_RT_VISIBLE_CORES")  # expect: NL907
+    """,
+        **LOCKIN,
+    )
+
+
+def test_neuron_names_that_bind_nothing_stay_quiet(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        _SUPPORTED = {"cuda": 8, "xla": 4, "neuron": 4}
+        DEVICES = ("cuda", "xpu")
+
+        def args(parser):
+            parser.add_argument("--device", choices=["cpu", "xla", "neuron"])
+            compiled = torch.compile(parser, backend="neuron")  # expect: NL909
+            has_neuron = hasattr(torch, "neuron")
+            print("run this on an xla device")
+            return compiled, has_neuron
+    """,
+        **LOCKIN,
+    )
+
+
+def test_device_string_needs_torch(tmp_path):
+    check(
+        tmp_path,
+        """
+        config = {"accelerator": "xla"}
+    """,
+        **LOCKIN,
+    )
+
+
+@pytest.mark.parametrize(
+    "sdk, target", [("2.29", "trn1"), ("2.31", "trn2"), ("2.33", "trn2"), ("2.33", "trn3")]
+)
+def test_lockin_is_never_a_blocker(tmp_path, sdk, target):
+    findings = scan_source(
+        tmp_path,
+        """
+import os
+import torch
+import torch_xla.core.xla_model as xm
+import torch_neuronx
+from neuronxcc import nki
+from neuronx_distributed.parallel_layers import ColumnParallelLinear
+from optimum.neuron import NeuronModelForCausalLM
+os.environ["XLA_USE_BF16"] = "1"
+x = torch.zeros(2).to("xla")
+xm.mark_step()
+w = xm.xrt_world_size()
+model = torch.compile(x, backend="neuronx")
+""",
+        sdk=sdk,
+        target=target,
+        **LOCKIN,
+    )
+    assert len(findings) >= 9
+    assert {f.severity.value for f in findings} <= {"info", "warning"}
