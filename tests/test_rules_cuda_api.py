@@ -136,7 +136,7 @@ def test_cuda_fallback_is_a_warning_not_a_blocker(tmp_path):
     severities = {f.line: f.severity.value for f in findings if f.rule == "NL101"}
     assert severities == {3: "warning", 5: "warning", 6: "blocker"}
     assert (
-        "silently runs on the CPU" in next(f for f in findings if f.line == 3 and f.rule == "NL101").message
+        "the other branch runs" in next(f for f in findings if f.line == 3 and f.rule == "NL101").message
     )
 
 
@@ -432,3 +432,21 @@ def test_findings_point_at_the_triggering_token(tmp_path):
     findings = scan_source(tmp_path, source, **CUDA_API)
     assert sorted((f.rule, f.line, f.column) for f in findings) == [
         ("NL101", 12, 9), ("NL102", 9, 5), ("NL110", 7, 9)]  # fmt: skip
+
+
+def test_cuda_only_attention_kernels(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        def attend(q, k, v):
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):  # expect: NL109, NL109
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            with sdpa_kernel(SDPBackend.MATH):
+                out = F.scaled_dot_product_attention(q, k, v)
+            return out
+    """,
+        **CUDA_API,
+    )
