@@ -143,22 +143,24 @@ def judge_outcome(
     summary: dict[str, Any] = {"sdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend,
                                "torch_xla": ops_db.torch_xla, "wall_seconds": outcome.wall_seconds}  # fmt: skip
     if outcome.status != "ok" or outcome.result is None:
-        emitted.append(("NL014", home, {"entrypoint": target.entrypoint, "reason": outcome.reason},
+        where = locator.at(outcome.frame["path"], outcome.frame["line"]) if outcome.frame else home
+        emitted.append(("NL014", where, {"entrypoint": target.entrypoint, "reason": outcome.reason},
                         {"stage": outcome.stage, "stderr": outcome.stderr_tail[-10:]}))  # fmt: skip
         summary.update(_empty_summary())
         return TraceResult(target, "aborted", _findings(emitted, db, ctx, options, locator), summary)
 
     result = outcome.result
     summary.update({"capture": result.get("capture"), "build_mode": result.get("build_mode"),
-                    "timing": result.get("timing", {}), "child_wall_seconds": result.get("wall_seconds"),
-                    "peak_rss_mib": result.get("peak_rss_mib")})  # fmt: skip
+                    "timing": result.get("timing", {}), "startup_seconds": result.get("startup_seconds"),
+                    "cpu_seconds": result.get("cpu_seconds"), "peak_rss_mib": result.get("peak_rss_mib")})  # fmt: skip
     failures = result.get("failures", [])
     status = "traced" if result.get("ok") else ("partial" if result.get("capture") == "partial" else "failed")
     for failure in failures:
         where = locator.at(**_frame_args(failure["frame"])) if failure.get("frame") else home
-        if failure["stage"] in ("import", "build"):
+        if failure["stage"] in ("import", "build", "startup"):
             rule = "NL014" if failure["kind"] == "out of memory" else "NL015"
-            emitted.append((rule, where, {"entrypoint": target.entrypoint, "reason": failure["reason"], "kind": failure["kind"]},
+            reason = f"ran out of memory ({failure['reason']})" if rule == "NL014" else failure["reason"]
+            emitted.append((rule, where, {"entrypoint": target.entrypoint, "reason": reason, "kind": failure["kind"]},
                             {"stage": failure["stage"]}))  # fmt: skip
             status = "failed" if rule == "NL015" else "aborted"
             break

@@ -19,9 +19,12 @@ Pipeline:
 
 from __future__ import annotations
 
+import dataclasses
+import faulthandler
 import json
 import os
 import resource
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -32,12 +35,13 @@ from neuronlint.graph.entrypoints import load, parse_entrypoint
 from neuronlint.graph.sourcemap import Frame, UserCode, parse_stack_trace, traceback_frames
 from neuronlint.graph.specs import parse_specs
 
-# Ops torch.export inserts for its own bookkeeping (shape asserts, symbolic sizes): not compute.
+# Ops torch.export inserts for its own bookkeeping (shape asserts, symbolic sizes), and aten::alias,
+# a no-op view that depends on how the graph was functionalized: not compute, not counted.
 BOOKKEEPING_OPS = frozenset(
     {"aten::sym_size.int", "aten::sym_numel", "aten::sym_stride.int", "aten::sym_storage_offset",
      "aten::_assert_async", "aten::_assert_async.msg", "aten::_assert_scalar", "aten::sym_constrain_range",
      "aten::sym_constrain_range_for_size", "aten::_assert_tensor_metadata", "aten::_functional_assert_async.msg",
-     "aten::_functional_sym_constrain_range", "aten::_functional_sym_constrain_range_for_size"}
+     "aten::_functional_sym_constrain_range", "aten::_functional_sym_constrain_range_for_size", "aten::alias"}
 )  # fmt: skip
 HOST_READ_OPS = frozenset({"aten::_local_scalar_dense", "aten::item"})
 
@@ -93,7 +97,11 @@ def classify(exc: BaseException) -> str:
         return "op without a shape function"
     if names & {"UserError", "Unsupported"}:
         return "unsupported by torch.export"
-    return "unsupported Python"
+    if "TraceError" in names or any(
+        word in text for word in ("meta tensor", "Meta tensor", "FakeTensor", "numpy()")
+    ):
+        return "unsupported Python"  # the code needs real values (numpy, data access) or Python the tracer cannot follow
+    return "forward raised an exception"
 
 
 def _reason(exc: BaseException) -> str:
@@ -368,6 +376,37 @@ def _meta_values(node: Any) -> tuple[tuple, dict]:
     return torch.fx.node.map_arg(node.args, value), torch.fx.node.map_arg(node.kwargs, value)
 
 
+@dataclasses.dataclass(frozen=True)
+class _TensorSpec:
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    dtype: Any
+
+
+def _spec(value: Any) -> Any:
+    """A tensor argument recorded during the fake run -> its metadata (None if sizes are symbolic)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        try:
+            return _TensorSpec(
+                tuple(int(d) for d in value.shape), tuple(int(s) for s in value.stride()), value.dtype
+            )
+        except Exception:  # noqa: BLE001 - unbacked sizes
+            return None
+    return value
+
+
+def _from_spec(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, _TensorSpec):
+        return torch.empty_strided(value.shape, value.stride, dtype=value.dtype, device="meta")
+    if isinstance(value, torch.device):
+        return torch.device("meta")
+    return value
+
+
 def _to_meta(value: Any) -> Any:
     """A fake tensor from the graph -> an empty meta tensor of the same shape, stride and dtype."""
     import torch
@@ -417,35 +456,36 @@ def _shapes(node: Any) -> str:
 
 
 # ---- capture strategies -----------------------------------------------------------------------
-def capture_export(model: Any, inputs: tuple, torch: Any, progress: Progress) -> Any:
+def capture_export(model: Any, inputs: tuple, torch: Any, collector: OpCollector, progress: Progress) -> None:
+    """torch.export (non-strict), then the core-ATen ops of the program into `collector`."""
     progress.stage("export")
     program = torch.export.export(model, inputs, strict=False)
     progress.done("export")
+    if os.environ.get("NEURONLINT_DECOMPOSE") != "retrace":
+        try:
+            lower_graph(program.module(), inputs, torch, collector, progress)
+            return
+        except Exception:  # noqa: BLE001 - the canonical (slower) route below gives the same ops
+            collector.records.clear()
     progress.stage("decompose")
-    program = program.run_decompositions()
+    graph_module = program.run_decompositions().graph_module
     progress.done("decompose")
-    return program.graph_module
+    progress.stage("collect")
+    collector.walk(graph_module)
+    progress.done("collect")
 
 
-def capture_symbolic(model: Any, inputs: tuple, torch: Any, progress: Progress) -> Any:
-    """torch.fx.symbolic_trace, then make_fx over it with the same decompositions (keeps user lines)."""
-    from torch.fx import traceback as fx_traceback
-    from torch.fx.experimental.proxy_tensor import make_fx
-
+def capture_symbolic(
+    model: Any, inputs: tuple, torch: Any, collector: OpCollector, progress: Progress
+) -> None:
+    """torch.fx.symbolic_trace (recording user lines), then the core-ATen ops of its graph."""
     progress.stage("symbolic_trace")
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
     graph = tracer.trace(model)
     traced = torch.fx.GraphModule(tracer.root, graph)
     progress.done("symbolic_trace")
-    progress.stage("decompose")
-    table = torch.export.default_decompositions()
-    fake_inputs, mode = _fake_inputs(inputs, torch)
-    with fx_traceback.preserve_node_meta(), mode:
-        lowered = make_fx(lambda *args: torch.fx.Interpreter(traced).run(*args), decomposition_table=table,
-                          tracing_mode="real")(*fake_inputs)  # fmt: skip
-    progress.done("decompose")
-    return lowered
+    lower_graph(traced, inputs, torch, collector, progress)
 
 
 def _fake_inputs(inputs: tuple, torch: Any) -> tuple[tuple, Any]:
@@ -458,58 +498,139 @@ def _fake_inputs(inputs: tuple, torch: Any) -> tuple[tuple, Any]:
     ), mode
 
 
+class DecomposingRecorder:
+    """Runs code on fake tensors and records every aten op after the core-ATen decompositions.
+
+    Used to lower an exported graph (interpreting it node by node is several times cheaper than
+    re-tracing it with ExportedProgram.run_decompositions, with the same decomposition table) and
+    for the partial run after a failed capture. `frame_of()` gives the user frame of the op being
+    run: from the graph node's stack trace, or from the live Python stack.
+    """
+
+    def __init__(self, torch: Any, collector: OpCollector, frame_of: Callable[[], Frame | None]):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        self.torch, self.collector, self.frame_of = torch, collector, frame_of
+        self.pending: dict[str, tuple[Any, Any]] = {}  # op name -> (op, meta specs of its first arguments)
+        self._implicit: dict[Any, bool] = {}
+        table = torch.export.default_decompositions().materialize()
+        recorder = self
+        op_overload = torch._ops.OpOverload
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(
+                self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None
+            ) -> Any:
+                kwargs = kwargs or {}
+                decomposition = table.get(func)
+                if decomposition is not None:
+                    with self:
+                        result = decomposition(*args, **kwargs)
+                    if result is not NotImplemented:
+                        return result
+                elif isinstance(func, op_overload) and recorder.implicit(func):
+                    # A CompositeImplicitAutograd op reached us (e.g. aten::to): decompose it the way
+                    # run_decompositions does, so the ops recorded are the same.
+                    with self:
+                        result = func.decompose(*args, **kwargs)
+                    if result is not NotImplemented:
+                        return result
+                result = func(*args, **kwargs)
+                if isinstance(func, op_overload):
+                    recorder.record(func, args, kwargs, result)
+                return result
+
+        self.mode = Mode
+
+    def implicit(self, func: Any) -> bool:
+        """Whether the op has a CompositeImplicitAutograd kernel (cached per op)."""
+        found = self._implicit.get(func)
+        if found is None:
+            name = func.name()
+            found = self._implicit[func] = name.startswith("aten::") and bool(
+                self.torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")
+            )
+        return found
+
+    def record(self, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
+        name = func.name()
+        if name in BOOKKEEPING_OPS or name.startswith("prim::"):  # prim::device etc. are attribute reads
+            return
+        collector = self.collector
+        if name not in self.pending and name not in collector.op_facts:
+            self.pending[name] = (func, self.torch.utils._pytree.tree_map(_spec, (args, kwargs)))
+        inputs = [d for d in (_dtype(v) for v in _flatten(list(args) + list(kwargs.values()))) if d]
+        outputs = [d for d in (_dtype(v) for v in _flatten(result)) if d]
+        dynamic = ""
+        if name in HOST_READ_OPS:
+            dynamic = "host-read"
+        elif "dynamic_output_shape" in {str(t).rsplit(".", 1)[-1] for t in func.tags} and _has_unbacked(
+            result
+        ):
+            dynamic = "data-dependent-shape"
+        collector.add(name, inputs, outputs, "", self.frame_of(), dynamic)
+
+    def finish(self) -> None:
+        """Torch facts for every op seen, computed outside the fake mode on meta tensors."""
+        for name, (func, specs) in self.pending.items():
+            args, kwargs = self.torch.utils._pytree.tree_map(
+                _from_spec, specs, is_leaf=lambda x: isinstance(x, _TensorSpec)
+            )
+            if name.startswith("aten::"):
+                self.collector.facts_for(func, name, args, kwargs)
+            else:
+                self.collector.op_facts.setdefault(name, {"view": False, "composite": [], "core": False,
+                                                          "dynamic_output_shape": False, "expands_to": None})  # fmt: skip
+        self.pending.clear()
+
+
+def lower_graph(module: Any, inputs: tuple, torch: Any, collector: OpCollector, progress: Progress) -> None:
+    """Record the core-ATen ops of a captured graph by interpreting it on fake tensors."""
+    progress.stage("decompose")
+    current: list[Any] = [None]
+
+    class Interpreter(torch.fx.Interpreter):
+        def run_node(self, node: Any) -> Any:
+            current[0] = node
+            return super().run_node(node)
+
+    def frame_of() -> Frame | None:
+        node = current[0]
+        return collector.frame_of(node.meta.get("stack_trace")) if node is not None else None
+
+    recorder = DecomposingRecorder(torch, collector, frame_of)
+    fake_inputs, mode = _fake_inputs(inputs, torch)
+    with mode, recorder.mode():
+        Interpreter(module).run(*fake_inputs)
+    recorder.finish()
+    progress.done("decompose")
+
+
 def capture_partial(
     model: Any, inputs: tuple, torch: Any, collector: OpCollector, progress: Progress
 ) -> dict | None:
     """Run forward on fake tensors, recording decomposed ops until the first failure."""
-    import traceback
-
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    table = torch.export.default_decompositions()
     user = collector.user
-    OpOverload = torch._ops.OpOverload
 
-    class Recorder(TorchDispatchMode):
-        def __torch_dispatch__(
-            self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None
-        ) -> Any:
-            kwargs = kwargs or {}
-            decomposition = table.get(func)
-            if decomposition is not None:
-                with self:
-                    result = decomposition(*args, **kwargs)
-                if result is not NotImplemented:
-                    return result
-            result = func(*args, **kwargs)
-            if isinstance(func, OpOverload):
-                name = func.name()
-                if name.startswith("aten::") and name not in BOOKKEEPING_OPS:
-                    collector.facts_for(func, name)
-                    frames = [Frame(f.filename, f.lineno or 0, f.name, (f.line or "").strip())
-                              for f in traceback.extract_stack()]  # fmt: skip
-                    ins = [d for d in (_dtype(v) for v in _flatten(list(args) + list(kwargs.values()))) if d]
-                    outs = [d for d in (_dtype(v) for v in _flatten(result)) if d]
-                    dynamic = (
-                        "host-read"
-                        if name in HOST_READ_OPS
-                        else (
-                            "data-dependent-shape"
-                            if collector.op_facts[name]["dynamic_output_shape"] and _has_unbacked(result)
-                            else ""
-                        )
-                    )
-                    collector.add(name, ins, outs, "", user.innermost(frames), dynamic)
-            return result
+    def frame_of() -> Frame | None:
+        frame = sys._getframe(1)
+        while frame is not None:  # innermost first: the first user frame is the op's line
+            if frame.f_code.co_filename in user:
+                return Frame(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+            frame = frame.f_back
+        return None
 
     progress.stage("partial")
+    recorder = DecomposingRecorder(torch, collector, frame_of)
     fake_inputs, mode = _fake_inputs(inputs, torch)
+    outcome = None
     try:
-        with mode, Recorder():
+        with mode, recorder.mode():
             model(*fake_inputs)
     except Exception as exc:  # noqa: BLE001 - the failure is what we report
-        return failure("partial", exc, user)
-    return None
+        outcome = failure("partial", exc, user)
+    recorder.finish()
+    return outcome
 
 
 # ---- main -------------------------------------------------------------------------------------
@@ -573,29 +694,26 @@ def run(request: dict[str, Any], root: Path, progress: Progress) -> dict[str, An
         ("export", capture_export),
         ("symbolic_trace", capture_symbolic),
     ]
-    graph_module = None
     for name, strategy in strategies:
+        collector.records.clear()
         try:
-            graph_module = strategy(model, inputs, torch, progress)
-            result["capture"] = name
-            break
+            strategy(model, inputs, torch, collector, progress)
         except Exception as exc:  # noqa: BLE001
             if _is_memory_error(exc):
                 result["failures"].append(failure(name, exc, user, "out of memory"))
                 return result
             result["failures"].append(failure(name, exc, user))
-    progress.stage("collect")
-    if graph_module is not None:
-        collector.walk(graph_module)
+            continue
+        result["capture"], result["ok"] = name, True
+        break
     else:
+        collector.records.clear()
         partial_failure = capture_partial(model, inputs, torch, collector, progress)
         result["capture"] = "partial"
         if partial_failure is not None:
             result["failures"].append(partial_failure)
-    progress.done("collect")
     result["ops"] = list(collector.records.values())
     result["op_facts"] = collector.op_facts
-    result["ok"] = graph_module is not None
     return result
 
 
@@ -609,6 +727,8 @@ def main(argv: list[str]) -> int:
     request_path, result_dir = Path(argv[0]), Path(argv[1])
     request = json.loads(request_path.read_text(encoding="utf-8"))
     _cap_memory(request.get("memory_limit"))
+    faulthandler.enable()  # a crash prints the Python stack: the parent maps it to the user's line
+    faulthandler.register(signal.SIGUSR1, all_threads=False)  # the parent asks for it before a timeout kill
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
     root = Path(request["root"])
     if str(root) not in sys.path:
@@ -631,13 +751,19 @@ def main(argv: list[str]) -> int:
     for offset, target in enumerate(request["targets"]):
         index = request.get("first_index", 0) + offset
         progress.start(index)
-        began = time.perf_counter()
+        began, cpu_began = time.perf_counter(), _cpu_seconds()
         result = run(target, root, progress)
         result["wall_seconds"] = round(time.perf_counter() - began, 3)
+        result["cpu_seconds"] = round(_cpu_seconds() - cpu_began, 3)
         result["startup_seconds"] = startup
         result["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
         _write(result_dir / f"result-{index}.json", result)
     return 0
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -42,6 +43,7 @@ class ChildOutcome:
     stage: str | None = None  # last stage the child reported
     stderr_tail: list[str] = field(default_factory=list)
     wall_seconds: float = 0.0
+    frame: dict[str, Any] | None = None  # innermost user frame of a crash or hang (from faulthandler)
 
 
 def parse_memory(text: str) -> int:
@@ -116,6 +118,7 @@ def _run_batch(targets: list[dict[str, Any]], first: int, root: Path, timeout: f
                 except subprocess.TimeoutExpired:
                     current, stage, since = _progress(progress_path)
                     if time.time() - (since or started) > timeout:
+                        _dump_stack(process)
                         _kill_group(process)
                         returncode = process.wait()
                         timed_out = True
@@ -139,8 +142,10 @@ def _run_batch(targets: list[dict[str, Any]], first: int, root: Path, timeout: f
         failed = current if current is not None and current >= done else done
         tail = _tail(stderr_path)
         wall = round(time.time() - (since if current == failed and since else started), 3)
-        outcomes[failed] = _failure_outcome(returncode, timed_out, timeout, memory_limit,
-                                            stage if current == failed else "startup", tail, wall)  # fmt: skip
+        outcome = _failure_outcome(returncode, timed_out, timeout, memory_limit,
+                                   stage if current == failed else "startup", tail, wall)  # fmt: skip
+        outcome.frame = _dumped_user_frame(_tail(stderr_path, 400), root)
+        outcomes[failed] = outcome
         return failed + 1
 
 
@@ -160,10 +165,42 @@ def _failure_outcome(returncode: int, timed_out: bool, timeout: float, memory_li
         reason = f"the tracing process was killed by {name}{where}"
     else:
         reason = f"the tracing process exited with status {returncode}{where}"
-    last = next((line.strip() for line in reversed(tail) if line.strip()), "")
-    if last and not last.startswith(("Fatal Python error", "Current thread", "Thread 0x", "File ")):
-        reason += f": {last[:200]}"
+    if returncode > 0:  # a Python-level exit: its last line says why; a signal's dump does not
+        last = next((line.strip() for line in reversed(tail) if line.strip()), "")
+        if last:
+            reason += f": {last[:200]}"
     return ChildOutcome("crashed", None, reason, stage, tail, wall)
+
+
+def _dump_stack(process: subprocess.Popen) -> None:
+    """Ask a hung child for its Python stack (faulthandler on SIGUSR1) before killing it."""
+    try:
+        process.send_signal(signal.SIGUSR1)
+        process.wait(timeout=1.0)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+
+
+_DUMP_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<function>.+)$')
+
+
+def _dumped_user_frame(lines: list[str], root: Path) -> dict[str, Any] | None:
+    """The innermost user frame of the last faulthandler dump in stderr (most recent call first)."""
+    from neuronlint.graph.sourcemap import UserCode
+
+    user = UserCode(root)
+    start = max((i for i, line in enumerate(lines) if "most recent call first" in line), default=None)
+    if start is None:
+        return None
+    for line in lines[start + 1 :]:
+        match = _DUMP_FRAME.match(line)
+        if not match:
+            if line.strip() and not line.startswith(" "):
+                break  # end of this thread's frames
+            continue
+        if match["path"] in user:
+            return {"path": match["path"], "line": int(match["line"]), "function": match["function"].strip()}
+    return None
 
 
 def _kill_group(process: subprocess.Popen) -> None:

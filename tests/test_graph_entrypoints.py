@@ -1,0 +1,139 @@
+"""Entrypoint and input-spec parsing, static location and discovery (no torch, no imports of user code)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from neuronlint.graph.entrypoints import EntrypointError, discover, locate, parse_entrypoint
+from neuronlint.graph.specs import InputSpec, SpecError, parse_spec
+from tests.conftest import FIXTURES, ROOT
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("long[2,128]", InputSpec("int64", (2, 128))),
+        ("float32[1,3,224,224]", InputSpec("float32", (1, 3, 224, 224))),
+        ("bf16[ 4 , 8 ]", InputSpec("bfloat16", (4, 8))),
+        ("bool[]", InputSpec("bool", ())),
+        ("float8_e4m3fn[16]", InputSpec("float8_e4m3fn", (16,))),
+    ],
+)
+def test_input_specs(text, expected):
+    assert parse_spec(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("long(2,128)", "expected dtype[shape]"), ("quad[2]", "unknown dtype 'quad'"), ("long[2,,3]", "empty dimension"),
+     ("long[-1]", "expected dtype[shape]")],
+)  # fmt: skip
+def test_bad_input_specs_name_the_problem(text, problem):
+    with pytest.raises(SpecError, match=re.escape(problem)):
+        parse_spec(text)
+
+
+def test_entrypoint_forms():
+    assert parse_entrypoint("pkg.model:build").module == "pkg.model"
+    assert parse_entrypoint("pkg.model:Outer.Inner").attr == "Outer.Inner"
+    file_form = parse_entrypoint("fixtures/models/gpt_block.py:build")
+    assert (file_form.path, file_form.attr, file_form.module) == (
+        "fixtures/models/gpt_block.py",
+        "build",
+        None,
+    )
+    for bad in ("pkg.model", "pkg.model:", ":build", "pkg model:build", "pkg.model:build()"):
+        with pytest.raises(EntrypointError, match="expected pkg.module:factory"):
+            parse_entrypoint(bad)
+
+
+def test_locate_finds_the_definition_without_importing():
+    path, line = locate(parse_entrypoint("fixtures/models/gpt_block.py:build"), ROOT)
+    assert Path(path) == FIXTURES / "models" / "gpt_block.py"
+    assert (FIXTURES / "models" / "gpt_block.py").read_text().splitlines()[line - 1].startswith("def build(")
+    path, line = locate(parse_entrypoint("fixtures.models.masking:TokenPruner"), ROOT)
+    assert (
+        (FIXTURES / "models" / "masking.py")
+        .read_text()
+        .splitlines()[line - 1]
+        .startswith("class TokenPruner(")
+    )
+    assert locate(parse_entrypoint("no.such.module:build"), ROOT) is None
+
+
+def test_discover_lists_modules_constructible_without_arguments(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "nets.py").write_text(textwrap.dedent("""
+        import torch.nn as nn
+        from torch import nn as torch_nn
+
+        class Base(nn.Module):
+            def __init__(self, dim: int = 8):
+                super().__init__()
+
+        class Child(Base):          # inherits a constructor with defaults
+            def forward(self, x, mask):
+                return x
+
+        class NeedsArgs(torch_nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+
+        class KeywordOnly(nn.Module):
+            def __init__(self, *, dim):
+                super().__init__()
+
+        class NoInit(nn.Module):
+            def forward(self):
+                return None
+
+        class Plain:
+            pass
+    """))  # fmt: skip
+    found = {c.entrypoint: c for c in discover([tmp_path], tmp_path)}
+    assert sorted(found) == ["pkg.nets:Base", "pkg.nets:Child", "pkg.nets:NoInit"]
+    assert found["pkg.nets:Child"].forward_params == ("x", "mask")
+    assert found["pkg.nets:Child"].line == 9
+
+
+def test_discover_on_the_fixture_models():
+    found = {c.entrypoint for c in discover([FIXTURES / "models"], ROOT)}
+    assert {
+        "fixtures.models.gpt_block:TinyGPT",
+        "fixtures.models.masking:TokenPruner",
+        "fixtures.models.faulty:HangsInInit",
+    } <= found
+    assert "fixtures.models.gpt_block:CausalSelfAttention" not in found  # needs dim, heads, block_size
+    assert "fixtures.models.faulty:NotAModule" not in found
+
+
+def test_static_analysis_works_without_torch(tmp_path):
+    """A scan, the rule database (with the op tables) and the CLI import nothing from torch."""
+    source = tmp_path / "train.py"
+    source.write_text("import torch\nx = torch.zeros(3).cuda()\n", encoding="utf-8")
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["torch"] = None  # any import of torch now raises ImportError
+        from pathlib import Path
+        from neuronlint.cli import app  # registers every command, trace included
+        from neuronlint.ruledb import load_ruledb
+        from neuronlint.scanner import ScanOptions, run_scan
+        assert len(load_ruledb().tables["op"]) > 300
+        result = run_scan(ScanOptions(paths=[Path({str(source)!r})], base=Path({str(tmp_path)!r}), jobs=1))
+        print(sorted({{f.rule for f in result.findings}}))
+        print("torch" in sys.modules and sys.modules["torch"] is not None)
+    """)
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr
+    rules, torch_loaded = completed.stdout.splitlines()
+    assert "'NL101'" in rules
+    assert torch_loaded == "False"
