@@ -6,15 +6,17 @@ rule tests: every annotated rule must be reported on its line, and nothing else 
 
 from __future__ import annotations
 
+import itertools
 import re
 import textwrap
 from collections import Counter
 from pathlib import Path
 
 from neuronlint.findings import Finding
-from tests.conftest import scan_source
+from tests.conftest import scan_paths
 
 _EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+_CASES = itertools.count()
 
 
 def expected_rules(source: str) -> Counter:
@@ -30,9 +32,18 @@ def expected_rules(source: str) -> Counter:
 
 
 def check(tmp_path: Path, source: str, name: str = "snippet.py", **scan: object) -> list[Finding]:
-    """Scan `source` (dedented) with every rule selected and compare with its annotations."""
+    """Scan `source` (dedented) with every rule selected and compare with its annotations.
+
+    The file is written at `name` inside a fresh directory that is the scan root, so a `name` with
+    directories (`pkg/data/utils.py`) gives the module path the checkers see.
+    """
     source = textwrap.dedent(source).lstrip("\n")
-    findings = scan_source(tmp_path, source, name=name, **scan)
+    root = tmp_path / f"case{next(_CASES)}"
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source, encoding="utf-8")
+    scan.setdefault("select", ["ALL"])
+    findings = scan_paths([root], cwd=root, **scan).active
     actual = Counter((f.line, f.rule) for f in findings)
     expected = expected_rules(source)
     lines = source.splitlines()

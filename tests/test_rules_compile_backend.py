@@ -118,6 +118,15 @@ def test_inductor_config(tmp_path):
         config.fx_graph_cache = True  # expect: NL803
         torch._dynamo.config.cache_size_limit = 64
         torch._dynamo.config.suppress_errors = True
+
+
+        def replay(pipe, graph_nodes):
+            torch._inductor.cudagraph_mark_step_begin()  # expect: NL803
+            torch.compiler.cudagraph_mark_step_begin()  # expect: NL803
+            # FX-graph helpers that live in Inductor's package are not Inductor configuration
+            from torch._inductor.fx_passes.bucketing import is_wait_tensor
+
+            return [n for n in graph_nodes if is_wait_tensor(n)]
         """,
     )
 

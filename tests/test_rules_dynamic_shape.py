@@ -285,3 +285,65 @@ def test_host_side_data_code_is_not_reported(tmp_path):
             return ids[ids >= 0].unique()
         """,
     )
+
+
+def test_type_unions_in_subscripts_are_not_masks(tmp_path):
+    check(
+        tmp_path,
+        """
+        from typing import Optional
+
+        import torch
+
+        Rollouts = list[TokenRollout | Rollout]
+
+
+        def gather(groups: dict[str, list[Rollout | None]], mesh: Optional[torch.Tensor | str] = None):
+            results: list[None | list[str]] = [None] * len(groups)
+            pairs = dict[str, "Result | None"]
+            return results, pairs
+        """,
+    )
+
+
+def test_tokenizer_outputs_are_host_tensors(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def encode(self, prompt):
+            text_inputs = self.tokenizer(prompt, padding="max_length", return_tensors="pt")
+            text_input_ids = text_inputs.input_ids
+            untruncated_ids = self.tokenizer(prompt, padding="longest", return_tensors="pt").input_ids
+            if untruncated_ids.shape[-1] >= text_input_ids.shape[-1] and not torch.equal(text_input_ids, untruncated_ids):
+                removed = self.tokenizer.batch_decode(untruncated_ids[:, 77:-1])
+            return text_input_ids
+        """,
+    )
+
+
+def test_input_pipeline_modules_run_on_the_host(tmp_path):
+    source = """
+        import torch
+
+
+        def build_masks(data, eod_token):
+            loss_mask = torch.ones(data.shape)
+            loss_mask[data == eod_token] = 0.0
+            eod_index = torch.nonzero(data == eod_token)
+            return loss_mask, eod_index
+        """
+    check(tmp_path, source, name="pkg/datasets/gpt_dataset.py")
+    check(tmp_path, source, name="pkg/data/utils.py")
+    check(
+        tmp_path,
+        source.replace(
+            "loss_mask[data == eod_token] = 0.0", "loss_mask[data == eod_token] = 0.0  # expect: NL602"
+        ).replace(
+            "eod_index = torch.nonzero(data == eod_token)",
+            "eod_index = torch.nonzero(data == eod_token)  # expect: NL601",
+        ),
+        name="pkg/models/masks.py",
+    )

@@ -352,3 +352,17 @@ def test_values_after_a_host_copy_are_host_values(tmp_path):
             return offset, host, sizes_cpu.unique(), sizes_cpu.max().item()
         """,
     )
+
+
+def test_names_that_say_host_are_host_values(tmp_path):
+    check(
+        tmp_path,
+        """
+        def export(logits_cpu, cpu_tokens, ids_np, scores):
+            a = logits_cpu.view(-1).numpy()
+            b = cpu_tokens.tolist()
+            c = ids_np[0].item()
+            d = scores.tolist()  # expect: NL702
+            return a, b, c, d
+        """,
+    )

@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from neuronlint.static.context import SITE_HOST, SITE_STEP, SITE_TEST, FileContext, Scope
+from neuronlint.static.context import SITE_HOST, SITE_STEP, SITE_TEST, Binding, FileContext, Scope
 from neuronlint.static.engine import on
 
 
@@ -163,7 +163,7 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
             for element, item in zip(elements, values, strict=True):
                 _bind_value(element, item, ctx)
             return
-        kind = ("numpy", "") if value is not None and ctx.is_numpy(value) else None
+        kind = _host_kind(value, ctx) if value is not None else None
         for element in elements:
             if kind is not None and isinstance(element, cst.Name):
                 ctx.bind(element.value, kind)
@@ -173,27 +173,9 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     if not isinstance(target, cst.Name) or value is None:
         return
     name = target.value
-    qualified = ctx.qualname(value)
-    if qualified:
-        ctx.bind(name, ("module", qualified))
-        return
-    strings = ctx.strings(value)
-    if strings:
-        ctx.bind(name, ("str", strings))
-        return
-    read = _derived_read(value, ctx)  # before is_numpy, which counts host reads as host values
-    if read is None and ctx.is_numpy(value):
-        ctx.bind(name, ("numpy", ""))
-        return
-    read = read or _host_read(value)
-    if read is not None:
-        ctx.bind(name, ("read", read))
-        return
-    if _is_mask(value, ctx):
-        ctx.bind(name, ("mask", ""))
-        return
-    if ctx.is_tensor(value):
-        ctx.bind(name, ("tensor", ""))
+    kind = _kind_of(value, ctx)
+    if kind is not None:
+        ctx.bind(name, kind)
         return
     previous = ctx.lookup(name)
     if previous is None:
@@ -202,6 +184,56 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         return  # `except ImportError: np = None`: code that runs uses the import
     # Any other assignment shadows whatever the name meant before.
     ctx.bind(name, ("other", None))
+
+
+_STRING_VALUES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.IfExp)
+_COPIED_KINDS = frozenset({"module", "str", "numpy", "host", "read", "mask", "tensor"})
+
+
+def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
+    """What a value is, as a binding; None for anything we do not track. Dispatches on the node
+    type first: this runs on every assignment."""
+    tp = type(value)
+    if tp is cst.Name:
+        found = ctx.lookup(value.value)  # `x = y` copies what y is
+        return found if found is not None and found[0] in _COPIED_KINDS else None
+    if tp is cst.Attribute:
+        qualified = ctx.qualname(value)
+        if qualified:
+            return ("module", qualified)
+        return _value_kind(value, ctx)
+    if tp in _STRING_VALUES:
+        strings = ctx.strings(value)
+        return ("str", strings) if strings else None
+    if tp is cst.Call or tp is cst.BinaryOperation or tp is cst.Subscript:
+        if ctx.is_numpy(value):
+            return ("numpy", "")
+        read = _derived_read(value, ctx) if tp is cst.BinaryOperation else _host_read(value)
+        if read is not None:
+            return ("read", read)
+        return _value_kind(value, ctx, numpy_checked=True)
+    if tp is cst.Comparison or tp is cst.UnaryOperation:
+        return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx)
+    return None
+
+
+def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool = False) -> Binding | None:
+    if not numpy_checked and ctx.is_numpy(value):
+        return ("numpy", "")
+    if ctx.is_host_value(value):
+        return ("host", "")
+    if _is_mask(value, ctx):
+        return ("mask", "")
+    if ctx.is_tensor(value):
+        return ("tensor", "")
+    return None
+
+
+def _host_kind(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] | None:
+    """("numpy", "") for numpy/pandas values, ("host", "") for other host values, else None."""
+    if ctx.is_numpy(value):
+        return ("numpy", "")
+    return ("host", "") if ctx.is_host_value(value) else None
 
 
 def _shadow(target: cst.CSTNode, ctx: FileContext) -> None:
@@ -240,10 +272,17 @@ def _global(node: cst.Global, ctx: FileContext) -> None:
 def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: FileContext) -> None:
     """`for row in np_array` makes row a numpy value and `for n in t.tolist()` a host number; any
     other loop target just rebinds its names."""
-    if isinstance(target, cst.Name) and ctx.is_numpy(iterable):
-        ctx.bind(target.value, ("numpy", ""))
-    elif isinstance(target, cst.Name) and _host_read(iterable) == "<tensor>.tolist()":
+    if not isinstance(target, cst.Name):
+        _shadow(target, ctx)
+    elif _host_read(iterable) == "<tensor>.tolist()":
         ctx.bind(target.value, ("read", "<tensor>.tolist()"))
+    else:
+        _bind_kind_or_shadow(target, _host_kind(iterable, ctx), ctx)
+
+
+def _bind_kind_or_shadow(target: cst.Name, kind: tuple[str, str] | None, ctx: FileContext) -> None:
+    if kind is not None:
+        ctx.bind(target.value, kind)
     else:
         _shadow(target, ctx)
 
@@ -252,8 +291,8 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
 def _with_item(node: cst.WithItem, ctx: FileContext) -> None:
     if node.asname is not None:
         target = node.asname.name
-        if isinstance(target, cst.Name) and ctx.is_numpy(node.item):
-            ctx.bind(target.value, ("numpy", ""))
+        if isinstance(target, cst.Name):
+            _bind_kind_or_shadow(target, _host_kind(node.item, ctx), ctx)
         else:
             _shadow(target, ctx)
 
@@ -319,7 +358,7 @@ def _function(node: cst.FunctionDef, ctx: FileContext) -> None:
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
             scope.bindings[star.name.value] = ("other", None)
-    ctx.scopes.append(scope)
+    ctx.push_scope(scope)
 
 
 @on(cst.Lambda)
@@ -332,14 +371,14 @@ def _lambda(node: cst.Lambda, ctx: FileContext) -> None:
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
             scope.bindings[star.name.value] = ("other", None)
-    ctx.scopes.append(scope)
+    ctx.push_scope(scope)
 
 
 @on(cst.ClassDef)
 def _class(node: cst.ClassDef, ctx: FileContext) -> None:
     if ctx.lookup(node.name.value) is not None:
         ctx.bind(node.name.value, ("other", None))
-    ctx.scopes.append(Scope("class", site=_class_site(node, ctx.scope)))
+    ctx.push_scope(Scope("class", site=_class_site(node, ctx.scope)))
 
 
 def _class_site(node: cst.ClassDef, enclosing: Scope) -> str:
@@ -364,7 +403,7 @@ def _comprehension(
     # Comprehensions have their own scope, and the element is walked before the `for` clauses,
     # so every clause's target is bound now.
     outer = ctx.scope
-    ctx.scopes.append(Scope("comprehension", loop_depth=outer.loop_depth + 1, site=outer.site))
+    ctx.push_scope(Scope("comprehension", loop_depth=outer.loop_depth + 1, site=outer.site))
     clause: cst.CompFor | None = node.for_in
     ctx.evaluated_once.add(id(clause.iter))
     while clause is not None:
@@ -374,7 +413,7 @@ def _comprehension(
 
 @on(cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS, leave=True)
 def _pop_scope(node: cst.CSTNode, ctx: FileContext) -> None:
-    ctx.scopes.pop()
+    ctx.pop_scope()
 
 
 @on(cst.For)

@@ -17,6 +17,7 @@ import libcst as cst
 #   ("module", "torch.cuda")   import alias or alias assignment (qualified name)
 #   ("str", ("cuda", "cpu"))   a name assigned string constants
 #   ("numpy", "")              a value produced by numpy/pandas/scipy (.item() etc. are host-side already)
+#   ("host", "")               a tensor already on the host (`x.cpu()`, tokenizer outputs)
 #   ("tensor", "")             a value known to be a torch tensor (annotated `Tensor`, or made by torch.*)
 #   ("read", "<tensor>.item()")  a host number read from a tensor value (`n = lengths.max().item()`)
 #   ("mask", "")               a boolean mask (`m = x > 0`, `~pad`, `x.eq(y)`, `.bool()`)
@@ -60,6 +61,7 @@ class Scope:
     loop_depth: int = 0
     site: str = ""  # SITE_STEP, SITE_HOST or "" (inherited by nested scopes)
     global_names: frozenset[str] = frozenset()  # names declared `global` in this function
+    visible: tuple[dict[str, Binding], ...] = ()  # binding tables a lookup searches, innermost first
 
 
 _WS = re.compile(r"\s+")
@@ -73,11 +75,28 @@ def _plain_string_value(raw: str) -> str | None:
     return raw[len(quote) : len(raw) - len(quote)]
 
 
-_HOST_KINDS = frozenset({"numpy", "read"})
+_LIBRARY_KINDS = frozenset({"numpy"})
+_LIBRARY_COPIES = frozenset({"numpy", "to_numpy"})
+_HOST_KINDS = frozenset({"numpy", "read", "host"})
 # Methods whose result is on the host: a tensor read after one of them syncs nothing more.
-_HOST_COPIES = frozenset({"numpy", "to_numpy", "cpu", "tolist"})
+_HOST_COPIES = frozenset({"numpy", "to_numpy", "cpu", "tolist", "item"})
+# Variable names that say where the value lives.
+_HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$")
 # Test code reads tensor values on purpose (assertions, reference checks).
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+# Input-pipeline modules (data/ and datasets/ packages, dataset and collate modules) run on the CPU.
+_DATA_PATH = re.compile(
+    r"(^|/)(data|datasets?|dataloaders?)/|(^|/)[^/]*(dataset|dataloader|collat)[^/]*\.py$"
+)
+
+
+def _file_site(path: str) -> str:
+    posix = path.replace("\\", "/")
+    if _TEST_PATH.search(posix):
+        return SITE_TEST
+    return SITE_HOST if _DATA_PATH.search(posix) else ""
+
+
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -91,7 +110,9 @@ class FileContext:
             module_name  # dotted module name of this file within the scan, e.g. "pkg.models.gpt"
         )
         self.data = static_data  # StaticData from the rule database (library tables, …)
-        self.scopes: list[Scope] = [Scope("module", site=SITE_TEST if _TEST_PATH.search(path) else "")]
+        module_scope = Scope("module", site=_file_site(path))
+        module_scope.visible = (module_scope.bindings,)
+        self.scopes: list[Scope] = [module_scope]
         self.parents: list[cst.CSTNode] = []  # ancestors of the node being visited, outermost first
         self.detections: list[Detection] = []
         self._seen: set[tuple[str, int]] = set()
@@ -116,16 +137,21 @@ class FileContext:
     def unbind(self, name: str) -> None:
         self.scope.bindings.pop(name, None)
 
+    def push_scope(self, scope: Scope) -> None:
+        """Enter a scope. Class bodies are seen only from the class body itself: methods, nested
+        functions and comprehensions inside a class do not see class attributes as names."""
+        outer = self.scopes[-1]
+        enclosing = outer.visible[1:] if outer.kind == "class" else outer.visible
+        scope.visible = (scope.bindings, *enclosing)
+        self.scopes.append(scope)
+
+    def pop_scope(self) -> None:
+        self.scopes.pop()
+
     def lookup(self, name: str) -> Binding | None:
-        """What `name` stands for here, by Python's rules: innermost scope first, and class bodies
-        are seen only from the class body itself (methods do not see class attributes as names)."""
-        scopes = self.scopes
-        innermost = len(scopes) - 1
-        for index in range(innermost, -1, -1):
-            scope = scopes[index]
-            if index != innermost and scope.kind == "class":
-                continue
-            found = scope.bindings.get(name)
+        """What `name` stands for here, by Python's scoping rules (see push_scope)."""
+        for table in self.scopes[-1].visible:
+            found = table.get(name)
             if found is not None:
                 return found
         return None
@@ -184,16 +210,28 @@ class FileContext:
         return None
 
     def is_numpy(self, node: cst.CSTNode) -> bool:
-        """Whether an expression is a host value: a numpy/pandas/scipy result (calls into those
-        libraries), the result of `.numpy()`/`.cpu()`/`.tolist()`, a number already read from a
-        tensor, or arithmetic on them."""
+        """Whether an expression is a numpy/pandas/scipy value: calls into those libraries, `.numpy()`
+        results, names bound to them, and indexing and arithmetic on them."""
+        return self._host_side(node, copies=_LIBRARY_COPIES, kinds=_LIBRARY_KINDS, by_name=False)
+
+    def is_host_value(self, node: cst.CSTNode) -> bool:
+        """Whether an expression lives on the host, so that reading it syncs nothing: numpy values,
+        results of `.cpu()`/`.tolist()`/`.item()`, numbers already read, tokenizer outputs, and
+        names that say so (`ids_cpu`, `cpu_tokens`, `mask_np`)."""
+        return self._host_side(node, copies=_HOST_COPIES, kinds=_HOST_KINDS, by_name=True)
+
+    def _host_side(
+        self, node: cst.CSTNode, copies: frozenset[str], kinds: frozenset[str], by_name: bool
+    ) -> bool:
         while True:
-            if isinstance(node, cst.Subscript) or (
-                isinstance(node, cst.Attribute) and not self.qualname(node)
-            ):
+            if isinstance(node, cst.Subscript):
+                node = node.value
+            elif isinstance(node, cst.Attribute) and not self.qualname(node):
+                if by_name and _HOST_NAME.search(node.attr.value):
+                    return True
                 node = node.value
             elif isinstance(node, cst.BinaryOperation):
-                if self.is_numpy(node.left):
+                if self._host_side(node.left, copies, kinds, by_name):
                     return True
                 node = node.right
             elif isinstance(node, cst.UnaryOperation):
@@ -206,13 +244,17 @@ class FileContext:
             if name.split(".", 1)[0] in HOST_LIBRARIES:
                 return True
             if isinstance(func, cst.Attribute):
-                if func.attr.value in _HOST_COPIES:
+                if func.attr.value in copies or (by_name and "tokenizer" in func.attr.value.lower()):
                     return True
-                return self.is_numpy(func.value)
-            return False
+                return self._host_side(func.value, copies, kinds, by_name)
+            return by_name and isinstance(func, cst.Name) and "tokenizer" in func.value.lower()
         if isinstance(node, cst.Name):
             binding = self.lookup(node.value)
-            return binding is not None and binding[0] in _HOST_KINDS
+            if binding is not None and binding[0] in kinds:
+                return True
+            return (
+                by_name and (binding is None or binding[0] == "other") and bool(_HOST_NAME.search(node.value))
+            )
         name = self.qualname(node) or ""
         return name.split(".", 1)[0] in HOST_LIBRARIES
 
@@ -243,7 +285,7 @@ class FileContext:
             if isinstance(func, cst.Attribute):
                 method = func.attr.value
                 if method in TENSOR_ONLY_METHODS:
-                    return not self.is_numpy(func.value)
+                    return not self.is_host_value(func.value)
                 if method not in HOST_RESULT_METHODS:
                     return self.is_tensor(func.value)
         return False

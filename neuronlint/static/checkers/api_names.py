@@ -89,6 +89,9 @@ def _name(node: cst.Name, ctx: FileContext) -> None:
         ctx.report(entry["rule"], node, **_entry_facts(entry, binding[1]))
 
 
+# Method entries about device values (dtype, dynamic shapes): a host tensor's `.unique()` or
+# `.double()` is CPU work. Other categories (`.cuda()` on a host tensor) still apply to host values.
+_VALUE_RULES = frozenset(f"NL{n}" for n in range(500, 800))
 _DTYPE_INFO = frozenset({"torch.finfo", "torch.iinfo"})
 
 
@@ -121,7 +124,7 @@ def _method_call(node: cst.Call, ctx: FileContext) -> None:
     if method in HOST_COPY_METHODS:
         if not reads_device_value(node, ctx):
             return
-    elif ctx.is_numpy(func.value):
+    elif ctx.is_host_value(func.value) if entry["rule"] in _VALUE_RULES else ctx.is_numpy(func.value):
         return
     facts = _entry_facts(entry, entry["name"])
     if method == "cuda" and node.args:

@@ -70,7 +70,7 @@ def _repeat_interleave(node: cst.Call, func: cst.BaseExpression, ctx: FileContex
         else:
             repeats = arg_value(node, 1, "repeats")
     elif qualname is None:
-        if ctx.is_numpy(func.value):
+        if ctx.is_host_value(func.value):
             return
         repeats = arg_value(node, 0, "repeats")
     else:
@@ -118,7 +118,10 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
             func = node.func
             qualname = ctx.qualname(func)
             if qualname in _VALUE_FUNCTIONS:
-                return qualname
+                tensors = [a.value for a in node.args if a.keyword is None]
+                if not tensors or not all(ctx.is_host_value(t) for t in tensors):
+                    return qualname
+                continue  # torch.equal(ids_cpu, other_cpu): both on the host already
             if qualname is None and isinstance(func, cst.Attribute):
                 receiver = func.value
                 if func.attr.value in _VALUE_METHODS and _maybe_tensor(receiver, ctx):
@@ -150,7 +153,7 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
 
 
 def _maybe_tensor(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
-    if isinstance(receiver, _NOT_LITERAL_INDEXED) or ctx.is_numpy(receiver):
+    if isinstance(receiver, _NOT_LITERAL_INDEXED) or ctx.is_host_value(receiver):
         return False
     return not (isinstance(receiver, cst.Name) and receiver.value in _PLAIN_OBJECTS)
 
@@ -187,6 +190,8 @@ def _mask_index(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
         return _short(expr, ctx)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr)):
+        if _looks_like_type(expr.left) or _looks_like_type(expr.right):
+            return None  # `list[int | None]`: a type union, not a mask
         return _short(expr, ctx)
     if isinstance(expr, cst.Name):
         binding = ctx.lookup(expr.value)
@@ -202,6 +207,24 @@ def _mask_index(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
     return None
 
 
+_TYPE_NAMES = frozenset(
+    {"None", "str", "int", "float", "bool", "bytes", "list", "dict", "tuple", "set", "type", "object"}
+)
+
+
+def _looks_like_type(expr: cst.BaseExpression) -> bool:
+    """`None`, `str`, `Tensor`, `nn.Module`, `list[str]`, `A | B`: operands of a type union."""
+    if isinstance(expr, cst.Subscript):
+        return _looks_like_type(expr.value)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        return _looks_like_type(expr.left) or _looks_like_type(expr.right)
+    if isinstance(expr, cst.Name):
+        return expr.value in _TYPE_NAMES or expr.value[:1].isupper()
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value[:1].isupper()
+    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString))  # forward references
+
+
 def _short(node: cst.CSTNode, ctx: FileContext) -> str:
     text = " ".join(ctx.module.code_for_node(node).split())
     return text if len(text) <= 60 else text[:57] + "..."
@@ -215,7 +238,7 @@ def _boolean_mask(node: cst.Subscript, ctx: FileContext) -> None:
     if not isinstance(index, cst.Index) or isinstance(node.value, _NOT_LITERAL_INDEXED):
         return
     mask = _mask_index(index.value, ctx)
-    if mask is None or ctx.is_numpy(node.value):
+    if mask is None or ctx.is_host_value(node.value):
         return
     parent = ctx.parent()
     write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node

@@ -73,7 +73,7 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     if any(arg.keyword is None for arg in call.args):
         return False
     receiver = func.value
-    if isinstance(receiver, _LITERALS) or ctx.is_numpy(receiver):
+    if isinstance(receiver, _LITERALS) or ctx.is_host_value(receiver):
         return False
     return not _copied_before(receiver, ctx)
 
@@ -86,7 +86,7 @@ def _to_cpu(node: cst.Call, ctx: FileContext) -> None:
     if not is_cpu_device(arg_value(node, 0, "device"), ctx) or ctx.qualname(func) is not None:
         return
     receiver = func.value
-    if ctx.is_numpy(receiver) or _copied_before(receiver, ctx):
+    if ctx.is_host_value(receiver) or _copied_before(receiver, ctx):
         return
     ctx.report("NL703", func.attr, end_node=node, symbol='.to("cpu")')
 
@@ -98,7 +98,7 @@ def _printed_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
         if (
             method in _PRINTED_METHODS
             and ctx.qualname(value.func) is None
-            and not ctx.is_numpy(value.func.value)
+            and not ctx.is_host_value(value.func.value)
         ):
             return f"print(... .{method}())"
     if ctx.is_tensor(value):
