@@ -328,7 +328,25 @@ def trace_into_scan(result: Any, settings: Any, quiet: bool = False) -> list[dic
             )
             typer.echo(f"neuronlint: traced {traced.target.label}: {traced.status}, {share}", err=True)
     result.findings.sort(key=Finding.sort_key)
+    _drop_used_suppressions(result, [f for r in results for f in r.findings if f.suppressed is not None])
     return [r.to_dict() for r in results]
+
+
+def _drop_used_suppressions(result: Any, silenced: list[Any]) -> None:
+    """Suppression comments that silenced a graph finding are used, whatever the static scan saw."""
+    from neuronlint.filters.suppressions import matches
+
+    def used(path: str, entry: dict[str, Any]) -> bool:
+        return any(
+            f.path == path
+            and matches(entry, f.rule)
+            and (entry["file"] or f.line <= entry["applies_to"] <= f.end_line)
+            for f in silenced
+        )
+
+    result.unused_suppressions[:] = [
+        (path, entry) for path, entry in result.unused_suppressions if not used(path, entry)
+    ]
 
 
 def _print_discovered(candidates: list, format: str) -> None:
