@@ -39,7 +39,10 @@ def test_trace_prints_op_verdicts_and_writes_json(tmp_path):
     assert "value.median()" not in text  # suppressed in the source
     data = json.loads(report.read_text())
     trace = data["trace"][0]
-    assert trace["entrypoint"] == "fixtures/models/no_lowering.py:BucketEmbedding" and trace["status"] == "traced"
+    assert (
+        trace["entrypoint"] == "fixtures/models/no_lowering.py:BucketEmbedding"
+        and trace["status"] == "traced"
+    )
     assert trace["supported_percentage"] == 66.67 and trace["total_ops"] == 6
     assert [u["op"] for u in trace["unsupported_operators"]] == ["aten::bucketize.Tensor", "aten::median"]
     assert trace["unsupported_operators"][0]["call_sites"] == [f"fixtures/models/no_lowering.py:{line}"]
@@ -55,9 +58,13 @@ def test_bad_arguments_are_one_line_errors(tmp_path):
         "neuronlint: error: input spec 'long(2,64)': expected dtype[shape], e.g. long[2,128] or float32[1,3,224,224]"
     )
     done = neuronlint("trace", "gpt_block.build", cwd=tmp_path)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "expected pkg.module:factory" in done.stderr
+    assert (
+        done.returncode == 2 and done.stderr.count("\n") == 1 and "expected pkg.module:factory" in done.stderr
+    )
     done = neuronlint("trace", cwd=tmp_path)
-    assert done.returncode == 2 and "no ENTRYPOINT given and no [[tool.neuronlint.trace]] entries" in done.stderr
+    assert (
+        done.returncode == 2 and "no ENTRYPOINT given and no [[tool.neuronlint.trace]] entries" in done.stderr
+    )
     done = neuronlint("trace", "m:build", "--kwargs", "{dim: 4}", cwd=tmp_path)
     assert done.returncode == 2 and "--kwargs: not valid JSON" in done.stderr
     done = neuronlint("trace", "m:build", "--memory-limit", "lots", cwd=tmp_path)
@@ -88,7 +95,7 @@ def test_discover_lists_traceable_modules(tmp_path):
     ]
 
 
-PROJECT_MODEL = '''\
+PROJECT_MODEL = """\
 import torch
 import torch.nn as nn
 
@@ -104,7 +111,7 @@ class Selector(nn.Module):
         ids = torch.bucketize(self.proj(x), self.edges)
         spread = x.median()  # neuronlint: ignore[NL010] -- logged only
         return ids.sum() + picked.sum() + spread
-'''
+"""
 
 
 @pytest.mark.slow
@@ -122,16 +129,26 @@ def test_scan_with_trace_merges_graph_findings(tmp_path):
         inputs = ["float32[4,16]"]
         kwargs = { dim = 16 }
     """))  # fmt: skip
-    static = json.loads(neuronlint("scan", ".", "--format", "json", "--report-unused-suppressions", cwd=tmp_path).stdout)
+    static = json.loads(
+        neuronlint("scan", ".", "--format", "json", "--report-unused-suppressions", cwd=tmp_path).stdout
+    )
     # Without tracing, the comment for the graph-only rule looks unused.
     assert {(f["rule"], f["line"]) for f in static["findings"]} == {("NL601", 12), ("NL003", 14)}
     assert "trace" not in static  # a plain scan never imports the project
-    done = neuronlint("scan", ".", "--trace", "--format", "json", "--report-unused-suppressions", cwd=tmp_path)
+    done = neuronlint(
+        "scan", ".", "--trace", "--format", "json", "--report-unused-suppressions", cwd=tmp_path
+    )
     assert done.returncode == 1, done.stderr
     merged = json.loads(done.stdout)
     found = sorted((f["rule"], f["line"], f["origin"], "suppressed" in f) for f in merged["findings"])
     # The graph's NL601 for nonzero duplicates the static one on line 12 and is dropped; the
     # median's NL010 is suppressed, and its comment is no longer reported as unused.
-    assert found == [("NL010", 13, "graph", False), ("NL010", 14, "graph", True), ("NL601", 12, "static", False)]
-    assert merged["trace"][0]["entrypoint"] == "proj.model:Selector" and merged["trace"][0]["status"] == "traced"
+    assert found == [
+        ("NL010", 13, "graph", False),
+        ("NL010", 14, "graph", True),
+        ("NL601", 12, "static", False),
+    ]
+    assert (
+        merged["trace"][0]["entrypoint"] == "proj.model:Selector" and merged["trace"][0]["status"] == "traced"
+    )
     assert "traced proj.model:Selector: traced" in done.stderr
