@@ -25,6 +25,7 @@ TARGETS = {
     "control": TraceTarget("fixtures/models/control_flow.py:EarlyExitBlock", ["float32[2,16]"]),
     "bucket": TraceTarget("fixtures/models/no_lowering.py:BucketEmbedding", ["float32[8]"]),
     "fp8": TraceTarget("fixtures/models/fp8_linear.py:build", ["bfloat16[4,64]"]),
+    "dataclass": TraceTarget("fixtures/models/dataclass_output.py:Classifier", ["float32[4,16]"]),
     "sizing": TraceTarget(
         "fixtures.models.sizing:EmbeddingRanker", ["long[2,8]"], {"rows": 100_000_000, "dim": 2048}
     ),
@@ -187,6 +188,27 @@ def test_fp8_weights_differ_between_trn2_and_trn3(outcomes):
     )
     trn3 = judge(outcomes, "fp8", target="trn3")
     assert trn3.findings == [] and trn3.summary["supported_percentage"] == 100.0
+
+
+def test_symbolic_trace_fallback_when_export_refuses_the_output_type(outcomes):
+    path = "fixtures/models/dataclass_output.py"
+    result = judge(outcomes, "dataclass")
+    assert result.status == "traced" and result.summary["capture"] == "symbolic_trace"
+    assert found(result) == {("NL013", path, line_of("dataclass_output.py", "class Classifier("), "")}
+    failure = result.findings[0]
+    assert failure.severity.value == "info" and "unsupported by torch.export" in failure.message
+    assert "torch.fx fallback captured" in failure.message
+    sites = {(op["op"], op["verdict"], op["call_site"]) for op in result.summary["ops"]}
+    assert (
+        "aten::addmm",
+        "lowered",
+        f"{path}:{line_of('dataclass_output.py', 'logits = self.head(features)')}",
+    ) in sites
+    assert (
+        "aten::_softmax",
+        "lowered",
+        f"{path}:{line_of('dataclass_output.py', 'logits.softmax(dim=-1)')}",
+    ) in sites
 
 
 def test_hbm_sizing_hint_per_chip(outcomes):

@@ -178,7 +178,8 @@ def judge_outcome(
             "partial": "ops dispatched before this point were recorded and judged",
         }.get(result.get("capture") or "", "no ops were recorded")
         reason = f"{first['reason']} ({recovered})"
-        emitted.append(("NL013", where, {"kind": first["kind"], "reason": reason},
+        facts = {"kind": first["kind"], "reason": reason, "recovered": result.get("capture") or "none"}
+        emitted.append(("NL013", where, facts,
                         {"stage": first["stage"], "failures": trace_failures}))  # fmt: skip
 
     facts_by_op = result.get("op_facts", {})

@@ -95,7 +95,7 @@ def classify(exc: BaseException) -> str:
         return "op without a shape function"
     if isinstance(exc, NotImplementedError) and ("Meta" in text or "meta" in text):
         return "op without a shape function"
-    if names & {"UserError", "Unsupported"}:
+    if names & {"UserError", "Unsupported"} or "register a pytree" in text:
         return "unsupported by torch.export"
     if "TraceError" in names or any(
         word in text for word in ("meta tensor", "Meta tensor", "FakeTensor", "numpy()")
