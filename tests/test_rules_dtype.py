@@ -221,3 +221,56 @@ def test_int64_verdict_trn1_versus_trn2_with_sdk_2_32(tmp_path):
     assert {f.status for f in native} == {"supported"}
     older = check(tmp_path, INT64, select=["NL507"], sdk="2.31", target="trn2")
     assert all("downcasts them to 32-bit" in f.message for f in older)
+
+
+def test_host_side_float64_and_fft_are_not_device_work(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import scipy.fft
+        import torch
+
+
+        def spectrum(signal, weights):
+            spec = np.fft.rfft(signal)
+            also = scipy.fft.fft(signal)
+            exact = weights.detach().cpu().double()  # expect: NL703
+            host = np.asarray(signal).astype(np.float64)
+            packed = torch.from_numpy(host).float()
+            return spec, also, exact, packed
+        """,
+    )
+
+
+def test_fp8_e5m2_and_bf16_are_fine_everywhere(tmp_path):
+    for target in ("trn1", "trn2", "trn3"):
+        check(
+            tmp_path,
+            """
+            import torch
+
+
+            def cast(w):
+                return w.to(torch.float8_e5m2), w.to(torch.bfloat16), w.float(), w.half()
+            """,
+            sdk="2.32",
+            target=target,
+        )
+
+
+def test_numpy_to_torch_dtype_tables_are_not_uses(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+        NUMPY_TO_TORCH = {
+            np.float32: torch.float32,
+            np.float64: torch.float64,
+            np.complex64: torch.complex64,
+            np.complex128: torch.complex128,
+        }
+        """,
+    )

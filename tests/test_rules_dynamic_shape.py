@@ -347,3 +347,33 @@ def test_input_pipeline_modules_run_on_the_host(tmp_path):
         ),
         name="pkg/models/masks.py",
     )
+
+
+def test_slicing_python_lists_with_a_read_value_is_not_a_tensor_shape(tmp_path):
+    check(
+        tmp_path,
+        """
+        def drop_layers(self, choice, scores, cfg):
+            n = choice.item()  # expect: NL701
+            dropped = self.config.layer_ranking_list[:n]
+            names = cfg.names[:n]
+            ordered = sorted(scores.tolist())[:n]  # expect: NL702
+            kept = scores[:n]  # expect: NL604
+            return dropped, names, ordered, kept
+        """,
+    )
+
+
+def test_numpy_annotated_parameters_are_host_values(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+
+
+        def seg2bbox(seg_mask: np.ndarray, scores: "np.ndarray"):
+            rows, cols = seg_mask.nonzero()
+            picked = seg_mask[seg_mask > 0]
+            return rows.min(), cols.max(), picked
+        """,
+    )

@@ -366,3 +366,25 @@ def test_names_that_say_host_are_host_values(tmp_path):
             return a, b, c, d
         """,
     )
+
+
+def test_tensors_wrapping_numpy_data_are_host_tensors(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def merge(feats, clusters, device):
+            feats = torch.from_numpy(feats.copy())
+            clust = torch.LongTensor(clusters)
+            _, counts = clust.unique_consecutive(return_counts=True)
+            pieces, curr = [], 0
+            for c in counts:
+                c = c.item()
+                pieces.append(feats[curr : curr + c].mean(dim=0))
+                curr += c
+            on_device = feats.to(device)
+            return pieces, on_device.sum().item()  # expect: NL701
+        """,
+    )

@@ -11,7 +11,15 @@ import re
 
 import libcst as cst
 
-from neuronlint.static.context import SITE_HOST, SITE_STEP, SITE_TEST, Binding, FileContext, Scope
+from neuronlint.static.context import (
+    HOST_LIBRARIES,
+    SITE_HOST,
+    SITE_STEP,
+    SITE_TEST,
+    Binding,
+    FileContext,
+    Scope,
+)
 from neuronlint.static.engine import on
 
 
@@ -91,6 +99,16 @@ def _host_read(value: cst.BaseExpression) -> str | None:
         ):
             return f"{func.value}(<tensor>)"
     return None
+
+
+def _reads_host_value(call: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`c.item()` where c is already on the host: a Python number, but not read from the device."""
+    if not isinstance(call, cst.Call):
+        return False
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return ctx.is_host_value(func.value)
+    return bool(call.args) and ctx.is_host_value(call.args[0].value)
 
 
 def _derived_read(value: cst.BaseExpression, ctx: FileContext) -> str | None:
@@ -210,7 +228,7 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("numpy", "")
         read = _derived_read(value, ctx) if tp is cst.BinaryOperation else _host_read(value)
         if read is not None:
-            return ("read", read)
+            return ("host", "") if _reads_host_value(value, ctx) else ("read", read)
         return _value_kind(value, ctx, numpy_checked=True)
     if tp is cst.Comparison or tp is cst.UnaryOperation:
         return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx)
@@ -257,8 +275,10 @@ def _assign(node: cst.Assign, ctx: FileContext) -> None:
 @on(cst.AnnAssign, leave=True)
 def _ann_assign(node: cst.AnnAssign, ctx: FileContext) -> None:
     if node.value is None:
-        if isinstance(node.target, cst.Name) and _is_tensor_annotation(node.annotation.annotation, ctx):
-            ctx.bind(node.target.value, ("tensor", ""))
+        if isinstance(node.target, cst.Name):
+            kind = _annotated_kind(node.annotation.annotation, ctx)
+            if kind is not None:
+                ctx.bind(node.target.value, kind)
         return
     _bind_value(node.target, node.value, ctx)
 
@@ -320,8 +340,14 @@ _HOST_CLASS = re.compile(r"(Dataset|Sampler|Collator|DataCollator|Tokenizer)$")
 _HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|collate\w*|\w*_collate\w*|collater)$")
 
 
-def _is_tensor_annotation(annotation: cst.BaseExpression, ctx: FileContext) -> bool:
-    return ctx.qualname(annotation) in _TENSOR_TYPES
+def _annotated_kind(annotation: cst.BaseExpression, ctx: FileContext) -> Binding | None:
+    """`x: torch.Tensor` is a tensor, `x: np.ndarray` (or any numpy/pandas type) a host value."""
+    qualname = ctx.qualname(annotation)
+    if qualname is None:
+        return None
+    if qualname in _TENSOR_TYPES:
+        return ("tensor", "")
+    return ("numpy", "") if qualname.split(".", 1)[0] in HOST_LIBRARIES else None
 
 
 def _function_site(name: str, enclosing: Scope) -> str:
@@ -351,10 +377,8 @@ def _function(node: cst.FunctionDef, ctx: FileContext) -> None:
     params = node.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         annotation = param.annotation
-        if annotation is not None and _is_tensor_annotation(annotation.annotation, ctx):
-            scope.bindings[param.name.value] = ("tensor", "")
-        else:
-            scope.bindings[param.name.value] = ("other", None)
+        kind = _annotated_kind(annotation.annotation, ctx) if annotation is not None else None
+        scope.bindings[param.name.value] = kind or ("other", None)
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
             scope.bindings[star.name.value] = ("other", None)

@@ -80,6 +80,10 @@ _LIBRARY_COPIES = frozenset({"numpy", "to_numpy"})
 _HOST_KINDS = frozenset({"numpy", "read", "host"})
 # Methods whose result is on the host: a tensor read after one of them syncs nothing more.
 _HOST_COPIES = frozenset({"numpy", "to_numpy", "cpu", "tolist", "item"})
+_DEVICE_MOVES = frozenset({"to", "cuda", "xla", "neuron"})
+# torch functions whose result is a CPU tensor wrapping host data (until it is moved).
+_HOST_CONSTRUCTORS = frozenset({"torch.from_numpy", "torch.LongTensor", "torch.FloatTensor", "torch.IntTensor",
+                                "torch.BoolTensor", "torch.ByteTensor", "torch.DoubleTensor"})  # fmt: skip
 # Variable names that say where the value lives.
 _HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$")
 # Test code reads tensor values on purpose (assertions, reference checks).
@@ -241,11 +245,14 @@ class FileContext:
         if isinstance(node, cst.Call):
             func = node.func
             name = self.qualname(func) or ""
-            if name.split(".", 1)[0] in HOST_LIBRARIES:
+            if name.split(".", 1)[0] in HOST_LIBRARIES or (by_name and name in _HOST_CONSTRUCTORS):
                 return True
             if isinstance(func, cst.Attribute):
-                if func.attr.value in copies or (by_name and "tokenizer" in func.attr.value.lower()):
+                method = func.attr.value
+                if method in copies or (by_name and "tokenizer" in method.lower()):
                     return True
+                if method in _DEVICE_MOVES:  # x.to(device): on the device now, unless the device is "cpu"
+                    return by_name and method == "to" and self._to_cpu(node)
                 return self._host_side(func.value, copies, kinds, by_name)
             return by_name and isinstance(func, cst.Name) and "tokenizer" in func.value.lower()
         if isinstance(node, cst.Name):
@@ -257,6 +264,13 @@ class FileContext:
             )
         name = self.qualname(node) or ""
         return name.split(".", 1)[0] in HOST_LIBRARIES
+
+    def _to_cpu(self, call: cst.Call) -> bool:
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value == "device":
+                values = self.strings(arg.value)
+                return bool(values) and all(v == "cpu" for v in values)
+        return False
 
     def is_tensor(self, node: cst.CSTNode) -> bool:
         """Whether an expression is known to be a torch tensor: a name bound as one, a tensor-making

@@ -101,7 +101,11 @@ def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
     if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
         return True
     if isinstance(parent, cst.DictElement):
-        return parent.key is node  # dtype *values* in a table such as {"fp64": torch.float64} are still uses
+        if parent.key is node:
+            return True
+        # {np.float64: torch.float64}: a numpy-to-torch conversion table lists every dtype; string-keyed
+        # choices such as {"fp64": torch.float64} are still uses (configuration selects them).
+        return (ctx.qualname(parent.key) or "").startswith("numpy.")
     if isinstance(parent, cst.Element) and isinstance(ctx.parent(2), (cst.Tuple, cst.List, cst.Set)):
         return isinstance(ctx.parent(3), cst.ComparisonTarget)  # `dtype in (torch.float32, torch.float64)`
     if isinstance(parent, cst.Arg):

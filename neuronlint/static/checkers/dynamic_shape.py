@@ -252,5 +252,27 @@ def _slice_bounds(node: cst.Slice, ctx: FileContext) -> None:
             continue
         read = _value_read(bound, ctx, host_reads=True)
         if read is not None:
+            if _slices_python_object(ctx):
+                return
             ctx.report("NL604", bound, read=read)
             return
+
+
+_SEQUENCE_BUILTINS = frozenset({"sorted", "list", "tuple", "range", "reversed", "str", "bytes"})
+
+
+def _slices_python_object(ctx: FileContext) -> bool:
+    """`self.config.layer_list[: n]`: slicing a configuration list or a literal, not a tensor."""
+    subscript = ctx.parent(2)  # Slice -> SubscriptElement -> Subscript
+    if not isinstance(subscript, cst.Subscript):
+        return False
+    value = subscript.value
+    if isinstance(value, _NOT_LITERAL_INDEXED) or ctx.is_host_value(value):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+        return value.func.value in _SEQUENCE_BUILTINS and ctx.lookup(value.func.value) is None
+    while isinstance(value, cst.Attribute):
+        value = value.value
+        if isinstance(value, cst.Attribute) and value.attr.value in _PLAIN_OBJECTS:
+            return True
+    return isinstance(value, cst.Name) and value.value in _PLAIN_OBJECTS and value.value != "self"
