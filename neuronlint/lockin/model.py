@@ -27,12 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from neuronlint.findings import Finding
+from neuronlint.findings import NEURON_SIDE_CATEGORIES, Finding
 from neuronlint.lockin.params import DIRECTIONS, Area, LockinParams, load_params
 from neuronlint.ruledb.model import Context, RuleDB
 
-# Facts that name the subject of a finding repository-wide: one library or extension is adapted once.
-_SUBJECT_FACTS = ("module", "library")
 ROOT_PACKAGE = "(top level)"
 
 
@@ -336,7 +334,8 @@ def _cuda_source_names(items: Sequence[WeightedFinding]) -> set[str]:
 def _unit_key(item: WeightedFinding, cuda_sources: set[str]) -> tuple[str, str, int]:
     """(unit, role, size): what one effort unit is, whether this finding opens or repeats it, its size.
 
-    One library or compiled module is adapted once for the repository, and a compiled module whose
+    One library (or, on the Neuron side, one top-level package such as `nki`) or one compiled
+    module is adapted once for the repository, and a compiled module whose
     CUDA sources are in the scan is ported at those sources; one Triton kernel is one `@triton.jit`
     function (its launches and autotune decorators repeat it); a CUDA source file is as many units
     as it defines `__global__` kernels (a header without any repeats its directory's kernels);
@@ -347,9 +346,13 @@ def _unit_key(item: WeightedFinding, cuda_sources: set[str]) -> tuple[str, str, 
         last = str(facts["module"]).rsplit(".", 1)[-1]
         if any(name == last or name.startswith(last + "_") for name in cuda_sources):
             return f"{rule}:module:{facts['module']}", "repeat", 1
-    for key in _SUBJECT_FACTS:
-        if facts.get(key):
-            return f"{rule}:{key}:{facts[key]}", "any", 1
+    if facts.get("library"):
+        return f"{rule}:library:{facts['library']}", "any", 1
+    if facts.get("module"):
+        module = str(facts["module"])
+        if item.finding.category in NEURON_SIDE_CATEGORIES:  # nki, nki.isa, nki.language: one package
+            module = module.split(".", 1)[0]
+        return f"{rule}:module:{module}", "any", 1
     if rule == "NL301":
         if str(facts.get("kernel", "")).endswith(".jit") or str(facts.get("api", "")).endswith(".jit"):
             return f"{rule}:{item.path}:{item.finding.line}", "any", 1

@@ -76,7 +76,7 @@ details.group > summary { font-weight:600; }
 footer { color:var(--muted); font-size:12px; text-align:center; padding:0 0 30px; }
 .small { font-size:12px; }
 .nowrap { white-space:nowrap; }
-td.path { word-break:break-all; min-width:260px; }
+td.path { word-break:break-all; min-width:220px; max-width:420px; }
 td a.mono { word-break:break-all; }
 .scroll { overflow-x:auto; }
 """
@@ -321,15 +321,18 @@ def _libraries(report: dict[str, Any]) -> str:
     rows = []
     for lib in report["libraries"]:
         source = f' <a class="small" href="{_e(lib["source"])}">source</a>' if lib["source"] else ""
-        guarded = f' <span class="small muted">({lib["guarded"]} guarded by ImportError)</span>' if lib["guarded"] else ""
-        rows.append(f'<tr><td><b class="mono">{_e(lib["library"])}</b><div class="small muted">{_e(lib["kind"])}</div></td>'
-                    f'<td>{_e(lib["neuron_status"])}</td><td class="num">{lib["findings"]}{guarded}</td><td class="num">{lib["blockers"]}</td>'
+        files = "".join(f'<div class="mono small">{_e(f)}</div>' for f in lib["top_files"])
+        rows.append(f'<tr><td><b class="mono">{_e(lib["library"])}</b><div class="small muted">{_e(lib["kind"])} &middot; '
+                    f'Neuron: {_e(lib["neuron_status"])}</div></td>'
+                    f'<td class="num">{lib["findings"]}</td><td class="num">{lib["blockers"]}</td><td class="num">{lib["guarded"]}</td>'
                     f'<td class="num">{lib["files"]}</td>{_num(lib["hours"])}<td>{_e(lib["alternative"])}{source}</td>'
-                    f'<td class="small mono">{"<br>".join(_e(f) for f in lib["top_files"])}</td></tr>')  # fmt: skip
-    body = (_table([("Library", False), ("Neuron status", False), ("Findings", True), ("Blockers", True), ("Files", True),
+                    f'<td class="path">{files}</td></tr>')  # fmt: skip
+    body = (_table([("Library", False), ("Findings", True), ("Blockers", True), ("Guarded", True), ("Files", True),
                     ("Hours", True), ("Neuron alternative", False), ("Main files", False)], rows)
             if rows else '<p class="muted">No CUDA-only library is imported.</p>')  # fmt: skip
-    return f'<section id="libraries"><h2>CUDA-only libraries and their Neuron alternatives</h2>{body}</section>'
+    return (f'<section id="libraries"><h2>CUDA-only libraries and their Neuron alternatives</h2><p class="lead">'
+            f'"Guarded" counts imports inside <code>try/except ImportError</code>: a fallback exists, check that it is the one '
+            f'Neuron takes. Alternatives come from rules/libraries.toml with their Neuron documentation source.</p>{body}</section>')  # fmt: skip
 
 
 def _kernels(report: dict[str, Any]) -> str:
