@@ -225,6 +225,9 @@ def render_text(results: list[TraceResult], report: Any) -> str:
         if data.get("torch_xla"):
             frame += f" (torch-xla {data['torch_xla']})"
         console.print(f"  {capture}; {frame}")
+        if ctx.backend == "native":
+            console.print("  TorchNeuron publishes no per-op table: ops are unknown unless neuronx-cc rejects them "
+                          "(--backend xla or an older --sdk gives torch-xla verdicts)")  # fmt: skip
         ops = data.get("ops", [])
         if ops:
             table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2))
