@@ -137,3 +137,21 @@ def test_static_analysis_works_without_torch(tmp_path):
     rules, torch_loaded = completed.stdout.splitlines()
     assert "'NL101'" in rules
     assert torch_loaded == "False"
+
+
+def test_trace_without_torch_is_a_one_line_usage_error():
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["torch"] = None
+        sys.argv = ["neuronlint", "trace", "fixtures/models/gpt_block.py:build", "--input", "long[2,64]"]
+        from neuronlint.cli import main
+        main()
+    """)
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert completed.returncode == 2
+    assert (
+        completed.stderr
+        == "neuronlint: error: graph tracing needs torch: pip install 'neuronlint[trace]' (the static scan does not)\n"
+    )

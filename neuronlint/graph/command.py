@@ -42,6 +42,14 @@ if TYPE_CHECKING:
 _VERDICT_STYLE = {LOWERED: "green", NOT_LOWERED: "yellow", REJECTED: "bold red", UNKNOWN: "cyan"}
 
 
+def require_torch() -> None:
+    """Tracing needs torch in this interpreter (the child runs with it); say so in one line."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise fail("graph tracing needs torch: pip install 'neuronlint[trace]' (the static scan does not)")
+
+
 def targets_from(entrypoint: str | None, inputs: list[str], kwargs_json: str | None,
                  configured: list[dict[str, Any]], where: str) -> list[TraceTarget]:  # fmt: skip
     """The command-line entrypoint, or the configured ones; validated (raises ValueError)."""
@@ -151,6 +159,7 @@ def trace(
     if discover_models:
         _print_discovered(discover([root], root, settings.options.exclude), format)
         raise typer.Exit(EXIT_OK)
+    require_torch()
     try:
         cap = parse_memory(memory_limit)
     except ValueError as exc:
@@ -311,6 +320,7 @@ def trace_into_scan(result: Any, settings: Any, quiet: bool = False) -> list[dic
         targets = targets_from(None, [], None, config.trace, where)
     except ValueError as exc:
         raise fail(f"{where}: [[tool.neuronlint.trace]]: {exc}") from None
+    require_torch()
     root = config.root or Path.cwd()
     results = trace_targets(targets, result.db, result.context, settings.options, root)
     static = {(f.path, f.line, f.category) for f in result.findings}
