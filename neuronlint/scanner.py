@@ -167,35 +167,50 @@ def rule_enabled(db: RuleDB, rule_id: str, select: list[str], extend_select: lis
     return rule.default_enabled
 
 
+def _module_names(module_path: str, packages: set[str]) -> tuple[str, set[str]]:
+    """Dotted names under which a scanned file can be imported.
+
+    The full path from the scan root always counts (relative imports resolve against it). So does
+    the name from the top of its package chain (directories with `__init__.py`), which is how it is
+    imported when the scan root sits above a source root such as `src/`.
+    """
+    parts = module_path.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    full = ".".join(parts)
+    names = {full}
+    start = len(parts) - 1
+    directory_parts = module_path.split("/")[:-1]
+    while start > 0 and "/".join(directory_parts[:start]) in packages:
+        start -= 1
+    names.add(".".join(parts[start:]))
+    return full, {n for n in names if n}
+
+
 def _link_across_files(results: list[dict[str, Any]]) -> None:
     """Imports of in-repo modules that define kernels (NL306) or are compiled extensions (NL303)."""
-    kernel_modules: dict[str, list[str]] = {}
-    for result in results:
-        if result["defines_kernels"] and result["path"].endswith(".py"):
-            module = result["path"].removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-            kernel_modules[module] = result["defines_kernels"]
+    python = [r for r in results if r["module_path"].endswith(".py")]
+    packages = {r["module_path"].removesuffix("/__init__.py") for r in python if r["module_path"].endswith("/__init__.py")}
+    kernel_modules: dict[str, tuple[str, list[str]]] = {}  # importable name -> (full name, kernel kinds)
+    for result in python:
+        if result["defines_kernels"]:
+            full, names = _module_names(result["module_path"], packages)
+            for name in names:
+                kernel_modules[name] = (full, result["defines_kernels"])
     extensions = {name for r in results for name in r["extension_modules"]}
     if not kernel_modules and not extensions:
         return
-
-    def kernel_match(imported: str) -> tuple[str, list[str]] | None:
-        # Scan roots can sit above the package root: compare dotted suffixes.
-        for module, kinds in kernel_modules.items():
-            if module == imported or module.endswith("." + imported):
-                return module, kinds
-        return None
-
-    for result in results:
-        own = result["path"].removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    for result in python:
+        own, _ = _module_names(result["module_path"], packages)
         flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in ("NL303", "NL306", "NL401")}
         for module, line, column, end in result["import_sites"]:
             if line in flagged_lines:
                 continue
-            found = kernel_match(module)
+            found = kernel_modules.get(module)
             if found and found[0] != own:
                 result["detections"].append(_site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1])))
                 flagged_lines.add(line)
-            elif module.split(".")[-1] in {e.split(".")[-1] for e in extensions}:
+            elif any(module == ext or module.endswith("." + ext) for ext in extensions):
                 result["detections"].append(_site("NL303", line, column, end, module=module, kind="compiled extension built by this project"))
                 flagged_lines.add(line)
 
@@ -272,7 +287,8 @@ def run_scan(options: ScanOptions, progress_factory: Callable[[int], Callable[[i
     progress = progress_factory(len(files)) if progress_factory else None
     results = analyse_files(files, roots, static_data, db.fingerprint, options.jobs, options.cache_dir, progress)
     for file, result in zip(files, results, strict=True):
-        result["path"] = relative_posix(file, base)  # results from cache carry the module path
+        result["module_path"] = result["path"]  # path inside its scan root: module names come from it
+        result["path"] = relative_posix(file, base)
     _link_across_files(results)
     findings, unused = judge(results, db, ctx, options)
     return ScanResult(
