@@ -163,21 +163,15 @@ def scan(
         typer.echo(f"neuronlint: {note}", err=True)
     shown = [f for f in filtered.findings if f.severity.rank >= settings.min_severity.rank]
     report = Report(findings=shown, context=result.context, db=result.db, files=result.files, lines=result.lines,
-                    statistics=statistics, show_source=not no_source, extra={"show_suppressed": show_suppressed, **filtered.report_extra})  # fmt: skip
+                    statistics=statistics, show_source=not no_source, extra={"show_suppressed": show_suppressed, "quiet": quiet, **filtered.report_extra})  # fmt: skip
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(render(format, report), encoding="utf-8")
         terminal = render("text", report)
     else:
         terminal = render(format, report)
-    if quiet and format == "text" and output is None:
-        terminal = "\n".join(line for line in terminal.splitlines() if line.strip() and not _is_summary(line)) + "\n"
     sys.stdout.write(terminal)
     raise typer.Exit(exit_code(shown, settings.fail_on, exit_zero))
-
-
-def _is_summary(line: str) -> bool:
-    return line.startswith("Scanned ") or line.lstrip().startswith(("┏", "┃", "┡", "│", "└", "Findings by", "Statistics"))
 
 
 def rule_dirs_or_none(values):

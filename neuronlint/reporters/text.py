@@ -68,6 +68,8 @@ def render(report: Report) -> str:
             # soft_wrap: long messages stay one line (greppable); the terminal wraps them.
             console.print(_finding_block(f, lines, report.show_source), soft_wrap=True)
         console.print()
+    if report.extra.get("quiet"):
+        return buffer.getvalue()  # --quiet: findings only
     counts = summary(report.findings)
     ctx = report.context
     if counts["total"]:
