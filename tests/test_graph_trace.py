@@ -25,6 +25,7 @@ TARGETS = {
     "control": TraceTarget("fixtures/models/control_flow.py:EarlyExitBlock", ["float32[2,16]"]),
     "bucket": TraceTarget("fixtures/models/no_lowering.py:BucketEmbedding", ["float32[8]"]),
     "fp8": TraceTarget("fixtures/models/fp8_linear.py:build", ["bfloat16[4,64]"]),
+    "values": TraceTarget("fixtures/models/needs_values.py:SplitHeads", ["float32[2,64]"]),
     "dataclass": TraceTarget("fixtures/models/dataclass_output.py:Classifier", ["float32[4,16]"]),
     "sizing": TraceTarget(
         "fixtures.models.sizing:EmbeddingRanker", ["long[2,8]"], {"rows": 100_000_000, "dim": 2048}
@@ -209,6 +210,14 @@ def test_symbolic_trace_fallback_when_export_refuses_the_output_type(outcomes):
         "lowered",
         f"{path}:{line_of('dataclass_output.py', 'logits.softmax(dim=-1)')}",
     ) in sites
+
+
+def test_constructor_that_needs_tensor_values(outcomes):
+    result = judge(outcomes, "values")
+    assert result.status == "traced" and result.summary["build_mode"] == "meta+values"
+    assert result.findings == [] and result.summary["parameters"]["count"] == 64 * 64 + 64
+    assert verdicts(result) == {"aten::permute": {"lowered"}, "aten::addmm": {"lowered"},
+                                "aten::split_with_sizes": {"lowered"}, "aten::relu": {"lowered"}}  # fmt: skip
 
 
 def test_hbm_sizing_hint_per_chip(outcomes):

@@ -7,8 +7,8 @@ less). Never raises: every failure becomes a record in the target's result file,
 RESULT_DIR/progress.jsonl tells the parent which target and stage a crash or hang happened in.
 
 Pipeline:
-  1. import the entrypoint; build the model under torch.device("meta") (no storage), falling back
-     to fake tensors when a constructor needs values;
+  1. import the entrypoint; build the model under torch.device("meta") (no storage), retrying
+     with small tensors on the CPU when a constructor needs values (see build_model);
   2. torch.export.export(strict=False), then run_decompositions() (core ATen: the op level the
      Neuron backends lower);
   3. if export fails: record why and where, then torch.fx.symbolic_trace + make_fx (same
@@ -125,8 +125,20 @@ def failure(stage: str, exc: BaseException, user: UserCode, kind: str | None = N
 
 
 # ---- building -----------------------------------------------------------------------------------
-def build_model(target: Any, kwargs: dict[str, Any], torch: Any) -> tuple[Any, str, Any]:
-    """(module, 'meta' | 'fake', fake_mode or None). Raises the constructor's exception."""
+# Factory functions whose result size the small-tensor policy can tell from the call.
+_SIZED_FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+                    "logspace", "eye", "tensor", "as_tensor")  # fmt: skip
+SMALL_TENSOR = 1 << 20  # elements: below this a constructor gets a real CPU tensor in the values fallback
+
+
+def build_model(target: Any, kwargs: dict[str, Any], torch: Any) -> tuple[Any, str]:
+    """(module on the meta device, how it was built). Raises the constructor's exception.
+
+    First under torch.device("meta"): no storage at all. A constructor that needs tensor values
+    (`.tolist()`, `.item()`, numpy) fails there, and fake tensors have no values either; so the
+    retry gives tensors of up to SMALL_TENSOR elements real CPU storage (the memory cap bounds the
+    total) and larger ones stay on meta. Either way the model ends up entirely on meta.
+    """
     nn = torch.nn
 
     def construct() -> Any:
@@ -141,38 +153,71 @@ def build_model(target: Any, kwargs: dict[str, Any], torch: Any) -> tuple[Any, s
     try:
         with torch.device("meta"):
             model = construct()
-        mode, fake = "meta", None
-    except Exception as meta_error:  # noqa: BLE001 - some constructors need values: retry on fakes
+        mode = "meta"
+    except Exception as meta_error:  # noqa: BLE001 - the constructor may need values: retry with small real tensors
         if _is_memory_error(meta_error):
             raise
-        from torch._subclasses.fake_tensor import FakeTensorMode
-        from torch.fx.experimental.symbolic_shapes import ShapeEnv
-
-        fake = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv())
         try:
-            with fake:
+            with _small_tensors_real(torch)():
                 model = construct()
         except Exception:  # noqa: BLE001 - report the meta-device error: it is the user's first failure
             raise meta_error from None
-        mode = "fake"
+        mode = "meta+values"
     if not isinstance(model, nn.Module):
         raise TypeError(f"the entrypoint returned {type(model).__name__}, not a torch.nn.Module")
-    if mode == "meta" and any(t.device.type != "meta" for t in [*model.parameters(), *model.buffers()]):
-        model = model.to("meta")  # tensors created with an explicit device: drop their storage
-    return model.eval(), mode, fake
+    if any(t.device.type != "meta" for t in [*model.parameters(), *model.buffers()]):
+        model = model.to("meta")  # tensors with real storage (explicit device, values fallback): drop it
+    return model.eval(), mode
 
 
-def make_inputs(specs: list[Any], torch: Any, fake: Any) -> tuple[Any, ...]:
-    device = "meta" if fake is None else "cpu"
-    tensors = []
-    for spec in specs:
-        dtype = getattr(torch, spec.dtype)
-        if fake is None:
-            tensors.append(torch.empty(spec.shape, dtype=dtype, device=device))
-        else:
-            with fake:
-                tensors.append(torch.empty(spec.shape, dtype=dtype))
-    return tuple(tensors)
+def _small_tensors_real(torch: Any) -> Any:
+    """A TorchFunctionMode placing new tensors on the CPU when small (or built from data), else on meta."""
+    from torch.overrides import TorchFunctionMode
+
+    factories = {getattr(torch, name) for name in _SIZED_FACTORIES}
+
+    def elements(name: str, args: tuple, kwargs: dict) -> int:
+        if name in ("tensor", "as_tensor"):
+            return 0  # built from Python data the constructor already holds
+        if name in ("arange", "linspace", "logspace"):
+            numbers = [a for a in args if isinstance(a, (int, float))]
+            if name == "arange":
+                start, end, step = (0, numbers[0], 1) if len(numbers) == 1 else (numbers + [1])[:3]
+                return int(abs((end - start) / step)) if step else 0
+            return int(kwargs.get("steps", numbers[2] if len(numbers) > 2 else 100))
+        if name == "randperm":
+            return int(args[0]) if args else 0
+        if name == "eye":
+            rows = int(args[0]) if args else 0
+            return rows * (int(args[1]) if len(args) > 1 and isinstance(args[1], int) else rows)
+        shape = kwargs.get(
+            "size", args[0] if args and isinstance(args[0], (tuple, list, torch.Size)) else args
+        )
+        if name == "randint":
+            shape = kwargs.get(
+                "size", next((a for a in args if isinstance(a, (tuple, list, torch.Size))), ())
+            )
+        if name == "full":
+            shape = args[0] if args else kwargs.get("size", ())
+        total = 1
+        for dim in shape if isinstance(shape, (tuple, list, torch.Size)) else ():
+            total *= int(dim) if isinstance(dim, int) else 1
+        return total
+
+    class SmallTensorsReal(TorchFunctionMode):
+        def __torch_function__(
+            self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None
+        ) -> Any:
+            kwargs = dict(kwargs or {})
+            if func in factories and kwargs.get("device") is None:
+                kwargs["device"] = "cpu" if elements(func.__name__, args, kwargs) <= SMALL_TENSOR else "meta"
+            return func(*args, **kwargs)
+
+    return SmallTensorsReal
+
+
+def make_inputs(specs: list[Any], torch: Any) -> tuple[Any, ...]:
+    return tuple(torch.empty(spec.shape, dtype=getattr(torch, spec.dtype), device="meta") for spec in specs)
 
 
 def parameter_summary(model: Any) -> dict[str, Any]:
@@ -679,8 +724,8 @@ def run(request: dict[str, Any], root: Path, progress: Progress) -> dict[str, An
 
     progress.stage("build")
     try:
-        model, mode, fake = build_model(target, dict(request.get("kwargs") or {}), torch)
-        inputs = make_inputs(specs, torch, fake)
+        model, mode = build_model(target, dict(request.get("kwargs") or {}), torch)
+        inputs = make_inputs(specs, torch)
     except BaseException as exc:  # noqa: BLE001
         result["failures"].append(
             failure("build", exc, user, "out of memory" if _is_memory_error(exc) else "constructor error")
