@@ -16,6 +16,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -206,7 +207,7 @@ class Browser:
 
 def _report(tmp_path: Path, paths: list[Path], name: str, *extra: str) -> Path:
     out = tmp_path / name
-    done = subprocess.run([str(ROOT / ".venv" / "bin" / "neuronlint"), "report", *map(str, paths), "-f", "html", "-o", str(out),
+    done = subprocess.run([sys.executable, "-m", "neuronlint", "report", *map(str, paths), "-f", "html", "-o", str(out),
                            "--no-cache", "-q", *extra], cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return out

@@ -23,7 +23,7 @@ nav { position:sticky; top:0; z-index:5; background:#fff; border-bottom:1px soli
       display:flex; flex-wrap:wrap; gap:4px 14px; font-size:13px; }
 nav a { color:var(--accent); text-decoration:none; padding:3px 0; }
 nav a:hover { text-decoration:underline; }
-main { max-width:1240px; margin:0 auto; padding:18px 32px 40px; }
+main { max-width:1320px; margin:0 auto; padding:18px 28px 40px; }
 section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:18px 22px; margin:0 0 18px; }
 h2 { font-size:18px; margin:0 0 4px; }
 h3 { font-size:15px; margin:18px 0 6px; }
@@ -76,8 +76,8 @@ details.group > summary { font-weight:600; }
 footer { color:var(--muted); font-size:12px; text-align:center; padding:0 0 30px; }
 .small { font-size:12px; }
 .nowrap { white-space:nowrap; }
-td.path { word-break:break-all; min-width:220px; max-width:420px; }
-td a.mono { word-break:break-all; }
+td.path { overflow-wrap:anywhere; min-width:190px; max-width:380px; }
+td a.mono { overflow-wrap:anywhere; }
 .scroll { overflow-x:auto; }
 """
 
@@ -179,7 +179,7 @@ def _header(report: dict[str, Any]) -> str:
 
 
 def _nav(report: dict[str, Any]) -> str:
-    links = [("summary", "Summary"), ("breakdown", "Score breakdown"), ("blockers", "Blockers"), ("hotspots", "Hot spots"),
+    links = [("summary", "Summary"), ("blockers", "Blockers"), ("breakdown", "Score breakdown"), ("hotspots", "Hot spots"),
              ("libraries", "CUDA-only libraries"), ("kernels", "Custom kernels"), ("verdicts", "Dtypes & ops"),
              ("effort", "Effort"), ("packages", "Packages"), ("neuron", "Neuron coupling")]  # fmt: skip
     if report.get("comparison"):
@@ -265,7 +265,7 @@ def _breakdown(report: dict[str, Any]) -> str:
 def _finding_rows(rows: Sequence[dict[str, Any]], rules: dict[str, Any]) -> list[str]:
     out = []
     for r in rows:
-        out.append(f'<tr><td data-sort="{_sev_rank(r["severity"])}">{_sev(r["severity"])}</td><td>{_loc(r)}</td>'
+        out.append(f'<tr><td data-sort="{_sev_rank(r["severity"])}">{_sev(r["severity"])}</td><td class="path">{_loc(r)}</td>'
                    f'<td>{_rule(r["rule"], rules)}</td><td>{_e(r["message"])}</td>{_num(r["points"], 2)}</tr>')  # fmt: skip
     return out
 
@@ -481,14 +481,17 @@ def _trend(report: dict[str, Any]) -> str:
 
 
 def _findings(report: dict[str, Any]) -> str:
+    titles = {a["area"]: a["title"] for d in ("cuda", "neuron") for a in report["breakdown"][d]["areas"]}
+    directions = {"cuda": "CUDA", "neuron": "Neuron", "none": "not scored"}
     rows = []
     for r in report["findings"]:
         counted = "" if r["counted"] else ' <span class="small muted" title="over the per-file cap of its rule">(not counted)</span>'
-        rows.append(f'<tr><td data-sort="{_sev_rank(r["severity"])}">{_sev(r["severity"])}</td><td>{_loc(r)}</td>'
-                    f'<td>{_rule(r["rule"], report["rules"])}</td><td>{_e(r["category"])}</td><td>{_e(r["message"])}</td>'
+        where = f'{directions.get(r["direction"], r["direction"])} &middot; {_e(titles.get(r["area"], r["area"]))}'
+        rows.append(f'<tr><td data-sort="{_sev_rank(r["severity"])}">{_sev(r["severity"])}</td><td class="path">{_loc(r)}</td>'
+                    f'<td>{_rule(r["rule"], report["rules"])}</td><td class="small">{where}</td><td>{_e(r["message"])}</td>'
                     f'<td class="num" data-sort="{r["weight"]}" title="{_e(r["weight_source"])}">{r["weight"]:g}{counted}</td>'
                     f'{_num(r["points"], 3)}<td>{_e(r["effort"])}</td>{_num(r["hours"], 2)}</tr>')  # fmt: skip
-    table = _table([("Severity", False), ("Location", False), ("Rule", False), ("Category", False), ("Message", False),
+    table = _table([("Severity", False), ("Location", False), ("Rule", False), ("Score · area", False), ("Message", False),
                     ("Weight", True), ("Points", True), ("Effort", False), ("Hours", True)], rows, table_id="findings-table")  # fmt: skip
     return (f'<section id="findings"><h2>All findings</h2><p class="lead">Every active finding with the weight and points it '
             f'adds to its direction\'s repository score (hover a weight for where it comes from). Click a header to sort.</p>'
@@ -520,7 +523,7 @@ def _unanalysed(report: dict[str, Any]) -> str:
 def render(report: dict[str, Any]) -> str:
     """The whole report as one HTML document."""
     body = "".join([
-        _summary(report), _breakdown(report), _blockers(report), _hot_spots(report), _libraries(report),
+        _summary(report), _blockers(report), _breakdown(report), _hot_spots(report), _libraries(report),
         _kernels(report), _verdicts(report), _effort(report), _packages(report), _neuron(report), _whatif(report),
         _trend(report), _unanalysed(report), _findings(report), _rules(report),
     ])  # fmt: skip

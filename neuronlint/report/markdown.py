@@ -63,15 +63,6 @@ def render(report: dict[str, Any]) -> str:
     out += [f"Custom kernels to port: **{s['kernels']}** · CUDA-only libraries: **{s['libraries']}** · "
             f"op calls lowered (traced): **{str(op['supported_percentage']) + '%' if op and op.get('supported_percentage') is not None else 'not traced'}**", ""]  # fmt: skip
 
-    out += ["## Score breakdown", ""]
-    for d in ("cuda", "neuron"):
-        b = report["breakdown"][d]
-        out += [f"**{s[d]['title']}: {b['score']}** (half-points scaled ×{b['size_scale']:.2f} for the size of the code)", ""]
-        out += _table(["Area", "Findings", "Counted", "Evidence", "Half-point", "Coupling", "Points"],
-                      [[a["title"], a["findings"], a["counted"], f"{a['evidence']:.1f}", f"{a['half']:.1f}",
-                        f"{a['coupling']:.1f}", f"{a['points_shown']:.1f}"] for a in b["areas"]])  # fmt: skip
-    out += ["<details><summary>Formula</summary>", ""] + [f"1. {line}" for line in report["formula"]] + ["", "</details>", ""]
-
     out += ["## Blockers that gate the migration", ""]
     if not report["blockers"]:
         out += ["No blockers.", ""]
@@ -80,6 +71,15 @@ def render(report: dict[str, Any]) -> str:
         out += [f"### {g['title']}: {g['count']} blocker(s) in {g['files']} file(s)", "", rule_list, ""]
         out += _table(["Location", "Rule", "Message", "Points"],
                       [[_loc(f), f["rule"], f["message"], f"{f['points']:.2f}"] for f in g["findings"]], limit=10)  # fmt: skip
+
+    out += ["## Score breakdown", ""]
+    for d in ("cuda", "neuron"):
+        b = report["breakdown"][d]
+        out += [f"**{s[d]['title']}: {b['score']}** (half-points scaled ×{b['size_scale']:.2f} for the size of the code)", ""]
+        out += _table(["Area", "Findings", "Counted", "Evidence", "Half-point", "Coupling", "Points"],
+                      [[a["title"], a["findings"], a["counted"], f"{a['evidence']:.1f}", f"{a['half']:.1f}",
+                        f"{a['coupling']:.1f}", f"{a['points_shown']:.1f}"] for a in b["areas"]])  # fmt: skip
+    out += ["<details><summary>Formula</summary>", ""] + [f"1. {line}" for line in report["formula"]] + ["", "</details>", ""]
 
     out += ["## Hot spots", "", f"{report['hot_spot_count']['cuda']} file(s) hold {report['hot_spot_share']:g}% of the CUDA coupling.", ""]
     out += _table(["#", "File", "Points", "Share %", "File score", "Blockers", "Areas"],
