@@ -388,3 +388,18 @@ def test_tensors_wrapping_numpy_data_are_host_tensors(tmp_path):
             return pieces, on_device.sum().item()  # expect: NL701
         """,
     )
+
+
+def test_values_moved_to_the_cpu_device_are_host_values(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def splits(input_splits, output_splits):
+            input_splits = input_splits.to(torch.device("cpu"), non_blocking=False)  # expect: NL703
+            output_splits = output_splits.to("cpu")  # expect: NL703
+            return input_splits.tolist(), output_splits.tolist()
+        """,
+    )

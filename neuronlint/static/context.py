@@ -266,9 +266,13 @@ class FileContext:
         return name.split(".", 1)[0] in HOST_LIBRARIES
 
     def _to_cpu(self, call: cst.Call) -> bool:
+        """`x.to("cpu")`, `x.to(device="cpu")`, `x.to(torch.device("cpu"), ...)`."""
         for arg in call.args:
             if arg.keyword is None or arg.keyword.value == "device":
-                values = self.strings(arg.value)
+                value = arg.value
+                if isinstance(value, cst.Call) and self.qualname(value.func) == "torch.device" and value.args:
+                    value = value.args[0].value
+                values = self.strings(value)
                 return bool(values) and all(v == "cpu" for v in values)
         return False
 
