@@ -113,7 +113,7 @@ def main() -> int:
         print(f"{name}: done ({row['status']})", file=sys.stderr)
     load = os.getloadavg()
     print(f"Load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs\n")
-    header = ("| model | params | op calls | supported | start-up s | build s | export s | lower s "
+    header = ("| model | status | params | op calls | supported | start-up s | build s | export s | lower s "
               "| verdicts s | capture+verdicts s | CPU s | peak RSS MiB |")  # fmt: skip
     if args.baseline:
         header += " baseline export+run_decompositions s | baseline RSS MiB |"
@@ -122,12 +122,13 @@ def main() -> int:
     for row in rows:
         t = row["timing"]
         # "lower": decomposition to core ATen and op recording (collect only exists on the retrace route).
-        lower = t.get("decompose", 0) + t.get("collect", 0)
-        capture = t.get("export", 0) + t.get("symbolic_trace", 0) + lower
+        lower = t.get("decompose", 0) + t.get("collect", 0) + t.get("partial", 0)
+        export = t.get("export", 0) + t.get("export (failed)", 0)
+        capture = export + t.get("symbolic_trace", 0) + t.get("symbolic_trace (failed)", 0) + lower
         cells = [
-            row["model"], f"{row['params'] / 1e9:.2f}B" if row["params"] >= 1e8 else f"{row['params']:,}", str(row["ops"]),
+            row["model"], row["status"], f"{row['params'] / 1e9:.2f}B" if row["params"] >= 1e8 else f"{row['params']:,}", str(row["ops"]),
             f"{row['supported']:.1f}%" if row["supported"] is not None else "-", f"{row['startup']:.1f}",
-            f"{t.get('build', 0):.1f}", f"{t.get('export', 0):.1f}", f"{lower:.1f}", f"{row['verdicts']:.2f}",
+            f"{t.get('build', 0):.1f}", f"{export:.1f}", f"{lower:.1f}", f"{row['verdicts']:.2f}",
             f"{capture + row['verdicts']:.1f}", f"{row['cpu']:.1f}", f"{row['rss']:.0f}" if row["rss"] else "-",
         ]  # fmt: skip
         if args.baseline:

@@ -675,6 +675,7 @@ def capture_partial(
     except Exception as exc:  # noqa: BLE001 - the failure is what we report
         outcome = failure("partial", exc, user)
     recorder.finish()
+    progress.done("partial")
     return outcome
 
 
@@ -744,6 +745,7 @@ def run(request: dict[str, Any], root: Path, progress: Progress) -> dict[str, An
         try:
             strategy(model, inputs, torch, collector, progress)
         except Exception as exc:  # noqa: BLE001
+            progress.done(f"{name} (failed)")
             if _is_memory_error(exc):
                 result["failures"].append(failure(name, exc, user, "out of memory"))
                 return result
