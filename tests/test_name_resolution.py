@@ -379,3 +379,22 @@ def test_clean_model_fixture_has_no_findings_in_any_frame():
         result = scan_paths([FIXTURES / "clean_model"], cwd=ROOT, select=["ALL"], sdk=sdk, target=target)
         assert len(result.files) == 2
         assert result.active == [], [(f.path, f.line, f.rule) for f in result.active]
+
+
+def test_findings_inside_annotations_keep_the_file_analysed(tmp_path):
+    # The snippet of a finding in a return annotation used to crash the file (NL002).
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def make_stream() -> torch.cuda.Stream:  # expect: NL103
+            return make()
+
+
+        def widen(x: torch.Tensor, dtype: torch.dtype = torch.float64) -> torch.Tensor:  # expect: NL501
+            return x.to(dtype)
+        """,
+    )
+    assert all(f.snippet for f in findings)

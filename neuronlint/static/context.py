@@ -329,9 +329,10 @@ class FileContext:
             if isinstance(ancestor, (cst.BaseSmallStatement, cst.Decorator)):
                 return ancestor
             if isinstance(ancestor, (cst.BaseCompoundStatement, cst.BaseSuite, cst.Module)):
-                return best
+                break
             best = ancestor
-        return best
+        # An Annotation cannot be generated on its own (its ':' or '->' depends on the parent).
+        return best.annotation if isinstance(best, cst.Annotation) else best
 
     # ---- reporting ------------------------------------------------------------------------
     def report(self, rule: str, node: cst.CSTNode, end_node: cst.CSTNode | None = None, **facts: Any) -> None:
@@ -379,7 +380,11 @@ class FileContext:
         return True
 
     def snippet(self, node: cst.CSTNode) -> str:
-        return _WS.sub(" ", self.module.code_for_node(node)).strip()[:200]
+        """Normalised source of a node (fingerprints, baselines); '' if LibCST cannot print it alone."""
+        try:
+            return _WS.sub(" ", self.module.code_for_node(node)).strip()[:200]
+        except cst.CSTCodegenError:
+            return ""
 
 
 # ---- what torch calls return -------------------------------------------------------------------

@@ -31,12 +31,12 @@ triggers(
 )
 
 # Parents under which a Name is a definition or part of an import, not a use of an API.
+# (Under a Param only the parameter's own name is a definition; its default value is a use.)
 _NOT_A_USE = (
     cst.ImportAlias,
     cst.AsName,
     cst.FunctionDef,
     cst.ClassDef,
-    cst.Param,
     cst.ImportFrom,
     cst.Import,
 )
@@ -78,7 +78,7 @@ def _name(node: cst.Name, ctx: FileContext) -> None:
     parent = ctx.parent()
     if isinstance(parent, cst.Attribute):
         return  # roots and attribute names are handled with the whole chain
-    if isinstance(parent, _NOT_A_USE):
+    if isinstance(parent, _NOT_A_USE) or (isinstance(parent, cst.Param) and parent.name is node):
         return
     if isinstance(parent, cst.Arg) and parent.keyword is node:
         return
