@@ -128,6 +128,9 @@ def test_scan_with_trace_merges_graph_findings(tmp_path):
         entrypoint = "proj.model:Selector"
         inputs = ["float32[4,16]"]
         kwargs = { dim = 16 }
+
+        [[tool.neuronlint.trace]]
+        entrypoint = "proj.missing:build"
     """))  # fmt: skip
     static = json.loads(
         neuronlint("scan", ".", "--format", "json", "--report-unused-suppressions", cwd=tmp_path).stdout
@@ -140,13 +143,17 @@ def test_scan_with_trace_merges_graph_findings(tmp_path):
     )
     assert done.returncode == 1, done.stderr
     merged = json.loads(done.stdout)
-    found = sorted((f["rule"], f["line"], f["origin"], "suppressed" in f) for f in merged["findings"])
+    found = sorted(
+        (f["rule"], f["path"], f["line"], f["origin"], "suppressed" in f) for f in merged["findings"]
+    )
     # The graph's NL601 for nonzero duplicates the static one on line 12 and is dropped; the
     # median's NL010 is suppressed, and its comment is no longer reported as unused.
+    # A configured entrypoint that cannot be imported is reported at its pyproject.toml entry.
     assert found == [
-        ("NL010", 13, "graph", False),
-        ("NL010", 14, "graph", True),
-        ("NL601", 12, "static", False),
+        ("NL010", "proj/model.py", 13, "graph", False),
+        ("NL010", "proj/model.py", 14, "graph", True),
+        ("NL015", "pyproject.toml", 12, "graph", False),
+        ("NL601", "proj/model.py", 12, "static", False),
     ]
     assert (
         merged["trace"][0]["entrypoint"] == "proj.model:Selector" and merged["trace"][0]["status"] == "traced"

@@ -35,6 +35,7 @@ class TraceTarget:
     inputs: list[str] = field(default_factory=list)
     kwargs: dict[str, Any] = field(default_factory=dict)
     name: str = ""
+    origin: str = ""  # the pyproject.toml that configured it: where findings go that have no better place
 
     @property
     def label(self) -> str:
@@ -138,7 +139,12 @@ def judge_outcome(
 ) -> TraceResult:
     """Findings and summary for one traced entrypoint."""
     found = locate(entry, root)
-    home = locator.at(*found) if found else _Location(target.entrypoint, 1)
+    if found:
+        home = locator.at(*found)
+    elif target.origin:
+        home = locator.at(target.origin, _config_line(target), 1)
+    else:
+        home = _Location(target.entrypoint, 1)
     emitted: list[tuple[str, _Location, dict[str, Any], dict[str, Any]]] = []  # (rule, where, facts, extra)
     summary: dict[str, Any] = {"sdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend,
                                "torch_xla": ops_db.torch_xla, "wall_seconds": outcome.wall_seconds}  # fmt: skip
@@ -225,6 +231,15 @@ def judge_outcome(
                                              "chips": sizing["chips_for_weights"]}, {}))  # fmt: skip
     summary.update(_op_summary(judged))
     return TraceResult(target, status, _findings(emitted, db, ctx, options, locator), summary)
+
+
+def _config_line(target: TraceTarget) -> int:
+    """The line of the pyproject.toml entry that names this entrypoint (1 if not found)."""
+    try:
+        lines = Path(target.origin).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return 1
+    return next((n for n, line in enumerate(lines, start=1) if target.entrypoint in line), 1)
 
 
 def _frame_args(frame: dict[str, Any]) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def require_torch() -> None:
 
 
 def targets_from(entrypoint: str | None, inputs: list[str], kwargs_json: str | None,
-                 configured: list[dict[str, Any]], where: str) -> list[TraceTarget]:  # fmt: skip
+                 configured: list[dict[str, Any]], where: str, origin: str = "") -> list[TraceTarget]:  # fmt: skip
     """The command-line entrypoint, or the configured ones; validated (raises ValueError)."""
     from neuronlint.graph.analysis import TraceTarget
 
@@ -66,8 +66,16 @@ def targets_from(entrypoint: str | None, inputs: list[str], kwargs_json: str | N
     else:
         if inputs or kwargs_json:
             raise ValueError("--input and --kwargs need an ENTRYPOINT argument")
-        targets = [TraceTarget(e["entrypoint"], list(e.get("inputs", [])), dict(e.get("kwargs", {})), e.get("name", ""))
-                   for e in configured]  # fmt: skip
+        targets = [
+            TraceTarget(
+                e["entrypoint"],
+                list(e.get("inputs", [])),
+                dict(e.get("kwargs", {})),
+                e.get("name", ""),
+                origin,
+            )
+            for e in configured
+        ]
         if not targets:
             raise ValueError(f"no ENTRYPOINT given and no [[tool.neuronlint.trace]] entries in {where}")
     for target in targets:
@@ -166,7 +174,8 @@ def trace(
         raise fail(str(exc)) from None
     where = str(settings.config.path) if settings.config.path else "pyproject.toml (none found)"
     try:
-        targets = targets_from(entrypoint, list(input or []), kwargs, settings.config.trace, where)
+        origin = str(settings.config.path) if settings.config.path else ""
+        targets = targets_from(entrypoint, list(input or []), kwargs, settings.config.trace, where, origin)
     except ValueError as exc:
         raise fail(str(exc)) from None
     from neuronlint.graph.analysis import trace_targets
@@ -317,7 +326,7 @@ def trace_into_scan(result: Any, settings: Any, quiet: bool = False) -> list[dic
             )
         return []
     try:
-        targets = targets_from(None, [], None, config.trace, where)
+        targets = targets_from(None, [], None, config.trace, where, str(config.path) if config.path else "")
     except ValueError as exc:
         raise fail(f"{where}: [[tool.neuronlint.trace]]: {exc}") from None
     require_torch()
