@@ -377,3 +377,18 @@ def test_numpy_annotated_parameters_are_host_values(tmp_path):
             return rows.min(), cols.max(), picked
         """,
     )
+
+
+def test_counts_named_as_such_are_python_ints(tmp_path):
+    check(
+        tmp_path,
+        """
+        def expand(query, key, value, seq_lens):
+            num_repeats = value.shape[2] // query.shape[2]
+            n_rep = 4
+            query = query.repeat_interleave(num_repeats, dim=2)
+            key = key.repeat_interleave(n_rep, dim=2)
+            tokens = value.repeat_interleave(seq_lens, dim=0)  # expect: NL601
+            return query, key, tokens
+        """,
+    )

@@ -385,7 +385,8 @@ def test_tensors_wrapping_numpy_data_are_host_tensors(tmp_path):
                 pieces.append(feats[curr : curr + c].mean(dim=0))
                 curr += c
             on_device = feats.to(device)
-            return pieces, on_device.sum().item()  # expect: NL701
+            t = torch.randint(0, 1000, (1,), device="cpu")
+            return pieces, on_device.sum().item(), t.item()  # expect: NL701
         """,
     )
 
@@ -401,5 +402,18 @@ def test_values_moved_to_the_cpu_device_are_host_values(tmp_path):
             input_splits = input_splits.to(torch.device("cpu"), non_blocking=False)  # expect: NL703
             output_splits = output_splits.to("cpu")  # expect: NL703
             return input_splits.tolist(), output_splits.tolist()
+        """,
+    )
+
+
+def test_reads_on_the_error_path_only(tmp_path):
+    check(
+        tmp_path,
+        """
+        def check_grid(grid, f):
+            assert bool((grid % f == 0).all()), f"grid must be divisible by {f}, got {grid.tolist()}"  # expect: NL603
+            if grid.numel() == 0:
+                raise ValueError(f"empty grid, max={grid.max().item()} on {grid.cpu()}")
+            return grid.sum().item()  # expect: NL701
         """,
     )

@@ -247,6 +247,8 @@ class FileContext:
             name = self.qualname(func) or ""
             if name.split(".", 1)[0] in HOST_LIBRARIES or (by_name and name in _HOST_CONSTRUCTORS):
                 return True
+            if by_name and name.startswith("torch.") and self._on_cpu_device(node):
+                return True  # torch.randint(..., device="cpu")
             if isinstance(func, cst.Attribute):
                 method = func.attr.value
                 if method in copies or (by_name and "tokenizer" in method.lower()):
@@ -264,6 +266,13 @@ class FileContext:
             )
         name = self.qualname(node) or ""
         return name.split(".", 1)[0] in HOST_LIBRARIES
+
+    def _on_cpu_device(self, call: cst.Call) -> bool:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "device":
+                values = self.strings(arg.value)
+                return bool(values) and all(v == "cpu" for v in values)
+        return False
 
     def _to_cpu(self, call: cst.Call) -> bool:
         """`x.to("cpu")`, `x.to(device="cpu")`, `x.to(torch.device("cpu"), ...)`."""
@@ -362,6 +371,20 @@ class FileContext:
                 )
                 return chain[i], indents
         return None, ()
+
+    def in_error_path(self) -> bool:
+        """Whether the node being visited is evaluated only when something fails: inside a `raise`
+        statement or an assert's message (a tensor read there syncs only on the error path)."""
+        parents = self.parents
+        for index in range(len(parents) - 1, 0, -1):
+            ancestor = parents[index]
+            if isinstance(ancestor, cst.Raise):
+                return True
+            if isinstance(ancestor, cst.Assert):
+                return index + 1 < len(parents) and parents[index + 1] is ancestor.msg
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return False
+        return False
 
     def _repeats(self, node: cst.CSTNode, end_node: cst.CSTNode | None) -> bool:
         """Whether the node being reported runs on every iteration of a loop. The iterable of a

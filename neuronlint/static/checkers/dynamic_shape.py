@@ -90,8 +90,8 @@ def _tensor_valued(expr: cst.BaseExpression, ctx: FileContext) -> bool:
         return False  # literals and config attributes (`self.cfg.clone_batch`) are Python ints
     if ctx.is_tensor(expr):
         return True
-    if isinstance(expr, cst.Name):
-        return _COUNT_NAME.search(expr.value) is not None
+    if isinstance(expr, cst.Name):  # `lengths`, `seq_lens`; not `num_repeats`, `n_rep` (Python ints)
+        return _COUNT_NAME.search(expr.value) is not None and not expr.value.startswith(("num_", "n_"))
     if isinstance(expr, cst.BinaryOperation):
         return _tensor_valued(expr.left, ctx) or _tensor_valued(expr.right, ctx)
     if isinstance(expr, cst.Call):

@@ -65,8 +65,9 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     """For a `.item()`/`.tolist()`/`.numpy()`/`.cpu()` call: can this copy a device tensor to the host?
 
     No when the receiver is a host value (numpy, pandas, a number already read), a literal, or a
-    chain that already copied (`x.cpu().numpy()` syncs once, at `.cpu()`), and no when the call has
-    positional arguments, which torch's tensor methods do not take.
+    chain that already copied (`x.cpu().numpy()` syncs once, at `.cpu()`), no when the call has
+    positional arguments, which torch's tensor methods do not take, and no inside a `raise` or an
+    assert's message, which run only on the error path.
     """
     func = call.func
     assert isinstance(func, cst.Attribute)
@@ -75,7 +76,7 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     receiver = func.value
     if isinstance(receiver, _LITERALS) or ctx.is_host_value(receiver):
         return False
-    return not _copied_before(receiver, ctx)
+    return not _copied_before(receiver, ctx) and not ctx.in_error_path()
 
 
 @on(cst.Call)
@@ -86,7 +87,7 @@ def _to_cpu(node: cst.Call, ctx: FileContext) -> None:
     if not is_cpu_device(arg_value(node, 0, "device"), ctx) or ctx.qualname(func) is not None:
         return
     receiver = func.value
-    if ctx.is_host_value(receiver) or _copied_before(receiver, ctx):
+    if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
         return
     ctx.report("NL703", func.attr, end_node=node, symbol='.to("cpu")')
 
