@@ -318,8 +318,9 @@ class OpCollector:
             self.facts_for(func, name, sub_args, sub_kwargs, depth + 1)
         return names
 
-    def add(self, name: str, inputs: list[str], outputs: list[str], shapes: str, frame: Frame | None,
-            dynamic: str = "", count: int = 1) -> None:  # fmt: skip
+    def add(self, name: str, inputs: list[str], outputs: list[str], shapes: str | Callable[[], str],
+            frame: Frame | None, dynamic: str = "", count: int = 1) -> None:  # fmt: skip
+        """Count one op call; `shapes` (example shapes, or a callable making them) is kept from the first."""
         key = (
             name,
             tuple(inputs),
@@ -334,7 +335,7 @@ class OpCollector:
                 "op": name,
                 "inputs": inputs,
                 "outputs": outputs,
-                "shapes": shapes,
+                "shapes": shapes() if callable(shapes) else shapes,
                 "frame": frame.to_dict() if frame else None,
                 "dynamic": dynamic,
                 "count": count,
@@ -493,11 +494,17 @@ def _has_unbacked(value: Any) -> bool:
     return False
 
 
-def _shapes(node: Any) -> str:
+def _shape_text(inputs: list[Any], outputs: list[Any]) -> str:
+    """'(float32[2,64], int64[2]) -> (float32[2,64])'; symbolic sizes print as their symbols (u0)."""
+
     def fmt(values: list[Any]) -> str:
         return ", ".join(f"{_dtype(v)}[{','.join(str(d) for d in v.shape)}]" for v in values if _dtype(v))
 
-    return f"({fmt(_arg_values(node))}) -> ({fmt(_flatten(node.meta.get('val')))})"
+    return f"({fmt(inputs)}) -> ({fmt(outputs)})"
+
+
+def _shapes(node: Any) -> str:
+    return _shape_text(_arg_values(node), _flatten(node.meta.get("val")))
 
 
 # ---- capture strategies -----------------------------------------------------------------------
@@ -613,7 +620,9 @@ class DecomposingRecorder:
             result
         ):
             dynamic = "data-dependent-shape"
-        collector.add(name, inputs, outputs, "", self.frame_of(), dynamic)
+        tensors_in = [v for v in _flatten(list(args) + list(kwargs.values())) if _dtype(v)]
+        collector.add(name, inputs, outputs, lambda: _shape_text(tensors_in, [v for v in _flatten(result) if _dtype(v)]),
+                      self.frame_of(), dynamic)  # fmt: skip
 
     def finish(self) -> None:
         """Torch facts for every op seen, computed outside the fake mode on meta tensors."""
