@@ -145,7 +145,7 @@ def judge_outcome(
         home = locator.at(target.origin, _config_line(target), 1)
     else:
         home = _Location(target.entrypoint, 1)
-    emitted: list[tuple[str, _Location, dict[str, Any], dict[str, Any]]] = []  # (rule, where, facts, extra)
+    emitted: _Emitted = []
     summary: dict[str, Any] = {"sdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend,
                                "torch_xla": ops_db.torch_xla, "wall_seconds": outcome.wall_seconds}  # fmt: skip
     if outcome.status != "ok" or outcome.result is None:
@@ -159,67 +159,8 @@ def judge_outcome(
     summary.update({"capture": result.get("capture"), "build_mode": result.get("build_mode"),
                     "timing": result.get("timing", {}), "startup_seconds": result.get("startup_seconds"),
                     "cpu_seconds": result.get("cpu_seconds"), "peak_rss_mib": result.get("peak_rss_mib")})  # fmt: skip
-    failures = result.get("failures", [])
-    status = "traced" if result.get("ok") else ("partial" if result.get("capture") == "partial" else "failed")
-    for failure in failures:
-        where = locator.at(**_frame_args(failure["frame"])) if failure.get("frame") else home
-        if failure["stage"] in ("import", "build", "startup"):
-            rule = "NL014" if failure["kind"] == "out of memory" else "NL015"
-            reason = f"ran out of memory ({failure['reason']})" if rule == "NL014" else failure["reason"]
-            emitted.append((rule, where, {"entrypoint": target.entrypoint, "reason": reason, "kind": failure["kind"]},
-                            {"stage": failure["stage"]}))  # fmt: skip
-            status = "failed" if rule == "NL015" else "aborted"
-            break
-        if failure["kind"] == "out of memory":
-            emitted.append(("NL014", where, {"entrypoint": target.entrypoint, "reason": f"ran out of memory: {failure['reason']}"},
-                            {"stage": failure["stage"]}))  # fmt: skip
-            status = "aborted"
-            break
-    trace_failures = [f for f in failures if f["stage"] in TRACE_STAGES and f["kind"] != "out of memory"]
-    if trace_failures and status != "aborted":
-        first = trace_failures[0]
-        where = locator.at(**_frame_args(first["frame"])) if first.get("frame") else home
-        recovered = {
-            "symbolic_trace": "the torch.fx fallback captured the graph, so its ops are judged",
-            "partial": "ops dispatched before this point were recorded and judged",
-        }.get(result.get("capture") or "", "no ops were recorded")
-        reason = f"{first['reason']} ({recovered})"
-        facts = {"kind": first["kind"], "reason": reason, "recovered": result.get("capture") or "none"}
-        emitted.append(("NL013", where, facts,
-                        {"stage": first["stage"], "failures": trace_failures}))  # fmt: skip
-
-    facts_by_op = result.get("op_facts", {})
-    judged = []
-    for record in result.get("ops", []):
-        verdict = ops_db.judge(record["op"], record["inputs"], record["outputs"], facts_by_op)
-        where = locator.at(**_frame_args(record["frame"])) if record.get("frame") else home
-        judged.append((record, verdict, where))
-        dtypes = _dtypes_text(record)
-        if verdict.verdict != LOWERED:
-            facts = {"op": record["op"], "dtypes": dtypes, "reason": verdict.reason, "torch_xla": ops_db.torch_xla or "n/a",
-                     "code": verdict.code, "code_text": f" [{verdict.code}]" if verdict.code else "",
-                     "dtype": verdict.dtype}  # fmt: skip
-            extra = {
-                "op": record["op"],
-                "verdict": verdict.verdict,
-                "count": record["count"],
-                "fact_source": verdict.source,
-            }
-            emitted.append((RULE_FOR_VERDICT[verdict.verdict], where, facts, extra))
-        if record.get("dynamic") == "data-dependent-shape":
-            emitted.append(
-                ("NL601", where, {"op": record["op"]}, {"op": record["op"], "count": record["count"]})
-            )
-        elif record.get("dynamic") == "host-read":
-            emitted.append(
-                (
-                    "NL701",
-                    where,
-                    {"op": record["op"], "in_loop": False},
-                    {"op": record["op"], "count": record["count"]},
-                )
-            )
-
+    status = _failure_facts(target, result, home, locator, emitted)
+    judged = _op_facts(result, ops_db, home, locator, emitted)
     params = result.get("params")
     if params:
         sizing = _sizing(params, db, ctx)
@@ -231,6 +172,63 @@ def judge_outcome(
                                              "chips": sizing["chips_for_weights"]}, {}))  # fmt: skip
     summary.update(_op_summary(judged))
     return TraceResult(target, status, _findings(emitted, db, ctx, options, locator), summary)
+
+
+_Emitted = list[tuple[str, _Location, dict[str, Any], dict[str, Any]]]  # (rule, where, facts, extra)
+
+
+def _failure_facts(target: TraceTarget, result: dict[str, Any], home: _Location, locator: _Locator,
+                   emitted: _Emitted) -> str:  # fmt: skip
+    """NL015/NL014 for build failures, NL013 for the first capture failure; returns the status."""
+    failures = result.get("failures", [])
+    status = "traced" if result.get("ok") else ("partial" if result.get("capture") == "partial" else "failed")
+    for failure in failures:
+        where = locator.at(**_frame_args(failure["frame"])) if failure.get("frame") else home
+        if failure["stage"] in ("import", "build", "startup"):
+            rule = "NL014" if failure["kind"] == "out of memory" else "NL015"
+            reason = f"ran out of memory ({failure['reason']})" if rule == "NL014" else failure["reason"]
+            emitted.append((rule, where, {"entrypoint": target.entrypoint, "reason": reason, "kind": failure["kind"]},
+                            {"stage": failure["stage"]}))  # fmt: skip
+            return "failed" if rule == "NL015" else "aborted"
+        if failure["kind"] == "out of memory":
+            emitted.append(("NL014", where, {"entrypoint": target.entrypoint, "reason": f"ran out of memory: {failure['reason']}"},
+                            {"stage": failure["stage"]}))  # fmt: skip
+            return "aborted"
+    trace_failures = [f for f in failures if f["stage"] in TRACE_STAGES]
+    if trace_failures:
+        first = trace_failures[0]
+        where = locator.at(**_frame_args(first["frame"])) if first.get("frame") else home
+        recovered = {
+            "symbolic_trace": "the torch.fx fallback captured the graph, so its ops are judged",
+            "partial": "ops dispatched before this point were recorded and judged",
+        }.get(result.get("capture") or "", "no ops were recorded")
+        facts = {"kind": first["kind"], "reason": f"{first['reason']} ({recovered})",
+                 "recovered": result.get("capture") or "none"}  # fmt: skip
+        emitted.append(("NL013", where, facts, {"stage": first["stage"], "failures": trace_failures}))
+    return status
+
+
+def _op_facts(result: dict[str, Any], ops_db: OpDatabase, home: _Location, locator: _Locator,
+              emitted: _Emitted) -> list[tuple[dict[str, Any], OpVerdict, _Location]]:  # fmt: skip
+    """Judge every recorded op: NL010/NL011/NL012 by verdict, NL601/NL701 for dynamic ops."""
+    facts_by_op = result.get("op_facts", {})
+    judged = []
+    for record in result.get("ops", []):
+        verdict = ops_db.judge(record["op"], record["inputs"], record["outputs"], facts_by_op)
+        where = locator.at(**_frame_args(record["frame"])) if record.get("frame") else home
+        judged.append((record, verdict, where))
+        counted = {"op": record["op"], "count": record["count"]}
+        if verdict.verdict != LOWERED:
+            facts = {"op": record["op"], "dtypes": _dtypes_text(record), "reason": verdict.reason,
+                     "torch_xla": ops_db.torch_xla or "n/a", "code": verdict.code,
+                     "code_text": f" [{verdict.code}]" if verdict.code else "", "dtype": verdict.dtype}  # fmt: skip
+            extra = {**counted, "verdict": verdict.verdict, "fact_source": verdict.source}
+            emitted.append((RULE_FOR_VERDICT[verdict.verdict], where, facts, extra))
+        if record.get("dynamic") == "data-dependent-shape":
+            emitted.append(("NL601", where, {"op": record["op"]}, dict(counted)))
+        elif record.get("dynamic") == "host-read":
+            emitted.append(("NL701", where, {"op": record["op"], "in_loop": False}, dict(counted)))
+    return judged
 
 
 def _config_line(target: TraceTarget) -> int:

@@ -9,10 +9,10 @@ RESULT_DIR/progress.jsonl tells the parent which target and stage a crash or han
 Pipeline:
   1. import the entrypoint; build the model under torch.device("meta") (no storage), retrying
      with small tensors on the CPU when a constructor needs values (see build_model);
-  2. torch.export.export(strict=False), then run_decompositions() (core ATen: the op level the
-     Neuron backends lower);
-  3. if export fails: record why and where, then torch.fx.symbolic_trace + make_fx (same
-     decompositions) to recover the graph;
+  2. torch.export.export(strict=False); lower the program to core ATen (the op level the Neuron
+     backends see) by interpreting its graph on fake tensors with the standard decomposition
+     table (DecomposingRecorder), or with run_decompositions() when NEURONLINT_DECOMPOSE=retrace;
+  3. if export fails: record why and where, then torch.fx.symbolic_trace and the same lowering;
   4. if that fails too: run the forward on fake tensors and record the ops dispatched before the
      failure ("partial").
 """
