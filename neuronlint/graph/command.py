@@ -8,6 +8,7 @@ neuronlint trace --discover           # nn.Module classes constructible without 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -229,7 +230,8 @@ def render_text(results: list[TraceResult], report: Any) -> str:
 
     buffer = io.StringIO()
     force = os.environ.get("FORCE_COLOR") is not None
-    console = Console(file=buffer, width=120, highlight=False, force_terminal=force or None,
+    width = max(100, shutil.get_terminal_size((120, 24)).columns)
+    console = Console(file=buffer, width=width, highlight=False, force_terminal=force or None,
                       no_color=os.environ.get("NO_COLOR") is not None or (not force and not sys.stdout.isatty()))  # fmt: skip
     ctx = report.context
     for result in results:
