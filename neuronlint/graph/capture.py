@@ -74,7 +74,12 @@ class Progress:
 # ---- failures ---------------------------------------------------------------------------------
 def _is_memory_error(exc: BaseException) -> bool:
     text = str(exc)
-    return isinstance(exc, MemoryError) or "can't allocate memory" in text or "DefaultCPUAllocator" in text
+    return (
+        isinstance(exc, MemoryError)
+        or "can't allocate memory" in text
+        or "DefaultCPUAllocator" in text
+        or "failed to map segment" in text  # a shared library (torch itself) does not fit under the cap
+    )
 
 
 def classify(exc: BaseException) -> str:
@@ -799,7 +804,8 @@ def main(argv: list[str]) -> int:
             torch.nn.Linear(2, 2)
         keep_user_frames(UserCode(root))
     except BaseException as exc:  # noqa: BLE001 - e.g. torch missing or the memory cap too low for it
-        failed = {"ok": False, "failures": [failure("startup", exc, UserCode(root), "import error")]}
+        kind = "out of memory" if _is_memory_error(exc) else "import error"
+        failed = {"ok": False, "failures": [failure("startup", exc, UserCode(root), kind)]}
         for index, _ in enumerate(request["targets"]):
             _write(result_dir / f"result-{request.get('first_index', 0) + index}.json", failed)
         return 0
