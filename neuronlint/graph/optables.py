@@ -22,11 +22,11 @@ from neuronlint.ruledb.schema import (
     F,
     Table,
     _is_sdk_range,
+    _is_version,
     _scalars,
     _targets,
     register_table,
 )
-from neuronlint.ruledb.versions import parse_version
 
 # torch dtype names as `str(torch.float32)` minus the "torch." prefix (what capture records).
 DTYPE_NAMES = (
@@ -50,12 +50,7 @@ def _aten_names(value: list[Any]) -> str | None:
 
 
 def _versions(value: list[Any]) -> str | None:
-    for item in value:
-        try:
-            parse_version(str(item))
-        except ValueError as exc:
-            return str(exc)
-    return None
+    return next((p for p in map(_is_version, value) if p), None)
 
 
 def _dtypes(value: list[Any]) -> str | None:
