@@ -392,3 +392,17 @@ def test_counts_named_as_such_are_python_ints(tmp_path):
             return query, key, tokens
         """,
     )
+
+
+def test_conditional_expressions_and_comprehension_filters(tmp_path):
+    check(
+        tmp_path,
+        """
+        def encode(x, encoder_padding_mask, chunks, training):
+            padding = encoder_padding_mask if encoder_padding_mask.any() else None  # expect: NL603
+            scale = 0.5 if training else 1.0
+            kept = [c for c in chunks if c.abs().sum() > 0]  # expect: NL603
+            sized = [c for c in chunks if c.numel() > 0]
+            return padding, scale, kept, sized
+        """,
+    )

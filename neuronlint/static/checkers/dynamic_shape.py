@@ -181,6 +181,16 @@ def _assert(node: cst.Assert, ctx: FileContext) -> None:
     _control_flow(node.test, "assert", ctx)
 
 
+@on(cst.IfExp)
+def _if_expression(node: cst.IfExp, ctx: FileContext) -> None:
+    _control_flow(node.test, "if-else expression", ctx)  # `mask if mask.any() else None`
+
+
+@on(cst.CompIf)
+def _comprehension_filter(node: cst.CompIf, ctx: FileContext) -> None:
+    _control_flow(node.test, "comprehension filter", ctx)  # `[t for t in ts if t.any()]`
+
+
 def _mask_index(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
     """The boolean mask an index expression is, as short text for the message; None if not a mask."""
     if isinstance(expr, cst.Comparison):
