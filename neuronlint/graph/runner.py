@@ -140,11 +140,11 @@ def _run_batch(targets: list[dict[str, Any]], first: int, root: Path, timeout: f
             return done
         # The child stopped before finishing target `done` (it may never have started it).
         failed = current if current is not None and current >= done else done
-        tail = _tail(stderr_path)
+        lines = _tail(stderr_path, 400)
         wall = round(time.time() - (since if current == failed and since else started), 3)
         outcome = _failure_outcome(returncode, timed_out, timeout, memory_limit,
-                                   stage if current == failed else "startup", tail, wall)  # fmt: skip
-        outcome.frame = _dumped_user_frame(_tail(stderr_path, 400), root)
+                                   stage if current == failed else "startup", lines[-30:], wall)  # fmt: skip
+        outcome.frame = _dumped_user_frame(lines, root)
         outcomes[failed] = outcome
         return failed + 1
 
@@ -229,9 +229,9 @@ def _progress(path: Path) -> tuple[int | None, str | None, float | None]:
     return target, stage, since
 
 
-def _tail(path: Path, lines: int = 30) -> list[str]:
+def _tail(path: Path, lines: int) -> list[str]:
     try:
-        text = path.read_bytes()[-16384:].decode("utf-8", "replace")
+        text = path.read_bytes()[-65536:].decode("utf-8", "replace")
     except OSError:
         return []
     return text.splitlines()[-lines:]
