@@ -136,6 +136,16 @@ def test_composite_ops_are_judged_by_what_their_kernel_calls(db):
         frame.lowering("aten::linear", facts).verdict == UNKNOWN
     )  # decomposed before XLA: never "unsupported"
     assert frame.lowering("aten::digamma", facts).verdict == NOT_LOWERED
+    # A functional kernel that only wraps its out= kernel is served when torch-xla lowers that one.
+    wrapped = frame.lowering(
+        "aten::eye.m", {"aten::eye.m": {"wraps_out": True, "out_variants": ["aten::eye.m_out"]}}
+    )
+    assert wrapped.verdict == LOWERED and "aten::eye.m_out" in wrapped.reason
+    # Without that fact an out= form says nothing about the op itself.
+    assert (
+        frame.lowering("aten::eye.m", {"aten::eye.m": {"out_variants": ["aten::eye.m_out"]}}).verdict
+        == NOT_LOWERED
+    )
 
 
 def test_confirmed_ops_count_as_lowered_but_are_not_an_allow_list(db):

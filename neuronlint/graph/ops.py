@@ -141,7 +141,7 @@ class OpDatabase:
         confirmed = self._confirmed(name)
         if confirmed:
             return OpVerdict(LOWERED, "Neuron's Supported Operators page lists it", source=confirmed)
-        if info.get("wraps_out") or info.get("expands_to") is None:
+        if info.get("wraps_out"):  # the functional kernel only calls the out= kernel: that one decides
             lowered_out = next((o for o in info.get("out_variants", ()) if self.is_lowered(o)), None)
             if lowered_out:
                 return OpVerdict(
