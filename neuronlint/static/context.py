@@ -65,6 +65,7 @@ class Scope:
 
 
 _WS = re.compile(r"\s+")
+_NO_NODE = object()  # "no remembered qualname question" (None is a valid question)
 
 
 def _plain_string_value(raw: str) -> str | None:
@@ -125,7 +126,9 @@ class FileContext:
         self.defines_kernels: list[str] = []  # kinds of GPU kernels this file defines
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
         self.has_training_loop = False
-        self.evaluated_once: set[int] = set()  # ids of `for` iterables, evaluated before their loop
+        self.evaluated_once: set[int] = set()
+        self._qual_node: object = _NO_NODE  # qualname()'s last question and answer
+        self._qual_value: str | None = None  # ids of `for` iterables, evaluated before their loop
 
     # ---- scopes ---------------------------------------------------------------------------
     @property
@@ -133,12 +136,14 @@ class FileContext:
         return self.scopes[-1]
 
     def bind(self, name: str, binding: Binding) -> None:
+        self._qual_node = _NO_NODE
         scope = self.scopes[-1]
         if name in scope.global_names:
             scope = self.scopes[0]
         scope.bindings[name] = binding
 
     def unbind(self, name: str) -> None:
+        self._qual_node = _NO_NODE
         self.scope.bindings.pop(name, None)
 
     def push_scope(self, scope: Scope) -> None:
@@ -148,9 +153,11 @@ class FileContext:
         enclosing = outer.visible[1:] if outer.kind == "class" else outer.visible
         scope.visible = (scope.bindings, *enclosing)
         self.scopes.append(scope)
+        self._qual_node = _NO_NODE
 
     def pop_scope(self) -> None:
         self.scopes.pop()
+        self._qual_node = _NO_NODE
 
     def lookup(self, name: str) -> Binding | None:
         """What `name` stands for here, by Python's scoping rules (see push_scope)."""
@@ -172,13 +179,20 @@ class FileContext:
     # ---- resolution -----------------------------------------------------------------------
     def qualname(self, node: cst.CSTNode | None) -> str | None:
         """'tc.synchronize' -> 'torch.cuda.synchronize' when tc is an alias of torch.cuda."""
+        # Several checkers ask about the same node in a row (a Call's func): remember the last answer
+        # until a binding or scope changes.
+        if node is self._qual_node:
+            return self._qual_value
+        value = self._qualname(node)
+        self._qual_node, self._qual_value = node, value
+        return value
+
+    def _qualname(self, node: cst.CSTNode | None) -> str | None:
         if isinstance(node, cst.Name):
             binding = self.lookup(node.value)
-            if binding is not None and binding[0] == "module":
-                return binding[1]
-            return None
+            return binding[1] if binding is not None and binding[0] == "module" else None
         if isinstance(node, cst.Attribute):
-            base = self.qualname(node.value)
+            base = self._qualname(node.value)
             return f"{base}.{node.attr.value}" if base else None
         return None
 
