@@ -374,10 +374,16 @@ class FileContext:
         )
 
     def _statement_of(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, tuple[str, ...]]:
-        """Innermost statement around `node` and the indent strings of the blocks around that statement."""
+        """Innermost statement of a statement list around `node`, and the indents of the blocks around it.
+
+        Only statements that sit directly in a module or block body qualify: an `elif` is an If
+        nested in another If, and generated on its own it would read `if`, not `elif`.
+        """
         chain = [*self.parents, node]
         for i in range(len(chain) - 1, 0, -1):
-            if isinstance(chain[i], (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            if isinstance(chain[i], (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
+                chain[i - 1], (cst.Module, cst.IndentedBlock)
+            ):
                 indents = tuple(
                     (b.indent if b.indent is not None else self.module.default_indent)
                     for b in chain[:i]

@@ -117,19 +117,15 @@ def locate(module: cst.Module, source: bytes, targets: Iterable[Target]) -> dict
     """Map id(node) -> span for every target node.
 
     Each innermost statement is generated on its own, with the indentation its blocks give it, so
-    its text is exactly what whole-module generation would produce there. It is placed at the one
-    line, inside its module-level statement, where the stdlib parser starts a statement at that
-    indentation and the source equals the generated text. If that is ambiguous (the same statement
-    twice), the module-level statement is generated instead; if anything disagrees, the whole module.
+    its text is exactly what whole-module generation would produce there. If that text occurs once
+    in the source at the start of a line, that is where it is. If it occurs more than once (the
+    same statement twice), the stdlib parser's statement starts inside its module-level statement
+    decide; failing that, the module-level statement is generated; failing that, the whole module.
     """
     targets = list(targets)
     ids = {id(node) for node, _, _, _ in targets}
     if any(top is None or stmt is None for _, top, stmt, _ in targets):
         return _whole_module(module, ids)
-    parsed = _parse_starts(source, module)
-    if parsed is None:
-        return _whole_module(module, ids)
-    starts, top_lines = parsed
     try:
         text_source = source.decode(module.encoding)
     except (UnicodeDecodeError, LookupError):
@@ -141,42 +137,61 @@ def locate(module: cst.Module, source: bytes, targets: Iterable[Target]) -> dict
     while pos != -1:
         line_offsets.append(pos + 1)
         pos = text_source.find("\n", pos + 1)
-    top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
 
-    def place(stmt: cst.CSTNode, indents: tuple[str, ...], lines: Iterable[int]) -> dict[int, Span] | None:
+    def generate(stmt: cst.CSTNode, indents: tuple[str, ...]) -> tuple[_RecordingState, str]:
         state = _RecordingState(module.default_indent, module.default_newline, ids)
         state.indent_tokens = list(indents)
         stmt._codegen(state)
-        text = "".join(state.tokens).rstrip("\r\n")
-        leading = _leading_line_count(stmt)
-        column = len("".join(indents))
-        matches = [
-            line
-            for line in lines
-            if column in starts.get(line, ())
-            and line - leading >= 1
-            and text_source.startswith(text, line_offsets[line - leading - 1])
-        ]
-        return _spans(state, matches[0] - leading)[1] if len(matches) == 1 else None
+        return state, "".join(state.tokens).rstrip("\r\n")
 
+    def unique_line_start(text: str) -> int | None:
+        """Line number of the only occurrence of `text` that starts a line; None if 0 or 2+."""
+        found, pos = None, text_source.find(text)
+        while pos != -1:
+            if pos == 0 or text_source[pos - 1] == "\n":
+                if found is not None:
+                    return None
+                found = pos
+            pos = text_source.find(text, pos + 1)
+        return None if found is None else bisect_right(line_offsets, found)
+
+    parsed: tuple[dict[int, set[int]], list[int]] | None = None
+    top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
     groups: dict[int, tuple[cst.CSTNode, cst.CSTNode, tuple[str, ...]]] = {}
     for _, top, stmt, indents in targets:
         groups.setdefault(id(stmt), (top, stmt, indents))
     spans: dict[int, Span] = {}
     fallback_tops: dict[int, cst.CSTNode] = {}
     for top, stmt, indents in groups.values():
-        index = top_index.get(id(top))
-        if index is None:
-            return _whole_module(module, ids)
-        end = top_lines[index + 1] if index + 1 < len(top_lines) else len(line_offsets) + 1
-        found = place(stmt, indents, range(top_lines[index], end))
-        if found is None:
+        state, text = generate(stmt, indents)
+        line = unique_line_start(text)
+        if line is None:  # the same statement text twice: ask the stdlib parser where statements start
+            if parsed is None:
+                parsed = _parse_starts(source, module)
+                if parsed is None:
+                    return _whole_module(module, ids)
+            starts, top_lines = parsed
+            index = top_index.get(id(top))
+            if index is None:
+                return _whole_module(module, ids)
+            end = top_lines[index + 1] if index + 1 < len(top_lines) else len(line_offsets) + 1
+            leading, column = _leading_line_count(stmt), len("".join(indents))
+            matches = [
+                first - leading
+                for first in range(top_lines[index], end)
+                if column in starts.get(first, ())
+                and first - leading >= 1
+                and text_source.startswith(text, line_offsets[first - leading - 1])
+            ]
+            line = matches[0] if len(matches) == 1 else None
+        if line is None:
             fallback_tops[id(top)] = top
         else:
-            spans.update(found)
+            spans.update(_spans(state, line)[1])
     for top in fallback_tops.values():
-        found = place(top, (), [top_lines[top_index[id(top)]]])
-        if found is None:
+        state, text = generate(top, ())
+        line = unique_line_start(text)
+        if line is None:
             return _whole_module(module, ids)
-        spans.update(found)
+        spans.update(_spans(state, line)[1])
     return spans

@@ -1,0 +1,94 @@
+"""Positions come from per-statement code generation; they must equal whole-module generation exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from neuronlint.ruledb import load_ruledb
+from neuronlint.static import positions
+from neuronlint.static.context import FileContext
+from neuronlint.static.data import build_static_data
+from neuronlint.static.engine import load_checkers, walk
+from tests.conftest import FIXTURES, scan_source
+
+TRICKY = '''\
+import torch
+
+
+def a():
+    if not torch.cuda.is_available():
+        pass
+
+
+def b(x):
+    if x:
+        pass
+    elif not torch.cuda.is_available():
+        pass
+    y = x.cuda()
+    y = x.cuda()
+    with torch.no_grad():
+        z = x.item(); w = x.tolist()
+
+
+class C:
+    """    y = x.cuda()"""
+
+    @torch.compile(mode="max-autotune")
+    def f(self, x):
+        return x.to(
+            "cuda"
+        )
+'''
+
+
+# An `elif` generated on its own reads `if ...`, which here also occurs verbatim in another function.
+ELIF_CASE = '''\
+import pytest
+import torch
+
+
+def skip_without_backend(name: str) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs the GPU backend")
+
+
+def run(name, mode) -> None:
+    if mode != 1:
+        skip_without_backend(name)
+    elif not torch.cuda.is_available():
+        pytest.skip("needs the GPU backend")
+'''
+
+
+def _both(source: bytes) -> tuple[dict, dict]:
+    load_checkers()
+    module = cst.parse_module(source)
+    ctx = FileContext("t.py", module, "t", build_static_data(load_ruledb()))
+    walk(module, ctx)
+    targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
+    fast = positions.locate(module, source, targets)
+    whole = positions._whole_module(module, {id(n) for n, _, _, _ in targets})
+    return fast, whole
+
+
+def test_tricky_statements_match_whole_module_generation() -> None:
+    fast, whole = _both(TRICKY.encode())
+    assert fast and fast == whole
+
+
+def test_elif_is_reported_on_its_own_line(tmp_path: Path) -> None:
+    fast, whole = _both(ELIF_CASE.encode())
+    assert fast == whole
+    findings = scan_source(tmp_path, ELIF_CASE, select=["NL106"])
+    assert [(f.line, f.column) for f in findings] == [(6, 12), (13, 14)]
+    assert [f.line for f in scan_source(tmp_path, TRICKY, select=["NL106"])] == [5, 12]
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.rglob("*.py")), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_fixture_positions_match_whole_module_generation(path: Path) -> None:
+    fast, whole = _both(path.read_bytes())
+    assert fast == whole
