@@ -14,10 +14,10 @@ from neuronlint.ruledb import RuleDB
 @dataclass(frozen=True)
 class StaticData:
     api_exact: dict[str, dict[str, Any]]
-    api_prefix: tuple[tuple[str, dict[str, Any]], ...]  # longest prefix first
+    api_prefix: dict[str, dict[str, Any]]  # dotted prefix -> entry (matches the name and below)
     methods: dict[str, dict[str, Any]]
     attributes: dict[str, dict[str, Any]]
-    library_modules: tuple[tuple[str, dict[str, Any]], ...]  # longest module prefix first
+    library_modules: dict[str, dict[str, Any]]  # module prefix -> library
     library_packages: dict[str, dict[str, Any]]
 
     def api(self, qualname: str) -> dict[str, Any] | None:
@@ -25,32 +25,40 @@ class StaticData:
         entry = self.api_exact.get(qualname)
         if entry is not None:
             return entry
-        for prefix, candidate in self.api_prefix:
-            if qualname == prefix or qualname.startswith(prefix + "."):
-                return candidate
-        return None
+        return _longest_prefix(self.api_prefix, qualname)
 
     def library(self, module: str) -> dict[str, Any] | None:
-        for prefix, lib in self.library_modules:
-            if module == prefix or module.startswith(prefix + "."):
-                return lib
-        return None
+        return _longest_prefix(self.library_modules, module)
+
+
+def _longest_prefix(table: dict[str, dict[str, Any]], dotted: str) -> dict[str, Any] | None:
+    """Entry for the longest dotted prefix of `dotted` in `table` ('a.b.c' tries a.b.c, a.b, a).
+
+    One dict lookup per name component: these run for every call and attribute in every file.
+    """
+    while dotted:
+        entry = table.get(dotted)
+        if entry is not None:
+            return entry
+        cut = dotted.rfind(".")
+        if cut < 0:
+            return None
+        dotted = dotted[:cut]
+    return None
 
 
 def build_static_data(db: RuleDB) -> StaticData:
-    exact, prefix, methods, attributes = {}, [], {}, {}
+    exact, prefix, methods, attributes = {}, {}, {}, {}
     for entry in db.tables.get("api", ()):
         kind = entry["kind"]
         if kind == "name":
             exact[entry["name"]] = entry
         elif kind == "prefix":
-            prefix.append((entry["name"], entry))
+            prefix[entry["name"]] = entry
         elif kind == "method":
             methods[entry["name"]] = entry
         else:
             attributes[entry["name"]] = entry
-    prefix.sort(key=lambda item: -len(item[0]))
-    modules = [(m, lib) for lib in db.tables.get("library", ()) for m in lib["modules"]]
-    modules.sort(key=lambda item: -len(item[0]))
+    modules = {m: lib for lib in db.tables.get("library", ()) for m in lib["modules"]}
     packages = {p.lower().replace("_", "-"): lib for lib in db.tables.get("library", ()) for p in lib["packages"]}
-    return StaticData(exact, tuple(prefix), methods, attributes, tuple(modules), packages)
+    return StaticData(exact, prefix, methods, attributes, modules, packages)
