@@ -417,3 +417,17 @@ def test_reads_on_the_error_path_only(tmp_path):
             return grid.sum().item()  # expect: NL701
         """,
     )
+
+
+def test_reads_deferred_by_add_step_closure_are_not_syncs(tmp_path) -> None:
+    from tests.conftest import scan_source
+
+    source = (
+        "import torch_xla.core.xla_model as xm\n"
+        "for step, batch in enumerate(loader):\n"
+        "    loss = model(batch)\n"
+        "    xm.add_step_closure(lambda value=loss: log(value.item()))\n"
+        "    total = loss.item()\n"
+    )
+    findings = scan_source(tmp_path, source, select=["NL701"])
+    assert [f.line for f in findings] == [5]

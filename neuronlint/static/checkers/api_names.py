@@ -114,6 +114,17 @@ def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
     return False
 
 
+def _in_step_closure(ctx: FileContext) -> bool:
+    """Inside a lambda passed to `xm.add_step_closure(...)`, which defers it until the step has run."""
+    for index in range(len(ctx.parents) - 1, 1, -1):
+        if isinstance(ctx.parents[index], cst.Lambda):
+            arg, call = ctx.parents[index - 1], ctx.parents[index - 2]
+            if isinstance(arg, cst.Arg) and isinstance(call, cst.Call):
+                name = ctx.qualname(call.func) or (call.func.attr.value if isinstance(call.func, cst.Attribute) else "")
+                return name.endswith("add_step_closure")
+    return False
+
+
 @on(cst.Call)
 def _method_call(node: cst.Call, ctx: FileContext) -> None:
     func = node.func
@@ -130,6 +141,8 @@ def _method_call(node: cst.Call, ctx: FileContext) -> None:
             return
     elif ctx.is_host_value(func.value) if entry["rule"] in _VALUE_RULES else ctx.is_numpy(func.value):
         return
+    if method in HOST_COPY_METHODS and _in_step_closure(ctx):
+        return  # the recommended XLA pattern: the read runs after the step, off the device's path
     facts = _entry_facts(entry, entry["name"])
     if method == "cuda" and node.args:
         facts.pop("xla_alt", None)  # `.cuda(rank)`: the ordinal needs a decision, no mechanical fix
