@@ -450,3 +450,24 @@ def test_cuda_only_attention_kernels(tmp_path):
     """,
         **CUDA_API,
     )
+
+
+def test_reflection_on_torch_cuda_and_annotations_are_not_api_uses(tmp_path) -> None:
+    from tests.conftest import scan_source
+
+    source = (
+        "import torch\n"
+        "from unittest import mock\n"
+        "\n"
+        "def probe(stream: torch.cuda.Stream) -> torch.cuda.Event:\n"
+        "    if hasattr(torch.cuda, 'is_bf16_supported'):\n"
+        "        torch.cuda.synchronize()\n"
+        "    with mock.patch.object(torch.cuda, 'is_available', return_value=False):\n"
+        "        pass\n"
+        "    return torch.cuda.Event()\n"
+        "\n"
+        "def test_x(monkeypatch):\n"
+        "    monkeypatch.setattr(torch.cuda, 'device_count', lambda: 0)\n"
+    )
+    findings = scan_source(tmp_path, source, select=["cuda-api"])
+    assert [(f.line, f.rule) for f in findings] == [(6, "NL102"), (9, "NL103")]

@@ -67,7 +67,26 @@ def _attribute(node: cst.Attribute, ctx: FileContext) -> None:
         return
     entry = ctx.data.api(qualname)
     if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-        ctx.report(entry["rule"], node, **_entry_facts(entry, qualname))
+        if not _not_a_call_site(node, qualname, ctx):
+            ctx.report(entry["rule"], node, **_entry_facts(entry, qualname))
+
+
+_REFLECTION = frozenset({"hasattr", "getattr", "setattr", "delattr"})
+
+
+def _not_a_call_site(node: cst.Attribute, qualname: str, ctx: FileContext) -> bool:
+    """References that use no CUDA API: the bare `torch.cuda` module handed to `hasattr`/`setattr`/
+    `monkeypatch.setattr`/`patch.object` (tests and feature probes), and type annotations."""
+    if ctx.enclosing(cst.Annotation) is not None:
+        return True
+    if qualname != "torch.cuda":
+        return False
+    parent, call = ctx.parent(), ctx.parent(2)
+    if not (isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and call.args and call.args[0] is parent):
+        return False
+    func = call.func
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    return name in _REFLECTION or name == "object"
 
 
 @on(cst.Name)
