@@ -196,6 +196,14 @@ class FileContext:
             return f"{base}.{node.attr.value}" if base else None
         return None
 
+    def literal_value(self, node: cst.CSTNode) -> str | None:
+        """The single string a literal being visited stands for; None for a part of an implicit
+        concatenation (the whole is judged instead) or for anything that is not one constant."""
+        if isinstance(self.parent(), cst.ConcatenatedString):
+            return None
+        values = self.strings(node)
+        return values[0] if values and len(values) == 1 else None
+
     def strings(self, node: cst.CSTNode | None) -> tuple[str, ...] | None:
         """Constant string values an expression may take; f-string fields become '{}'."""
         if isinstance(node, cst.SimpleString):

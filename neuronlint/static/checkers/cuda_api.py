@@ -31,11 +31,6 @@ _ORDINAL_NAME = re.compile(
 _FALLBACK_TEST = re.compile(r"is_available|cuda")
 
 
-def _string_value(node: cst.CSTNode, ctx: FileContext) -> str | None:
-    values = ctx.strings(node)
-    return values[0] if values and len(values) == 1 else None
-
-
 def _autocast_api(call: cst.Call, ctx: FileContext) -> str | None:
     """The autocast/GradScaler API a call configures, if it is one."""
     callee = ctx.qualname(call.func) or ""
@@ -101,9 +96,7 @@ def _tensor_type_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> Non
 
 
 def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
-    if isinstance(ctx.parent(), cst.ConcatenatedString):
-        return
-    value = _string_value(node, ctx)
+    value = ctx.literal_value(node)
     if value is None:
         return
     if CUDA_DEVICE.match(value):

@@ -22,12 +22,9 @@ _DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distribu
 
 
 def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
-    if isinstance(ctx.parent(), cst.ConcatenatedString):
+    value = ctx.literal_value(node)
+    if value is None:
         return
-    values = ctx.strings(node)
-    if not values or len(values) != 1:
-        return
-    value = values[0]
     if value.lower() == "nccl":
         role = literal_role(node, ctx)
         if role not in (ROLE_VALUE, ROLE_TEST):

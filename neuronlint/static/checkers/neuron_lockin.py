@@ -103,12 +103,9 @@ def _device_use(node: cst.CSTNode, ctx: FileContext) -> str | None:
 
 
 def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
-    if isinstance(ctx.parent(), cst.ConcatenatedString):
+    value = ctx.literal_value(node)
+    if value is None:
         return
-    values = ctx.strings(node)
-    if not values or len(values) != 1:
-        return
-    value = values[0]
     if _XLA_DEVICE.match(value) and "torch" in ctx.imports_seen():
         what = _device_use(node, ctx)
         if what is not None:
