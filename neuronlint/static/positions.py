@@ -2,11 +2,11 @@
 
 PositionProvider records a range for every node and, measured on fairseq, costs about 2.4x the
 parse itself; even plain code generation of a whole module costs about 0.3x. Findings need the
-positions of a handful of nodes, so we generate code only for the module-level statements that
-contain them. Where each such statement starts comes from the standard library's `ast` (about a
-tenth of LibCST's parse time), and the generated text is compared with the source at that line:
-any disagreement falls back to generating the whole module, so positions are exact either way.
-"""
+positions of a handful of nodes, so we generate code only for the innermost statement around each
+one (with its blocks' indentation, so the text is exactly what the module generates there) and
+find that text in the source. Where the same statement occurs twice, the standard library's `ast`
+says where statements start; where anything disagrees, the module-level statement or the whole
+module is generated instead, so positions are exact either way."""
 
 from __future__ import annotations
 
