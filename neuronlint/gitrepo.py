@@ -16,23 +16,28 @@ class GitError(Exception):
     """A git command failed; the message is git's own first line of complaint."""
 
 
-def run_git(args: list[str], cwd: Path) -> str:
-    """Run `git -C cwd args…` and return its stdout; raise GitError with git's message on failure."""
+def run_git_bytes(args: list[str], cwd: Path, timeout: float = _TIMEOUT) -> bytes:
+    """Run `git -C cwd args…` and return its raw stdout; raise GitError with git's message on failure."""
     try:
         completed = subprocess.run(
             ["git", "-C", str(cwd), *args],
             capture_output=True,
-            timeout=_TIMEOUT,
+            timeout=timeout,
             check=False,
         )
     except FileNotFoundError:
         raise GitError("git is not installed or not on PATH") from None
     except subprocess.TimeoutExpired:
-        raise GitError(f"`git {' '.join(args)}` took longer than {_TIMEOUT} s") from None
+        raise GitError(f"`git {' '.join(args)}` took longer than {timeout} s") from None
     if completed.returncode != 0:
         message = completed.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(message[0] if message else f"`git {' '.join(args)}` exited {completed.returncode}")
-    return completed.stdout.decode("utf-8", "surrogateescape")
+    return completed.stdout
+
+
+def run_git(args: list[str], cwd: Path) -> str:
+    """Run `git -C cwd args…` and return its stdout as text; raise GitError on failure."""
+    return run_git_bytes(args, cwd).decode("utf-8", "surrogateescape")
 
 
 def toplevel(cwd: Path) -> Path | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 import tarfile
 import tempfile
 from collections import Counter
@@ -17,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from neuronlint.gitrepo import GitError, resolve_commit, toplevel
+from neuronlint.gitrepo import GitError, resolve_commit, run_git_bytes, toplevel
 from neuronlint.lockin.model import LockinResult, score
 from neuronlint.lockin.params import DIRECTION_TITLES, DIRECTIONS
 from neuronlint.scanner import ScanOptions, run_scan
@@ -31,16 +30,10 @@ class TrendError(Exception):
 
 def _export(commit: str, top: Path, into: Path) -> None:
     try:
-        completed = subprocess.run(["git", "-C", str(top), "archive", "--format=tar", commit],
-                                   capture_output=True, timeout=_TIMEOUT, check=False)  # fmt: skip
-    except FileNotFoundError:
-        raise TrendError("git is not installed or not on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise TrendError(f"`git archive {commit}` took longer than {_TIMEOUT} s") from None
-    if completed.returncode != 0:
-        message = completed.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise TrendError(message[0] if message else f"`git archive` exited {completed.returncode}")
-    with tarfile.open(fileobj=io.BytesIO(completed.stdout)) as archive:
+        tar = run_git_bytes(["archive", "--format=tar", commit], top, timeout=_TIMEOUT)
+    except GitError as exc:
+        raise TrendError(str(exc)) from None
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
         if hasattr(tarfile, "data_filter"):
             archive.extractall(into, filter="data")
         else:  # pragma: no cover - Python < 3.12 without the extraction filters
