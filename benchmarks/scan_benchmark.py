@@ -54,15 +54,25 @@ def _child(mode: str, root: str, cache: str, jobs: int) -> None:
     seconds = time.perf_counter() - start
     rss_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(json.dumps({"seconds": seconds, "files": files, "lines": lines,
-                      "rss_mib": max(rss_self, rss_children) / 1024}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "files": files,
+                "lines": lines,
+                "rss_mib": max(rss_self, rss_children) / 1024,
+            }
+        )
+    )
 
 
 def _measure(mode: str, root: Path, cache: Path, jobs: int = 1) -> dict:
     out = subprocess.run(
         [sys.executable, __file__, "--child", mode, str(root), str(cache), str(jobs)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -74,8 +84,10 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     cpus = os.cpu_count() or 1
-    header = ("| corpus | .py files | scanned files | lines | parse-only s | cold s | cold/parse | warm s | warm/cold "
-              f"| cold -j{cpus} s | speed-up | peak RSS cold MiB | peak RSS parse MiB |")
+    header = (
+        "| corpus | .py files | scanned files | lines | parse-only s | cold s | cold/parse | warm s | warm/cold "
+        f"| cold -j{cpus} s | speed-up | peak RSS cold MiB | peak RSS parse MiB |"
+    )
     print(header)
     print("|---" * (header.count("|") - 1) + "|")
     for arg in argv:

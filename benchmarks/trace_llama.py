@@ -113,8 +113,10 @@ def main() -> int:
         print(f"{name}: done ({row['status']})", file=sys.stderr)
     load = os.getloadavg()
     print(f"Load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs\n")
-    header = ("| model | status | params | op calls | supported | start-up s | build s | export s | lower s "
-              "| verdicts s | capture+verdicts s | CPU s | peak RSS MiB |")  # fmt: skip
+    header = (
+        "| model | status | params | op calls | supported | start-up s | build s | export s | lower s "
+        "| verdicts s | capture+verdicts s | CPU s | peak RSS MiB |"
+    )
     if args.baseline:
         header += " baseline export+run_decompositions s | baseline RSS MiB |"
     print(header)
@@ -126,11 +128,20 @@ def main() -> int:
         export = t.get("export", 0) + t.get("export (failed)", 0)
         capture = export + t.get("symbolic_trace", 0) + t.get("symbolic_trace (failed)", 0) + lower
         cells = [
-            row["model"], row["status"], f"{row['params'] / 1e9:.2f}B" if row["params"] >= 1e8 else f"{row['params']:,}", str(row["ops"]),
-            f"{row['supported']:.1f}%" if row["supported"] is not None else "-", f"{row['startup']:.1f}",
-            f"{t.get('build', 0):.1f}", f"{export:.1f}", f"{lower:.1f}", f"{row['verdicts']:.2f}",
-            f"{capture + row['verdicts']:.1f}", f"{row['cpu']:.1f}", f"{row['rss']:.0f}" if row["rss"] else "-",
-        ]  # fmt: skip
+            row["model"],
+            row["status"],
+            f"{row['params'] / 1e9:.2f}B" if row["params"] >= 1e8 else f"{row['params']:,}",
+            str(row["ops"]),
+            f"{row['supported']:.1f}%" if row["supported"] is not None else "-",
+            f"{row['startup']:.1f}",
+            f"{t.get('build', 0):.1f}",
+            f"{export:.1f}",
+            f"{lower:.1f}",
+            f"{row['verdicts']:.2f}",
+            f"{capture + row['verdicts']:.1f}",
+            f"{row['cpu']:.1f}",
+            f"{row['rss']:.0f}" if row["rss"] else "-",
+        ]
         if args.baseline:
             base = row.get("baseline") or {}
             cells += [f"{base.get('export_decompose', 0):.1f}", f"{base.get('peak_rss_mib', 0):.0f}"]

@@ -42,7 +42,9 @@ app.add_typer(baseline_app, name="baseline")
 @baseline_app.command("create")
 def create(
     paths: PathsArg = None,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Baseline file to write.")] = DEFAULT_BASELINE,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Baseline file to write.")
+    ] = DEFAULT_BASELINE,
     target: TargetOpt = None,
     sdk: SdkOpt = None,
     backend: BackendOpt = None,
@@ -64,9 +66,21 @@ def create(
     from neuronlint.filters import baseline as baseline_filter
     from neuronlint.scanner import run_scan
 
-    settings = _resolve(paths, config_path=config, select=select, extend_select=extend_select, ignore=ignore,
-                        exclude=exclude, target=target, sdk=sdk, backend=backend, jobs=jobs, no_cache=no_cache,
-                        cache_dir=cache_dir, rules_dirs=rule_dirs_or_none(rules_dir))  # fmt: skip
+    settings = _resolve(
+        paths,
+        config_path=config,
+        select=select,
+        extend_select=extend_select,
+        ignore=ignore,
+        exclude=exclude,
+        target=target,
+        sdk=sdk,
+        backend=backend,
+        jobs=jobs,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+        rules_dirs=rule_dirs_or_none(rules_dir),
+    )
     try:
         result = run_scan(settings.options)
     except (RuleDBError, ConfigError) as exc:
@@ -79,4 +93,3 @@ def create(
         f"neuronlint: wrote {output}: {document['findings']} finding(s) as {len(document['entries'])} fingerprint(s) "
         f"from {len(result.files)} file(s) (Neuron SDK {result.context.sdk}, {result.context.target})"
     )
-

@@ -32,7 +32,9 @@ def analyser_fingerprint() -> str:
 
 def entry_key(data: bytes, module_path: str, ruledb_fingerprint: str) -> str:
     digest = hashlib.blake2b(data, digest_size=20)
-    digest.update(b"\0" + module_path.encode() + b"\0" + ruledb_fingerprint.encode() + analyser_fingerprint().encode())
+    digest.update(
+        b"\0" + module_path.encode() + b"\0" + ruledb_fingerprint.encode() + analyser_fingerprint().encode()
+    )
     return digest.hexdigest()
 
 

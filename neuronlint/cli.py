@@ -40,26 +40,67 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[bool | None, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = None,
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
+    ] = None,
 ) -> None:
     """neuronlint finds what ties PyTorch code to CUDA and what will block or slow it on AWS Neuron."""
 
 
 # Shared option declarations (scan and the commands built on it use the same flags).
-PathsArg = Annotated[list[Path] | None, typer.Argument(help="Files or directories to scan (default: .).", show_default=False)]
-TargetOpt = Annotated[str | None, typer.Option("--target", "-t", help="Neuron chip: inf2, trn1, trn2, trn3 (default: trn2).")]
-SdkOpt = Annotated[str | None, typer.Option("--sdk", help="Neuron SDK release, e.g. 2.29 (default: newest in the database).")]
-BackendOpt = Annotated[str | None, typer.Option("--backend", help="PyTorch backend: xla or native (default: native where the release offers it).")]
-SelectOpt = Annotated[list[str] | None, typer.Option("--select", help="Only these rules: IDs, prefixes (NL1) or categories; comma-separated or repeated.")]
-ExtendSelectOpt = Annotated[list[str] | None, typer.Option("--extend-select", help="Add rules to the default set (e.g. the opt-in NL507).")]
-IgnoreOpt = Annotated[list[str] | None, typer.Option("--ignore", help="Skip these rules: IDs, prefixes or categories.")]
-ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip (added to config `exclude`).")]
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="pyproject.toml to read [tool.neuronlint] from (default: found upwards).")]
-RulesDirOpt = Annotated[list[Path] | None, typer.Option("--rules-dir", help="Extra rule-database directory that adds or overrides entries.")]
-CompilerFlagsOpt = Annotated[list[str] | None, typer.Option("--compiler-flags", help="neuronx-cc flags you compile with, e.g. '--native-int64=enabled' (verdicts depend on them).")]
+PathsArg = Annotated[
+    list[Path] | None, typer.Argument(help="Files or directories to scan (default: .).", show_default=False)
+]
+TargetOpt = Annotated[
+    str | None, typer.Option("--target", "-t", help="Neuron chip: inf2, trn1, trn2, trn3 (default: trn2).")
+]
+SdkOpt = Annotated[
+    str | None, typer.Option("--sdk", help="Neuron SDK release, e.g. 2.29 (default: newest in the database).")
+]
+BackendOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--backend", help="PyTorch backend: xla or native (default: native where the release offers it)."
+    ),
+]
+SelectOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--select", help="Only these rules: IDs, prefixes (NL1) or categories; comma-separated or repeated."
+    ),
+]
+ExtendSelectOpt = Annotated[
+    list[str] | None,
+    typer.Option("--extend-select", help="Add rules to the default set (e.g. the opt-in NL507)."),
+]
+IgnoreOpt = Annotated[
+    list[str] | None, typer.Option("--ignore", help="Skip these rules: IDs, prefixes or categories.")
+]
+ExcludeOpt = Annotated[
+    list[str] | None, typer.Option("--exclude", help="Glob of paths to skip (added to config `exclude`).")
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", help="pyproject.toml to read [tool.neuronlint] from (default: found upwards)."),
+]
+RulesDirOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--rules-dir", help="Extra rule-database directory that adds or overrides entries."),
+]
+CompilerFlagsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--compiler-flags",
+        help="neuronx-cc flags you compile with, e.g. '--native-int64=enabled' (verdicts depend on them).",
+    ),
+]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (default: one per CPU).", min=0)]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the analysis cache.")]
-CacheDirOpt = Annotated[Path | None, typer.Option("--cache-dir", help="Cache directory (default: .neuronlint_cache next to the config).")]
+CacheDirOpt = Annotated[
+    Path | None,
+    typer.Option("--cache-dir", help="Cache directory (default: .neuronlint_cache next to the config)."),
+]
 
 
 def _resolve(paths, **kwargs):
@@ -83,8 +124,14 @@ def _progress_factory(enabled: bool):
     def factory(total: int):
         if total < 200:
             return None
-        progress = Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=Console(stderr=True), transient=True)  # fmt: skip
+        progress = Progress(
+            TextColumn("scanning"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
         progress.start()
         task = progress.add_task("scan", total=total)
         state["progress"] = progress
@@ -109,8 +156,16 @@ def exit_code(findings, fail_on: Severity | None, exit_zero: bool) -> int:
 @app.command()
 def scan(
     paths: PathsArg = None,
-    format: Annotated[str, typer.Option("--format", "-f", help="Output format: text, json, sarif, github, gitlab, markdown.")] = "text",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the report in --format to this file; the terminal gets text.")] = None,
+    format: Annotated[
+        str,
+        typer.Option("--format", "-f", help="Output format: text, json, sarif, github, gitlab, markdown."),
+    ] = "text",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Also write the report in --format to this file; the terminal gets text."
+        ),
+    ] = None,
     target: TargetOpt = None,
     sdk: SdkOpt = None,
     backend: BackendOpt = None,
@@ -118,12 +173,26 @@ def scan(
     extend_select: ExtendSelectOpt = None,
     ignore: IgnoreOpt = None,
     exclude: ExcludeOpt = None,
-    severity: Annotated[str | None, typer.Option("--severity", help="Report only findings at or above: info, warning, blocker.")] = None,
-    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 when a finding is at or above: blocker, warning (default), info, never.")] = None,
-    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings are reported.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print findings only: no summary, no progress.")] = False,
+    severity: Annotated[
+        str | None,
+        typer.Option("--severity", help="Report only findings at or above: info, warning, blocker."),
+    ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on", help="Exit 1 when a finding is at or above: blocker, warning (default), info, never."
+        ),
+    ] = None,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even when findings are reported.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print findings only: no summary, no progress.")
+    ] = False,
     statistics: Annotated[bool, typer.Option("--statistics", help="Add counts per rule.")] = False,
-    show_suppressed: Annotated[bool, typer.Option("--show-suppressed", help="Also list findings silenced by comments.")] = False,
+    show_suppressed: Annotated[
+        bool, typer.Option("--show-suppressed", help="Also list findings silenced by comments.")
+    ] = False,
     no_source: Annotated[bool, typer.Option("--no-source", help="Text output without source lines.")] = False,
     jobs: JobsOpt = 0,
     no_cache: NoCacheOpt = False,
@@ -131,10 +200,34 @@ def scan(
     config: ConfigOpt = None,
     rules_dir: RulesDirOpt = None,
     compiler_flags: CompilerFlagsOpt = None,
-    baseline: Annotated[Path | None, typer.Option("--baseline", help="Report only findings not in this baseline file (`neuronlint baseline create`).")] = None,
-    diff_base: Annotated[str | None, typer.Option("--diff-base", help="Report only findings on lines changed since the merge base with this git ref, e.g. origin/main.")] = None,
-    report_unused_suppressions: Annotated[bool, typer.Option("--report-unused-suppressions", help="Report `# neuronlint: ignore[...]` comments that suppress nothing (NL003).")] = False,
-    trace: Annotated[bool, typer.Option("--trace", help="Also trace the [[tool.neuronlint.trace]] models (imports and runs them; see docs/trace.md).")] = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Report only findings not in this baseline file (`neuronlint baseline create`).",
+        ),
+    ] = None,
+    diff_base: Annotated[
+        str | None,
+        typer.Option(
+            "--diff-base",
+            help="Report only findings on lines changed since the merge base with this git ref, e.g. origin/main.",
+        ),
+    ] = None,
+    report_unused_suppressions: Annotated[
+        bool,
+        typer.Option(
+            "--report-unused-suppressions",
+            help="Report `# neuronlint: ignore[...]` comments that suppress nothing (NL003).",
+        ),
+    ] = False,
+    trace: Annotated[
+        bool,
+        typer.Option(
+            "--trace",
+            help="Also trace the [[tool.neuronlint.trace]] models (imports and runs them; see docs/trace.md).",
+        ),
+    ] = False,
 ) -> None:
     """Scan Python sources, CUDA files and build inputs for CUDA coupling and Neuron blockers."""
     from neuronlint.reporters import FORMATS, Report, render
@@ -142,10 +235,24 @@ def scan(
 
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
-    settings = _resolve(paths, config_path=config, select=select, extend_select=extend_select, ignore=ignore,
-                        exclude=exclude, target=target, sdk=sdk, backend=backend, fail_on=fail_on, severity=severity,
-                        jobs=jobs, no_cache=no_cache, cache_dir=cache_dir, rules_dirs=rule_dirs_or_none(rules_dir),
-                        compiler_flags=compiler_flags)  # fmt: skip
+    settings = _resolve(
+        paths,
+        config_path=config,
+        select=select,
+        extend_select=extend_select,
+        ignore=ignore,
+        exclude=exclude,
+        target=target,
+        sdk=sdk,
+        backend=backend,
+        fail_on=fail_on,
+        severity=severity,
+        jobs=jobs,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+        rules_dirs=rule_dirs_or_none(rules_dir),
+        compiler_flags=compiler_flags,
+    )
     try:
         result = run_scan(settings.options, _progress_factory(not quiet and format == "text"))
         traced = _trace_command.trace_into_scan(result, settings, quiet) if trace else None
@@ -154,7 +261,12 @@ def scan(
     from neuronlint.filters.pipeline import FilterError, FilterRequest, apply_filters
 
     try:
-        filtered = apply_filters(result, settings.options, FilterRequest(baseline, diff_base, report_unused_suppressions, (format,)), Path.cwd())
+        filtered = apply_filters(
+            result,
+            settings.options,
+            FilterRequest(baseline, diff_base, report_unused_suppressions, (format,)),
+            Path.cwd(),
+        )
     except FilterError as exc:
         raise fail(str(exc)) from None
     if traced is not None:
@@ -162,8 +274,16 @@ def scan(
     for note in [] if quiet else filtered.notes:
         typer.echo(f"neuronlint: {note}", err=True)
     shown = [f for f in filtered.findings if f.severity.rank >= settings.min_severity.rank]
-    report = Report(findings=shown, context=result.context, db=result.db, files=result.files, lines=result.lines,
-                    statistics=statistics, show_source=not no_source, extra={"show_suppressed": show_suppressed, "quiet": quiet, **filtered.report_extra})  # fmt: skip
+    report = Report(
+        findings=shown,
+        context=result.context,
+        db=result.db,
+        files=result.files,
+        lines=result.lines,
+        statistics=statistics,
+        show_source=not no_source,
+        extra={"show_suppressed": show_suppressed, "quiet": quiet, **filtered.report_extra},
+    )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(render(format, report), encoding="utf-8")
@@ -196,7 +316,10 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001
         if os.environ.get("NEURONLINT_DEBUG"):
             raise
-        typer.echo(f"neuronlint: internal error: {type(exc).__name__}: {exc} (set NEURONLINT_DEBUG=1 for a traceback)", err=True)
+        typer.echo(
+            f"neuronlint: internal error: {type(exc).__name__}: {exc} (set NEURONLINT_DEBUG=1 for a traceback)",
+            err=True,
+        )
         sys.exit(EXIT_USAGE)
 
 

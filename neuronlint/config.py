@@ -37,8 +37,13 @@ class Config:
 
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "rules-dir", "compiler-flags")
-_STR_KEYS = {"target": ("inf2", "trn1", "trn2", "trn3"), "sdk": None, "backend": ("xla", "native"),
-             "fail-on": ("blocker", "warning", "info", "never"), "cache-dir": None}  # fmt: skip
+_STR_KEYS = {
+    "target": ("inf2", "trn1", "trn2", "trn3"),
+    "sdk": None,
+    "backend": ("xla", "native"),
+    "fail-on": ("blocker", "warning", "info", "never"),
+    "cache-dir": None,
+}
 _KNOWN = set(_LIST_KEYS) | set(_STR_KEYS) | {"per-file-ignores", "trace"}
 
 
@@ -82,7 +87,9 @@ def load_config(path: Path | None) -> Config:
                 raise ConfigError(f"{where}: key '{key}': expected a string, got {value!r}")
             choices = _STR_KEYS[key]
             if choices and value not in choices:
-                raise ConfigError(f"{where}: key '{key}': expected one of {', '.join(choices)}, got {value!r}")
+                raise ConfigError(
+                    f"{where}: key '{key}': expected one of {', '.join(choices)}, got {value!r}"
+                )
             setattr(config, key.replace("-", "_"), value)
         elif key == "per-file-ignores":
             if not isinstance(value, dict) or not all(
@@ -96,12 +103,18 @@ def load_config(path: Path | None) -> Config:
             for index, entry in enumerate(value):
                 unknown = set(entry) - {"entrypoint", "inputs", "kwargs", "name"}
                 if unknown:
-                    raise ConfigError(f"{where}.trace[{index}]: key '{sorted(unknown)[0]}': unknown key (known: entrypoint, inputs, kwargs, name)")
+                    raise ConfigError(
+                        f"{where}.trace[{index}]: key '{sorted(unknown)[0]}': unknown key (known: entrypoint, inputs, kwargs, name)"
+                    )
                 if not isinstance(entry.get("entrypoint"), str):
-                    raise ConfigError(f"{where}.trace[{index}]: key 'entrypoint': required string, e.g. 'pkg.model:build'")
+                    raise ConfigError(
+                        f"{where}.trace[{index}]: key 'entrypoint': required string, e.g. 'pkg.model:build'"
+                    )
                 inputs = entry.get("inputs", [])
                 if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
-                    raise ConfigError(f"{where}.trace[{index}]: key 'inputs': expected an array of specs like 'long[2,128]'")
+                    raise ConfigError(
+                        f"{where}.trace[{index}]: key 'inputs': expected an array of specs like 'long[2,128]'"
+                    )
                 if "kwargs" in entry and not isinstance(entry["kwargs"], dict):
                     raise ConfigError(f"{where}.trace[{index}]: key 'kwargs': expected a table")
             config.trace = list(value)

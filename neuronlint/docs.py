@@ -111,8 +111,10 @@ def _api_rows(db: RuleDB, rule: Rule) -> list[str]:
         if api["rule"] != rule.id or not (api.get("xla") or api.get("native") or api.get("note")):
             continue
         none = "no direct equivalent"
-        rows.append(f"| `{_cell(api['name'])}` | {_cell(api.get('xla') or none)} | {_cell(api.get('native') or none)} | "
-                    f"{_cell(api.get('note', ''))} | <{api['source']}> |")  # fmt: skip
+        rows.append(
+            f"| `{_cell(api['name'])}` | {_cell(api.get('xla') or none)} | {_cell(api.get('native') or none)} | "
+            f"{_cell(api.get('note', ''))} | <{api['source']}> |"
+        )
     return rows
 
 
@@ -158,11 +160,22 @@ def rule_markdown(db: RuleDB, rule: Rule) -> str:
             lines.append(f"- **{BACKEND_LABELS[backend]}:** no documented replacement.")
     api_rows = _api_rows(db, rule)
     if api_rows:
-        lines += ["", "Replacements per API (from `rules/apis.toml`):", "",
-                  "| API | PyTorch/XLA | TorchNeuron | Note | Source |", "|---|---|---|---|---|", *api_rows]  # fmt: skip
+        lines += [
+            "",
+            "Replacements per API (from `rules/apis.toml`):",
+            "",
+            "| API | PyTorch/XLA | TorchNeuron | Note | Source |",
+            "|---|---|---|---|---|",
+            *api_rows,
+        ]
     if _uses_libraries(rule) and db.tables.get("library"):
-        lines += ["", "Libraries and their documented Neuron alternatives (from `rules/libraries.toml`):", "",
-                  "| Library | Neuron status | Alternative | Source |", "|---|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            "Libraries and their documented Neuron alternatives (from `rules/libraries.toml`):",
+            "",
+            "| Library | Neuron status | Alternative | Source |",
+            "|---|---|---|---|",
+        ]
         for lib in sorted(db.tables["library"], key=lambda item: item["name"]):
             lines.append(
                 f"| `{_cell(lib['name'])}` | {lib['status']} | {_cell(lib['alternative'])} | <{lib['source']}> |"
@@ -180,11 +193,17 @@ def rule_markdown(db: RuleDB, rule: Rule) -> str:
             state = f"{sev}, {v.status or rule.status}" + ("" if v.enabled else ", not reported")
             cites = " " + " ".join(f"[source]({s})" for s in v.sources) if v.sources else ""
             lines.append(f"- {v.when.describe()}: {state}" + (f". {v.note}" if v.note else "") + cites)
-    lines += ["", "## Verdict by Neuron SDK release and chip", "",
-              "Severity and status of the construct without extra facts, newest release first; the backend "
-              "is in parentheses, and both are shown where a release offers two. '—' means the release "
-              "supports no PyTorch backend on that chip.", "",
-              "| SDK | " + " | ".join(TARGETS) + " |", "|---|" + "---|" * len(TARGETS)]  # fmt: skip
+    lines += [
+        "",
+        "## Verdict by Neuron SDK release and chip",
+        "",
+        "Severity and status of the construct without extra facts, newest release first; the backend "
+        "is in parentheses, and both are shown where a release offers two. '—' means the release "
+        "supports no PyTorch backend on that chip.",
+        "",
+        "| SDK | " + " | ".join(TARGETS) + " |",
+        "|---|" + "---|" * len(TARGETS),
+    ]
     for row in version_table(db, rule):
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "History per chip and backend:", "", *verdict_history(db, rule)]
@@ -196,22 +215,34 @@ def rule_markdown(db: RuleDB, rule: Rule) -> str:
 
 def index_markdown(db: RuleDB) -> str:
     """docs/rules/README.md: every rule, then the releases and chips the verdicts are computed for."""
-    lines = ["# Rules", "", f"Generated from `rules/` by `{REGENERATE}`; do not edit by hand.", "",
-             "| ID | Name | Category | Default severity | Title |", "|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "# Rules",
+        "",
+        f"Generated from `rules/` by `{REGENERATE}`; do not edit by hand.",
+        "",
+        "| ID | Name | Category | Default severity | Title |",
+        "|---|---|---|---|---|",
+    ]
     for rule in sorted(db.rules.values(), key=lambda r: r.id):
         opt = " (opt-in)" if not rule.default_enabled else ""
         lines.append(
             f"| [{rule.id}]({rule.id}.md) | {rule.name} | {rule.category} | {rule.severity.value}{opt} | {_cell(rule.title)} |"
         )
-    lines += ["", "## Neuron SDK releases in the database", "",
-              "| SDK | Date | Backend | Status | Training | Chips | PyTorch | torch-xla | Source |",
-              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## Neuron SDK releases in the database",
+        "",
+        "| SDK | Date | Backend | Status | Training | Chips | PyTorch | torch-xla | Source |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for version in reversed(db.versions()):
         release = db.releases[version]
         for backend, info in release.backends.items():
-            lines.append(f"| {version} | {release.date} | {BACKEND_NAMES[backend]} | {info['status']} | "
-                         f"{'yes' if info['training'] else 'no'} | {', '.join(info['chips'])} | {', '.join(info['torch'])} | "
-                         f"{', '.join(info.get('torch_xla', [])) or '—'} | <{info['source']}> |")  # fmt: skip
+            lines.append(
+                f"| {version} | {release.date} | {BACKEND_NAMES[backend]} | {info['status']} | "
+                f"{'yes' if info['training'] else 'no'} | {', '.join(info['chips'])} | {', '.join(info['torch'])} | "
+                f"{', '.join(info.get('torch_xla', [])) or '—'} | <{info['source']}> |"
+            )
     notes = [(v, db.releases[v].note) for v in reversed(db.versions()) if db.releases[v].note]
     if notes:
         lines += ["", "Notes:", ""] + [f"- **{v}:** {_cell(note)}" for v, note in notes]
@@ -223,22 +254,37 @@ def index_markdown(db: RuleDB) -> str:
         "|---|---|---|---|---|---|",
     ]
     for chip in db.chips.values():
-        lines.append(f"| {chip.name} ({_cell(chip.title)}) | {chip.neuroncore} | {chip.cores} | {chip.hbm_gib} GiB | "
-                     f"{_cell(chip.int64_mode)} | <{chip.source}> |")  # fmt: skip
+        lines.append(
+            f"| {chip.name} ({_cell(chip.title)}) | {chip.neuroncore} | {chip.cores} | {chip.hbm_gib} GiB | "
+            f"{_cell(chip.int64_mode)} | <{chip.source}> |"
+        )
     dtypes = list(dict.fromkeys(name for chip in db.chips.values() for name in chip.dtypes))
-    lines += ["", "Data types per chip (status; see `rules/chips.toml` for notes and sources):", "",
-              "| dtype | " + " | ".join(db.chips) + " |", "|---|" + "---|" * len(db.chips)]  # fmt: skip
+    lines += [
+        "",
+        "Data types per chip (status; see `rules/chips.toml` for notes and sources):",
+        "",
+        "| dtype | " + " | ".join(db.chips) + " |",
+        "|---|" + "---|" * len(db.chips),
+    ]
     for name in dtypes:
         cells = [chip.dtypes[name]["status"] if name in chip.dtypes else "—" for chip in db.chips.values()]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    lines += ["", "## Platform facts", "",
-              "Values verdicts can depend on (`rules/platform.toml`); the first entry that applies wins, and "
-              "anything no entry covers is `unknown`.", "",
-              "| Fact | Value | SDK | Chips | Backend | Needs flag | Source |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## Platform facts",
+        "",
+        "Values verdicts can depend on (`rules/platform.toml`); the first entry that applies wins, and "
+        "anything no entry covers is `unknown`.",
+        "",
+        "| Fact | Value | SDK | Chips | Backend | Needs flag | Source |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for entry in db.platform:
         when = entry.when
-        lines.append(f"| {entry.fact} | {entry.value} | {when.sdk.text if when.sdk else 'any'} | "
-                     f"{', '.join(when.targets) or 'any'} | {when.backend or 'any'} | {entry.flag or '—'} | <{entry.source}> |")  # fmt: skip
+        lines.append(
+            f"| {entry.fact} | {entry.value} | {when.sdk.text if when.sdk else 'any'} | "
+            f"{', '.join(when.targets) or 'any'} | {when.backend or 'any'} | {entry.flag or '—'} | <{entry.source}> |"
+        )
     lines.append("")
     return "\n".join(lines)
 

@@ -10,10 +10,29 @@ from pathlib import Path
 
 # Directories never worth scanning: environments, caches, build output.
 SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "__pycache__", ".tox", ".nox", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache", "build", "dist", "node_modules", "site-packages", ".eggs",
-     ".neuronlint_cache", ".ipynb_checkpoints"}
-)  # fmt: skip
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".env",
+        "env",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "build",
+        "dist",
+        "node_modules",
+        "site-packages",
+        ".eggs",
+        ".neuronlint_cache",
+        ".ipynb_checkpoints",
+    }
+)
 BUILD_INPUTS = ("pyproject.toml",)
 CUDA_SUFFIXES = (".cu", ".cuh")
 
@@ -43,7 +62,18 @@ def _git_files(directory: Path) -> list[Path] | None:
     """Tracked and untracked-but-not-ignored files under `directory`, or None outside a git work tree."""
     try:
         out = subprocess.run(
-            ["git", "-C", str(directory), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            [
+                "git",
+                "-C",
+                str(directory),
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "--",
+                ".",
+            ],
             capture_output=True,
             check=True,
             timeout=120,
@@ -77,7 +107,9 @@ def _walk(directory: Path) -> list[Path]:
     return files
 
 
-def discover(paths: Iterable[Path], exclude: list[str], base: Path, exclude_base: Path | None = None) -> list[Path]:
+def discover(
+    paths: Iterable[Path], exclude: list[str], base: Path, exclude_base: Path | None = None
+) -> list[Path]:
     """Expand the scan arguments to a sorted, de-duplicated list of files.
 
     Excludes apply to explicit files too: pre-commit passes filenames and users expect

@@ -67,7 +67,12 @@ def is_shallow(cwd: Path) -> bool:
 def resolve_commit(ref: str, cwd: Path) -> str | None:
     """The commit a ref names, or None when this clone does not have it."""
     try:
-        return run_git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"], cwd).strip() or None
+        return (
+            run_git(
+                ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"], cwd
+            ).strip()
+            or None
+        )
     except GitError:
         return None
 

@@ -91,8 +91,12 @@ def _frame(
     db: RuleDB, config: Any, sdk: str | None, target: str | None, backend: str | None, flags: list[str] | None
 ) -> Context:
     try:
-        return db.context(sdk or config.sdk, target or config.target or DEFAULT_TARGET, backend or config.backend,
-                          flags or config.compiler_flags)  # fmt: skip
+        return db.context(
+            sdk or config.sdk,
+            target or config.target or DEFAULT_TARGET,
+            backend or config.backend,
+            flags or config.compiler_flags,
+        )
     except RuleDBError as exc:
         raise fail(str(exc)) from None
 
@@ -110,15 +114,31 @@ def effective_rules(db: RuleDB, ctx: Context) -> dict[str, Any]:
     rules = []
     for rule in sorted(db.rules.values(), key=lambda r: r.id):
         verdict = db.judge(rule.id, {}, ctx)
-        rules.append({"id": rule.id, "name": rule.name, "category": rule.category, "severity": verdict.severity.value,
-                      "default_severity": rule.severity.value, "status": verdict.status, "reported": verdict.enabled,
-                      "condition": verdict.condition, "note": verdict.note, "title": rule.title,
-                      "default_enabled": rule.default_enabled, "origin": rule.origin, "sources": list(verdict.sources)})  # fmt: skip
+        rules.append(
+            {
+                "id": rule.id,
+                "name": rule.name,
+                "category": rule.category,
+                "severity": verdict.severity.value,
+                "default_severity": rule.severity.value,
+                "status": verdict.status,
+                "reported": verdict.enabled,
+                "condition": verdict.condition,
+                "note": verdict.note,
+                "title": rule.title,
+                "default_enabled": rule.default_enabled,
+                "origin": rule.origin,
+                "sources": list(verdict.sources),
+            }
+        )
     platform = {}
     for name, value in ctx.platform.items():
         entry = db.platform_entry(ctx, name)
-        platform[name] = {"value": value, "note": entry.note if entry else "",
-                          "source": entry.source if entry else backend["source"]}  # fmt: skip
+        platform[name] = {
+            "value": value,
+            "note": entry.note if entry else "",
+            "source": entry.source if entry else backend["source"],
+        }
     return {
         "sdk": ctx.sdk,
         "target": ctx.target,
@@ -130,7 +150,7 @@ def effective_rules(db: RuleDB, ctx: Context) -> dict[str, Any]:
             "source": release.source,
             "backends_available": release.backends_for(ctx.target),
             "backend": {k: backend[k] for k in backend},
-        },  # fmt: skip
+        },
         "chip": {k: v for k, v in db.chips[ctx.target].raw.items() if k != "dtypes"},
         "dtypes": dict(db.chips[ctx.target].dtypes),
         "platform": platform,
@@ -169,10 +189,12 @@ def _print_rules_text(data: dict[str, Any]) -> None:
     backend = data["release"]["backend"]
     console = Console(width=max(110, _width()), highlight=False)
     flags = " ".join(data["compiler_flags"]) or "none declared"
-    console.print(f"Neuron SDK {data['sdk']} ({data['release']['date']}) on {data['target']}: {data['backend']} backend "
-                  f"({backend['status']}), {backend['package']} for torch {', '.join(backend['torch'])}, "
-                  f"training {'supported' if backend['training'] else 'not supported'}; compiler flags: {flags}",
-                  markup=False)  # fmt: skip
+    console.print(
+        f"Neuron SDK {data['sdk']} ({data['release']['date']}) on {data['target']}: {data['backend']} backend "
+        f"({backend['status']}), {backend['package']} for torch {', '.join(backend['torch'])}, "
+        f"training {'supported' if backend['training'] else 'not supported'}; compiler flags: {flags}",
+        markup=False,
+    )
     if data["release"]["note"]:
         console.print(f"Note: {data['release']['note']}", markup=False)
     facts = ", ".join(f"{name}={item['value']}" for name, item in data["platform"].items())
@@ -213,8 +235,14 @@ def rules_diff(
     _check_format(format)
     db, settings = _database(config, rules_dir)
     try:
-        diff = diff_releases(db, old, new, target or settings.target or DEFAULT_TARGET, backend or settings.backend,
-                             compiler_flags or settings.compiler_flags)  # fmt: skip
+        diff = diff_releases(
+            db,
+            old,
+            new,
+            target or settings.target or DEFAULT_TARGET,
+            backend or settings.backend,
+            compiler_flags or settings.compiler_flags,
+        )
     except RuleDBError as exc:
         raise fail(str(exc)) from None
     if format == "json":
@@ -295,11 +323,15 @@ def diff_text(diff: ReleaseDiff) -> str:
             "Operators: no operator table is registered in the database; ops gained/lost not computed."
         )
     elif not diff.ops.comparable:
-        out.append(f"Operators ([[{diff.ops.table}]]): not comparable, {diff.ops.old_basis} -> {diff.ops.new_basis}; "
-                   "the table does not describe both frames (operator support on TorchNeuron is not in the database).")  # fmt: skip
+        out.append(
+            f"Operators ([[{diff.ops.table}]]): not comparable, {diff.ops.old_basis} -> {diff.ops.new_basis}; "
+            "the table does not describe both frames (operator support on TorchNeuron is not in the database)."
+        )
     else:
-        out.append(f"Operators ([[{diff.ops.table}]], {diff.ops.old_basis} -> {diff.ops.new_basis}): "
-                   f"{len(diff.ops.gained)} gained, {len(diff.ops.lost)} lost")  # fmt: skip
+        out.append(
+            f"Operators ([[{diff.ops.table}]], {diff.ops.old_basis} -> {diff.ops.new_basis}): "
+            f"{len(diff.ops.gained)} gained, {len(diff.ops.lost)} lost"
+        )
         out += [f"  + {op}" for op in diff.ops.gained] + [f"  - {op}" for op in diff.ops.lost]
     if diff.caveats:
         out += ["", "Caveats:"] + [f"  {c}" for c in diff.caveats]

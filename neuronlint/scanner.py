@@ -78,7 +78,13 @@ def _analyze(task: tuple[str, str]) -> dict[str, Any]:
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
             result = FileResult(path=module_path)
-            result.detections.append(_tool_detection("NL001", 1, f"file is {size // 1024} KiB, over the {MAX_FILE_BYTES // 1024 // 1024} MiB limit; not analysed"))
+            result.detections.append(
+                _tool_detection(
+                    "NL001",
+                    1,
+                    f"file is {size // 1024} KiB, over the {MAX_FILE_BYTES // 1024 // 1024} MiB limit; not analysed",
+                )
+            )
             return result.to_dict()
         with open(path, "rb") as handle:
             data = handle.read()
@@ -144,7 +150,9 @@ def analyse_files(
                 progress(1)
         return results
     chunk = max(1, min(64, len(tasks) // (workers * 8)))
-    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(static_data, cache_arg, fingerprint)) as pool:
+    with ProcessPoolExecutor(
+        workers, initializer=_init_worker, initargs=(static_data, cache_arg, fingerprint)
+    ) as pool:
         for value in pool.map(_analyze, tasks, chunksize=chunk):
             results.append(value)
             if progress:
@@ -156,7 +164,9 @@ def _rule_matches(rule_id: str, category: str, selectors: Iterable[str]) -> bool
     return any(s == "ALL" or rule_id.startswith(s) or s == category for s in selectors)
 
 
-def rule_enabled(db: RuleDB, rule_id: str, select: list[str], extend_select: list[str], ignore: list[str]) -> bool:
+def rule_enabled(
+    db: RuleDB, rule_id: str, select: list[str], extend_select: list[str], ignore: list[str]
+) -> bool:
     rule = db.rules[rule_id]
     if _rule_matches(rule_id, rule.category, ignore):
         return False
@@ -190,7 +200,11 @@ def _module_names(module_path: str, packages: set[str]) -> tuple[str, set[str]]:
 def _link_across_files(results: list[dict[str, Any]]) -> None:
     """Imports of in-repo modules that define kernels (NL306) or are compiled extensions (NL303)."""
     python = [r for r in results if r["module_path"].endswith(".py")]
-    packages = {r["module_path"].removesuffix("/__init__.py") for r in python if r["module_path"].endswith("/__init__.py")}
+    packages = {
+        r["module_path"].removesuffix("/__init__.py")
+        for r in python
+        if r["module_path"].endswith("/__init__.py")
+    }
     kernel_modules: dict[str, tuple[str, list[str]]] = {}  # importable name -> (full name, kernel kinds)
     for result in python:
         if result["defines_kernels"]:
@@ -208,16 +222,34 @@ def _link_across_files(results: list[dict[str, Any]]) -> None:
                 continue
             found = kernel_modules.get(module)
             if found and found[0] != own:
-                result["detections"].append(_site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1])))
+                result["detections"].append(
+                    _site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1]))
+                )
                 flagged_lines.add(line)
             elif any(module == ext or module.endswith("." + ext) for ext in extensions):
-                result["detections"].append(_site("NL303", line, column, end, module=module, kind="compiled extension built by this project"))
+                result["detections"].append(
+                    _site(
+                        "NL303",
+                        line,
+                        column,
+                        end,
+                        module=module,
+                        kind="compiled extension built by this project",
+                    )
+                )
                 flagged_lines.add(line)
 
 
 def _site(rule: str, line: int, column: int, end: int, **facts: Any) -> dict[str, Any]:
-    return {"rule": rule, "line": line, "column": column, "end_line": line, "end_column": end,
-            "facts": {"in_loop": False, **facts}, "snippet": f"import {facts.get('module', '')}"}  # fmt: skip
+    return {
+        "rule": rule,
+        "line": line,
+        "column": column,
+        "end_line": line,
+        "end_column": end,
+        "facts": {"in_loop": False, **facts},
+        "snippet": f"import {facts.get('module', '')}",
+    }
 
 
 def judge(
@@ -230,13 +262,20 @@ def judge(
     for result in results:
         path = result["path"]
         glob_path = relative_posix(Path(path), options.config_root) if options.config_root else path
-        file_ignores = [rule for glob, rules in options.per_file_ignores.items() if excluded(glob_path, [glob]) for rule in rules]
+        file_ignores = [
+            rule
+            for glob, rules in options.per_file_ignores.items()
+            if excluded(glob_path, [glob])
+            for rule in rules
+        ]
         file_findings: list[Finding] = []
         for det in result["detections"]:
             rule_id = det["rule"]
             if rule_id not in db.rules:
                 continue
-            if not rule_enabled(db, rule_id, options.select, options.extend_select, options.ignore + file_ignores):
+            if not rule_enabled(
+                db, rule_id, options.select, options.extend_select, options.ignore + file_ignores
+            ):
                 continue
             facts = dict(det["facts"])
             facts.setdefault("target", ctx.target)
@@ -277,15 +316,22 @@ def default_cache_dir(base: Path) -> Path:
     return Path(os.environ.get("NEURONLINT_CACHE_DIR") or base / CACHE_DIR_NAME)
 
 
-def run_scan(options: ScanOptions, progress_factory: Callable[[int], Callable[[int], None]] | None = None) -> ScanResult:
+def run_scan(
+    options: ScanOptions, progress_factory: Callable[[int], Callable[[int], None]] | None = None
+) -> ScanResult:
     db = load_ruledb(options.rules_dirs)
     ctx = db.context(options.sdk, options.target, options.backend, options.compiler_flags)
     base = options.base.resolve()
     files = discover(options.paths, options.exclude, base, options.config_root)
-    roots = sorted({Path(os.path.abspath(p if p.is_dir() else p.parent)) for p in options.paths}, key=lambda p: -len(p.parts))
+    roots = sorted(
+        {Path(os.path.abspath(p if p.is_dir() else p.parent)) for p in options.paths},
+        key=lambda p: -len(p.parts),
+    )
     static_data = build_static_data(db)
     progress = progress_factory(len(files)) if progress_factory else None
-    results = analyse_files(files, roots, static_data, db.fingerprint, options.jobs, options.cache_dir, progress)
+    results = analyse_files(
+        files, roots, static_data, db.fingerprint, options.jobs, options.cache_dir, progress
+    )
     for file, result in zip(files, results, strict=True):
         result["module_path"] = result["path"]  # path inside its scan root: module names come from it
         result["path"] = relative_posix(file, base)
@@ -300,4 +346,3 @@ def run_scan(options: ScanOptions, progress_factory: Callable[[int], Callable[[i
         unused_suppressions=unused,
         results=results,
     )
-

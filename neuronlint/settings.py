@@ -63,10 +63,16 @@ def resolve(
     else:
         config = load_config(find_pyproject(paths[0]))
     root = config.root or Path.cwd()
-    extra_dirs = [Path(d) if Path(d).is_absolute() else root / d for d in config.rules_dir] + list(rules_dirs or [])
+    extra_dirs = [Path(d) if Path(d).is_absolute() else root / d for d in config.rules_dir] + list(
+        rules_dirs or []
+    )
     for directory in extra_dirs:
         if not directory.is_dir():
-            where = f"{config.path}: [tool.neuronlint] key 'rules-dir'" if directory not in (rules_dirs or []) else "--rules-dir"
+            where = (
+                f"{config.path}: [tool.neuronlint] key 'rules-dir'"
+                if directory not in (rules_dirs or [])
+                else "--rules-dir"
+            )
             raise ConfigError(f"{where}: {directory} is not a directory")
     fail_name = fail_on or config.fail_on or DEFAULT_FAIL_ON
     try:
@@ -75,8 +81,12 @@ def resolve(
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if cache_dir is None and config.cache_dir:
-        cache_dir = Path(config.cache_dir) if Path(config.cache_dir).is_absolute() else root / config.cache_dir
-    cache = None if no_cache or os.environ.get("NEURONLINT_NO_CACHE") else (cache_dir or default_cache_dir(root))
+        cache_dir = (
+            Path(config.cache_dir) if Path(config.cache_dir).is_absolute() else root / config.cache_dir
+        )
+    cache = (
+        None if no_cache or os.environ.get("NEURONLINT_NO_CACHE") else (cache_dir or default_cache_dir(root))
+    )
     # Globs in the config are relative to the config file; reports are relative to the cwd.
     excludes = list(config.exclude) + list(exclude or [])
     options = ScanOptions(

@@ -34,7 +34,7 @@ SNAPSHOT_TARGET = "trn2"
 # A training script and an export module: blockers, warnings, info, a suppression with a reason,
 # a finding with a fix, and a multi-line call.
 SAMPLE: dict[str, str] = {
-    "train.py": '''\
+    "train.py": """\
 import torch
 import torch.distributed as dist
 
@@ -54,8 +54,8 @@ def train(model, loader, rank):
         torch.cuda.synchronize()
         print(loss.item())  # neuronlint: ignore[NL701] -- logging once per step is accepted
     return model
-''',
-    "pkg/export.py": '''\
+""",
+    "pkg/export.py": """\
 import torch_neuronx
 
 
@@ -65,12 +65,18 @@ def export(model, example):
         example,
     )
     return traced
-''',
+""",
 }
 
 # GitHub Actions variables that change what the github/markdown reporters do.
-GITHUB_ENV = ("GITHUB_STEP_SUMMARY", "GITHUB_BASE_REF", "GITHUB_ACTIONS", "GITHUB_SERVER_URL",
-              "GITHUB_REPOSITORY", "GITHUB_SHA")  # fmt: skip
+GITHUB_ENV = (
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_BASE_REF",
+    "GITHUB_ACTIONS",
+    "GITHUB_SERVER_URL",
+    "GITHUB_REPOSITORY",
+    "GITHUB_SHA",
+)
 
 
 def write_files(root: Path, files: dict[str, str]) -> None:
@@ -80,15 +86,33 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def scan_report(root: Path, *, select: list[str] | None = None, request: FilterRequest | None = None,
-                sdk: str = SNAPSHOT_SDK, paths: list[Path] | None = None) -> Report:  # fmt: skip
+def scan_report(
+    root: Path,
+    *,
+    select: list[str] | None = None,
+    request: FilterRequest | None = None,
+    sdk: str = SNAPSHOT_SDK,
+    paths: list[Path] | None = None,
+) -> Report:
     """Scan `root` (paths relative to it) and filter like the CLI does; returns the Report."""
-    options = ScanOptions(paths=paths or [root], base=root, jobs=1, sdk=sdk, target=SNAPSHOT_TARGET,
-                          select=select if select is not None else ["ALL"])  # fmt: skip
+    options = ScanOptions(
+        paths=paths or [root],
+        base=root,
+        jobs=1,
+        sdk=sdk,
+        target=SNAPSHOT_TARGET,
+        select=select if select is not None else ["ALL"],
+    )
     result = run_scan(options)
     outcome = apply_filters(result, options, request or FilterRequest(), root)
-    return Report(findings=outcome.findings, context=result.context, db=result.db, files=result.files,
-                  lines=result.lines, extra=dict(outcome.report_extra))  # fmt: skip
+    return Report(
+        findings=outcome.findings,
+        context=result.context,
+        db=result.db,
+        files=result.files,
+        lines=result.lines,
+        extra=dict(outcome.report_extra),
+    )
 
 
 def pin_prose(report: Report) -> Report:
@@ -96,16 +120,22 @@ def pin_prose(report: Report) -> Report:
 
     The placeholders contain ':', ',', '%', '|' and a backtick so that escaping shows in snapshots.
     """
+
     def rule_text(rule: Rule) -> Rule:
         label = f"{rule.id} {rule.name}"
         return dataclasses.replace(
-            rule, title=f"Title of {label}", summary=f"Summary of {label}: what it detects, 100% pinned.",
-            why=f"Why {label} matters on Neuron.", example=f"# example of {rule.id}\n",
+            rule,
+            title=f"Title of {label}",
+            summary=f"Summary of {label}: what it detects, 100% pinned.",
+            why=f"Why {label} matters on Neuron.",
+            example=f"# example of {rule.id}\n",
             example_fixed=f"# fixed example of {rule.id}\n" if rule.example_fixed.strip() else "",
             instead={key: f"Use `the {key} alternative` to {rule.id}." for key in rule.instead},
-        )  # fmt: skip
+        )
 
-    db = dataclasses.replace(report.db, rules={rule_id: rule_text(rule) for rule_id, rule in report.db.rules.items()})
+    db = dataclasses.replace(
+        report.db, rules={rule_id: rule_text(rule) for rule_id, rule in report.db.rules.items()}
+    )
     findings = []
     for finding in report.findings:
         copy = dataclasses.replace(finding, extra=dict(finding.extra))
@@ -124,17 +154,28 @@ def assert_snapshot(name: str, actual: str) -> None:
     assert path.is_file(), f"missing snapshot {path}; create it with {UPDATE_ENV}=1"
     expected = path.read_text(encoding="utf-8")
     if actual != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
-                                            f"snapshots/{name}", "actual"))  # fmt: skip
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(True), actual.splitlines(True), f"snapshots/{name}", "actual"
+            )
+        )
         raise AssertionError(f"output differs from snapshot {name} (accept with {UPDATE_ENV}=1):\n{diff}")
 
 
 # ---- real git ---------------------------------------------------------------------------------
 def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
-           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
-           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}  # fmt: skip
-    completed = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=False)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    completed = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=False
+    )
     assert completed.returncode == 0, f"git {' '.join(args)} failed: {completed.stderr}"
     return completed.stdout
 
@@ -174,13 +215,22 @@ def neuronlint(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subp
     return subprocess.CompletedProcess(["neuronlint", *args], result.exit_code, result.stdout, result.stderr)
 
 
-def neuronlint_process(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def neuronlint_process(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Run the real CLI as a child process (the same interpreter and import path as the tests)."""
     child_env = {k: v for k, v in os.environ.items() if k not in GITHUB_ENV}
     child_env.update({"NO_COLOR": "1", "NEURONLINT_NO_CACHE": "1", "PYTHONPATH": _import_root()})
     child_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "neuronlint", *args], cwd=cwd, capture_output=True, text=True,
-                          env=child_env, timeout=300, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "neuronlint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=child_env,
+        timeout=300,
+        check=False,
+    )
 
 
 def _import_root() -> str:

@@ -27,25 +27,37 @@ def _action() -> dict:
 
 
 def _step(name: str) -> dict:
-    return next(step for step in _action()["runs"]["steps"] if step.get("id") == name or step.get("name") == name)
+    return next(
+        step for step in _action()["runs"]["steps"] if step.get("id") == name or step.get("name") == name
+    )
 
 
 def test_inputs_outputs_and_shell_syntax() -> None:
     action = _action()
     assert action["runs"]["using"] == "composite"
-    assert {"paths", "target", "sdk", "diff-base", "baseline", "fail-on", "upload-sarif"} <= set(action["inputs"])
+    assert {"paths", "target", "sdk", "diff-base", "baseline", "fail-on", "upload-sarif"} <= set(
+        action["inputs"]
+    )
     assert set(action["outputs"]) == {"exit-code", "sarif-file"}
-    upload = next(s for s in action["runs"]["steps"] if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@"))
+    upload = next(
+        s
+        for s in action["runs"]["steps"]
+        if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@")
+    )
     assert "inputs.upload-sarif == 'true'" in upload["if"]
     for step in action["runs"]["steps"]:
         if "run" in step:
             assert step["shell"] == "bash"
             assert "${{" not in step["run"], "inputs must reach scripts through env, not text substitution"
-            checked = subprocess.run(["bash", "-n"], input=step["run"], text=True, capture_output=True, check=False)
+            checked = subprocess.run(
+                ["bash", "-n"], input=step["run"], text=True, capture_output=True, check=False
+            )
             assert checked.returncode == 0, checked.stderr
 
 
-def _run_scan_step(workdir: Path, tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
+def _run_scan_step(
+    workdir: Path, tmp_path: Path, **inputs: str
+) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
     step = _step("scan")
     output_file = tmp_path / "github_output"
     output_file.write_text("", encoding="utf-8")
@@ -55,15 +67,29 @@ def _run_scan_step(workdir: Path, tmp_path: Path, **inputs: str) -> tuple[subpro
         env[key] = inputs.get(name.replace("-", "_"), str(_action()["inputs"][name].get("default", "")))
     import neuronlint
 
-    env.update({
-        "GITHUB_OUTPUT": str(output_file), "NO_COLOR": "1", "NEURONLINT_NO_CACHE": "1",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
-        "PYTHONPATH": str(Path(neuronlint.__file__).resolve().parent.parent),
-        "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-    })  # fmt: skip
-    completed = subprocess.run(["bash", "-c", step["run"]], cwd=workdir, env=env, capture_output=True, text=True,
-                               timeout=300, check=False)  # fmt: skip
-    outputs = dict(line.split("=", 1) for line in output_file.read_text(encoding="utf-8").splitlines() if "=" in line)
+    env.update(
+        {
+            "GITHUB_OUTPUT": str(output_file),
+            "NO_COLOR": "1",
+            "NEURONLINT_NO_CACHE": "1",
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+            "PYTHONPATH": str(Path(neuronlint.__file__).resolve().parent.parent),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+        }
+    )
+    completed = subprocess.run(
+        ["bash", "-c", step["run"]],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    outputs = dict(
+        line.split("=", 1) for line in output_file.read_text(encoding="utf-8").splitlines() if "=" in line
+    )
     return completed, outputs
 
 
@@ -71,18 +97,35 @@ def test_scan_step_in_a_shallow_pull_request_checkout(tmp_path: Path) -> None:
     upstream = tmp_path / "upstream"
     init_repo(upstream, {"model.py": BLOCKER_FREE, "legacy.py": "import torch\nx = torch.ones(1).cuda()\n"})
     git(upstream, "checkout", "-q", "-b", "feature")
-    (upstream / "model.py").write_text(BLOCKER_FREE + "\n\ndef place(m):\n    m = m.cuda()\n    return m.to('cuda:1')\n", encoding="utf-8")
+    (upstream / "model.py").write_text(
+        BLOCKER_FREE + "\n\ndef place(m):\n    m = m.cuda()\n    return m.to('cuda:1')\n", encoding="utf-8"
+    )
     commit_all(upstream, "two blockers")
     checkout = tmp_path / "checkout"
-    git(tmp_path, "clone", "-q", "--depth", "1", "--single-branch", "--branch", "feature", upstream.as_uri(), str(checkout))
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--single-branch",
+        "--branch",
+        "feature",
+        upstream.as_uri(),
+        str(checkout),
+    )
 
     completed, outputs = _run_scan_step(checkout, tmp_path, diff_base="origin/main", upload_sarif="true")
-    assert completed.returncode == 0, completed.stderr  # the step itself succeeds; the last step fails the job
+    assert completed.returncode == 0, (
+        completed.stderr
+    )  # the step itself succeeds; the last step fails the job
     errors = [line for line in completed.stdout.splitlines() if line.startswith("::error ")]
     assert [line.split(",")[1] for line in errors] == ["line=9", "line=10"]
     assert outputs["exit-code"] == "1" and outputs["sarif-file"] == "neuronlint.sarif"
     sarif = json.loads((checkout / "neuronlint.sarif").read_text(encoding="utf-8"))
-    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in sarif["runs"][0]["results"]] == [9, 10]
+    assert [
+        r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in sarif["runs"][0]["results"]
+    ] == [9, 10]
 
 
 def test_scan_step_fail_on_never_and_bad_inputs(tmp_path: Path) -> None:

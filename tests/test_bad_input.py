@@ -46,7 +46,9 @@ def test_encodings_bom_cookie_and_invalid_bytes(tmp_path: Path) -> None:
     files = _by_file(_scan(tmp_path))
     assert files["bom.py"] == [(2, "NL101")]
     assert files["latin1.py"] == [(4, "NL101")]
-    assert [rule for _, rule in files["invalid.py"]] == ["NL001"]  # undecodable as UTF-8: reported, not crashed
+    assert [rule for _, rule in files["invalid.py"]] == [
+        "NL001"
+    ]  # undecodable as UTF-8: reported, not crashed
 
 
 def test_empty_binary_and_huge_files(tmp_path: Path) -> None:
@@ -90,7 +92,9 @@ def test_unreadable_file_by_permissions(tmp_path: Path) -> None:
     path.write_bytes(CUDA_LINE)
     path.chmod(0)
     try:
-        if os.access(path, os.R_OK):  # root reads anything: nothing to observe, the line above proves the path
+        if os.access(
+            path, os.R_OK
+        ):  # root reads anything: nothing to observe, the line above proves the path
             return
         files = _by_file(_scan(tmp_path))
         assert [rule for _, rule in files["secret.py"]] == ["NL001"]
@@ -102,8 +106,12 @@ def test_malformed_pyproject(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["flash-attn>=2"\n')
     (tmp_path / "train.py").write_bytes(CUDA_LINE)
     # The project's own pyproject.toml is where config lives: unreadable config is a usage error (exit 2).
-    cli = subprocess.run([sys.executable, "-m", "neuronlint", "scan", "train.py", "--no-cache"], cwd=tmp_path,
-                         capture_output=True, text=True)  # fmt: skip
+    cli = subprocess.run(
+        [sys.executable, "-m", "neuronlint", "scan", "train.py", "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert cli.returncode == 2 and "Traceback" not in cli.stderr
     assert "pyproject.toml: not valid TOML" in cli.stderr and len(cli.stderr.strip().splitlines()) == 1
     # Scanned as a build input, it is a parse-error finding like any other file.

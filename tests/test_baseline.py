@@ -66,9 +66,12 @@ def test_scan_with_baseline_reports_only_new_findings(legacy_repo: Path) -> None
     assert "0 new, 5 baselined finding(s) hidden" in clean.stderr
     train = legacy_repo / "src" / "train.py"
     # Unrelated edits above the old findings, and one new blocker.
-    train.write_text('"""Training loop."""\nimport os\n\nSEED = os.environ.get("SEED")\n'
-                     + LEGACY["src/train.py"] + '\n\ndef evaluate(model):\n    return model.to("cuda:0")\n',
-                     encoding="utf-8")  # fmt: skip
+    train.write_text(
+        '"""Training loop."""\nimport os\n\nSEED = os.environ.get("SEED")\n'
+        + LEGACY["src/train.py"]
+        + '\n\ndef evaluate(model):\n    return model.to("cuda:0")\n',
+        encoding="utf-8",
+    )
     commit_all(legacy_repo, "add evaluate")
     scanned = neuronlint("scan", ".", "--baseline", "neuronlint-baseline.json", "-f", "json", cwd=legacy_repo)
     assert scanned.returncode == 1
@@ -80,10 +83,15 @@ def test_scan_with_baseline_reports_only_new_findings(legacy_repo: Path) -> None
 
 
 def test_fixed_findings_are_counted_so_the_baseline_can_be_tightened(legacy_repo: Path) -> None:
-    (legacy_repo / "src" / "util.py").write_text("import torch\n\n\ndef to_device(x, device):\n    return x.to(device)\n", encoding="utf-8")
+    (legacy_repo / "src" / "util.py").write_text(
+        "import torch\n\n\ndef to_device(x, device):\n    return x.to(device)\n", encoding="utf-8"
+    )
     scanned = neuronlint("scan", ".", "--baseline", "neuronlint-baseline.json", cwd=legacy_repo)
     assert scanned.returncode == 0
-    assert "1 baselined finding(s) no longer found: tighten the baseline with `neuronlint baseline create -o neuronlint-baseline.json`" in scanned.stderr
+    assert (
+        "1 baselined finding(s) no longer found: tighten the baseline with `neuronlint baseline create -o neuronlint-baseline.json`"
+        in scanned.stderr
+    )
     # Scanning only one file does not count the other file's entries as fixed.
     partial = neuronlint("scan", "src/train.py", "--baseline", "neuronlint-baseline.json", cwd=legacy_repo)
     assert partial.returncode == 0 and "no longer found" not in partial.stderr
@@ -93,22 +101,34 @@ def test_fixed_findings_are_counted_so_the_baseline_can_be_tightened(legacy_repo
 
 def test_a_second_copy_of_a_baselined_statement_is_new(legacy_repo: Path) -> None:
     util = legacy_repo / "src" / "util.py"
-    util.write_text(LEGACY["src/util.py"] + "\n\ndef also_to_gpu(x):\n    return x.cuda()\n", encoding="utf-8")
-    report = _json(neuronlint("scan", ".", "--baseline", "neuronlint-baseline.json", "-f", "json", cwd=legacy_repo))
+    util.write_text(
+        LEGACY["src/util.py"] + "\n\ndef also_to_gpu(x):\n    return x.cuda()\n", encoding="utf-8"
+    )
+    report = _json(
+        neuronlint("scan", ".", "--baseline", "neuronlint-baseline.json", "-f", "json", cwd=legacy_repo)
+    )
     assert [(f["path"], f["line"]) for f in report["findings"]] == [("src/util.py", 9)]
 
 
 def test_baseline_paths_are_relative_to_the_baseline_file(legacy_repo: Path) -> None:
-    scanned = neuronlint("scan", ".", "--baseline", "../neuronlint-baseline.json", "-f", "json", cwd=legacy_repo / "src")
+    scanned = neuronlint(
+        "scan", ".", "--baseline", "../neuronlint-baseline.json", "-f", "json", cwd=legacy_repo / "src"
+    )
     report = _json(scanned)
     assert report["findings"] == [] and report["baseline"]["unchanged"] == 5
 
 
 def test_editing_the_flagged_statement_makes_it_new(legacy_repo: Path) -> None:
     util = legacy_repo / "src" / "util.py"
-    util.write_text(LEGACY["src/util.py"].replace("return x.cuda()", "return x.cuda(non_blocking=True)"), encoding="utf-8")
-    report = _json(neuronlint("scan", ".", "--baseline", "neuronlint-baseline.json", "-f", "json", cwd=legacy_repo))
-    assert [(f["path"], f["line"], f["baseline_state"]) for f in report["findings"]] == [("src/util.py", 5, "new")]
+    util.write_text(
+        LEGACY["src/util.py"].replace("return x.cuda()", "return x.cuda(non_blocking=True)"), encoding="utf-8"
+    )
+    report = _json(
+        neuronlint("scan", ".", "--baseline", "neuronlint-baseline.json", "-f", "json", cwd=legacy_repo)
+    )
+    assert [(f["path"], f["line"], f["baseline_state"]) for f in report["findings"]] == [
+        ("src/util.py", 5, "new")
+    ]
     assert report["baseline"]["fixed"] == 1  # the old form of the statement is gone
 
 
@@ -118,8 +138,14 @@ def test_editing_the_flagged_statement_makes_it_new(legacy_repo: Path) -> None:
         (None, "baseline file not found; create it with `neuronlint baseline create -o"),
         ("{not json", "not valid JSON (line 1"),
         ('{"format": "something-else"}', "not a neuronlint baseline"),
-        ('{"format": "neuronlint-baseline", "version": 99, "entries": []}', "baseline version 99 is not supported"),
-        ('{"format": "neuronlint-baseline", "version": 1, "entries": [{"path": "a.py"}]}', "entries[0]: key 'rule'"),
+        (
+            '{"format": "neuronlint-baseline", "version": 99, "entries": []}',
+            "baseline version 99 is not supported",
+        ),
+        (
+            '{"format": "neuronlint-baseline", "version": 1, "entries": [{"path": "a.py"}]}',
+            "entries[0]: key 'rule'",
+        ),
     ],
 )
 def test_bad_baseline_files_give_one_line_errors(tmp_path: Path, content: str | None, message: str) -> None:
@@ -134,7 +160,15 @@ def test_bad_baseline_files_give_one_line_errors(tmp_path: Path, content: str | 
 
 def test_load_rejects_non_positive_counts(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
-    path.write_text(json.dumps({"format": "neuronlint-baseline", "version": 1, "entries": [
-        {"path": "a.py", "rule": "NL101", "fingerprint": "abc", "count": 0}]}), encoding="utf-8")  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "format": "neuronlint-baseline",
+                "version": 1,
+                "entries": [{"path": "a.py", "rule": "NL101", "fingerprint": "abc", "count": 0}],
+            }
+        ),
+        encoding="utf-8",
+    )
     with pytest.raises(baseline_filter.BaselineError, match="key 'count': expected a positive integer"):
         baseline_filter.load(path)

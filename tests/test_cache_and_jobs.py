@@ -58,8 +58,13 @@ def test_no_cache_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_parallel_workers_match_serial(tmp_path: Path) -> None:
-    variants = [CODE, "import torch\nif x.item() > 0:\n    y = x[x > 0]\n", "import triton\n", "def f(:\n",
-                "import torch\nz = torch.zeros(2, dtype=torch.float64)\n"]  # fmt: skip
+    variants = [
+        CODE,
+        "import torch\nif x.item() > 0:\n    y = x[x > 0]\n",
+        "import triton\n",
+        "def f(:\n",
+        "import torch\nz = torch.zeros(2, dtype=torch.float64)\n",
+    ]
     for index in range(40):  # enough files that the process pool is really used
         (tmp_path / f"m{index:02d}.py").write_text(variants[index % len(variants)])
     serial = scan_paths([tmp_path], cwd=tmp_path, jobs=1, select=["ALL"])

@@ -79,7 +79,10 @@ def test_select_ignore_prefix_and_category(project: Path) -> None:
     assert rules(["--select", "NL1"]) == {"NL101", "NL110"}
     assert rules(["--ignore", "NL110"]) == {"NL101"}
     assert rules(["--select", "cuda-api", "--ignore", "NL101"]) == {"NL110"}
-    assert rules(["--select", "NL101,NL110", "--ignore", "pin-memory"]) == {"NL101", "NL110"}  # names are not selectors
+    assert rules(["--select", "NL101,NL110", "--ignore", "pin-memory"]) == {
+        "NL101",
+        "NL110",
+    }  # names are not selectors
 
 
 def test_severity_filters_report(project: Path) -> None:
@@ -129,8 +132,14 @@ def test_quiet_and_statistics(project: Path) -> None:
     ],
 )
 def test_usage_errors_exit_2_with_one_line(project: Path, args: list[str], message: str) -> None:
-    result = subprocess.run([sys.executable, "-m", "neuronlint", *args, "--no-cache"] if args[0] == "scan" else
-                            [sys.executable, "-m", "neuronlint", *args], cwd=project, capture_output=True, text=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "neuronlint", *args, "--no-cache"]
+        if args[0] == "scan"
+        else [sys.executable, "-m", "neuronlint", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -19,8 +19,14 @@ def _write(path: Path, text: str) -> Path:
 
 
 def test_config_found_upward_and_applied(tmp_path: Path) -> None:
-    _write(tmp_path / "pyproject.toml", '[project]\nname="x"\n\n[tool.neuronlint]\ntarget = "trn1"\nsdk = "2.29"\nignore = ["NL110"]\n')
-    src = _write(tmp_path / "pkg" / "sub" / "train.py", "import torch\nx = torch.ones(2).cuda()\nDataLoader(d, pin_memory=True)\n")
+    _write(
+        tmp_path / "pyproject.toml",
+        '[project]\nname="x"\n\n[tool.neuronlint]\ntarget = "trn1"\nsdk = "2.29"\nignore = ["NL110"]\n',
+    )
+    src = _write(
+        tmp_path / "pkg" / "sub" / "train.py",
+        "import torch\nx = torch.ones(2).cuda()\nDataLoader(d, pin_memory=True)\n",
+    )
     assert find_pyproject(src) == tmp_path / "pyproject.toml"
     settings = resolve([src])
     assert (settings.options.target, settings.options.sdk) == ("trn1", "2.29")
@@ -31,8 +37,15 @@ def test_config_found_upward_and_applied(tmp_path: Path) -> None:
 
 def _scan_kwargs(settings) -> dict:
     o = settings.options
-    return {"sdk": o.sdk, "target": o.target, "ignore": o.ignore, "select": o.select, "exclude": o.exclude,
-            "per_file_ignores": o.per_file_ignores, "config_root": o.config_root}  # fmt: skip
+    return {
+        "sdk": o.sdk,
+        "target": o.target,
+        "ignore": o.ignore,
+        "select": o.select,
+        "exclude": o.exclude,
+        "per_file_ignores": o.per_file_ignores,
+        "config_root": o.config_root,
+    }
 
 
 def test_pyproject_without_our_table_is_skipped(tmp_path: Path) -> None:
@@ -45,10 +58,10 @@ def test_pyproject_without_our_table_is_skipped(tmp_path: Path) -> None:
     "body, key, problem",
     [
         ('target = "h100"', "target", "expected one of inf2, trn1, trn2, trn3"),
-        ("select = \"NL101\"", "select", "expected an array of strings"),
+        ('select = "NL101"', "select", "expected an array of strings"),
         ('colour = "red"', "colour", "unknown key"),
-        ('fail-on = 3', "fail-on", "expected a string"),
-        ("[tool.neuronlint.per-file-ignores]\n\"tests/*\" = \"NL101\"", "per-file-ignores", "table of glob"),
+        ("fail-on = 3", "fail-on", "expected a string"),
+        ('[tool.neuronlint.per-file-ignores]\n"tests/*" = "NL101"', "per-file-ignores", "table of glob"),
         ('[[tool.neuronlint.trace]]\ninputs = ["long[2,8]"]', "entrypoint", "required string"),
     ],
 )
@@ -68,8 +81,10 @@ def test_invalid_toml_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_per_file_ignores_and_exclude_relative_to_config(tmp_path: Path) -> None:
-    _write(tmp_path / "pyproject.toml",
-           '[tool.neuronlint]\nexclude = ["legacy/*"]\n[tool.neuronlint.per-file-ignores]\n"tests/*" = ["NL1"]\n')  # fmt: skip
+    _write(
+        tmp_path / "pyproject.toml",
+        '[tool.neuronlint]\nexclude = ["legacy/*"]\n[tool.neuronlint.per-file-ignores]\n"tests/*" = ["NL1"]\n',
+    )
     code = "import torch\nx = torch.ones(2).cuda()\n"
     for rel in ("src/a.py", "tests/test_a.py", "legacy/old.py"):
         _write(tmp_path / rel, code)

@@ -22,14 +22,17 @@ def _nl306(root: Path, cwd: Path) -> list[tuple[str, int, str]]:
 
 
 def test_package_under_src_root_and_relative_import(tmp_path: Path) -> None:
-    _write(tmp_path, {
-        "src/pkg/__init__.py": "",
-        "src/pkg/ops/__init__.py": "",
-        "src/pkg/ops/kernels.py": KERNEL,
-        "src/pkg/model.py": "from pkg.ops.kernels import k\n",
-        "src/pkg/ops/layer.py": "from .kernels import k\n",
-        "tools/run.py": "import pkg.ops.kernels\n",
-    })  # fmt: skip
+    _write(
+        tmp_path,
+        {
+            "src/pkg/__init__.py": "",
+            "src/pkg/ops/__init__.py": "",
+            "src/pkg/ops/kernels.py": KERNEL,
+            "src/pkg/model.py": "from pkg.ops.kernels import k\n",
+            "src/pkg/ops/layer.py": "from .kernels import k\n",
+            "tools/run.py": "import pkg.ops.kernels\n",
+        },
+    )
     assert _nl306(tmp_path, tmp_path) == [
         ("src/pkg/model.py", 1, "src.pkg.ops.kernels"),
         ("src/pkg/ops/layer.py", 1, "src.pkg.ops.kernels"),
@@ -39,18 +42,24 @@ def test_package_under_src_root_and_relative_import(tmp_path: Path) -> None:
 
 def test_same_basename_elsewhere_is_not_a_match(tmp_path: Path) -> None:
     # `from utils import x` means a top-level `utils`, not some package's `utils` submodule.
-    _write(tmp_path, {
-        "lib/__init__.py": "",
-        "lib/triton_ops/__init__.py": "",
-        "lib/triton_ops/utils.py": KERNEL,
-        "scripts/train.py": "from utils import helper\n",
-        "scripts/utils.py": "def helper():\n    pass\n",
-    })  # fmt: skip
+    _write(
+        tmp_path,
+        {
+            "lib/__init__.py": "",
+            "lib/triton_ops/__init__.py": "",
+            "lib/triton_ops/utils.py": KERNEL,
+            "scripts/train.py": "from utils import helper\n",
+            "scripts/utils.py": "def helper():\n    pass\n",
+        },
+    )
     assert _nl306(tmp_path, tmp_path) == []
 
 
 def test_scan_outside_cwd_names_modules_from_the_scan_root(tmp_path: Path) -> None:
-    _write(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/kern.py": KERNEL, "pkg/use.py": "from .kern import k\n"})
+    _write(
+        tmp_path / "repo",
+        {"pkg/__init__.py": "", "pkg/kern.py": KERNEL, "pkg/use.py": "from .kern import k\n"},
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     [(path, line, module)] = _nl306(tmp_path / "repo", elsewhere)

@@ -50,8 +50,12 @@ def test_branch_adding_two_blockers_prints_exactly_those_annotations(tmp_path: P
     assert completed.returncode == 1, completed.stderr
     lines = completed.stdout.splitlines()
     assert len(lines) == 2, completed.stdout
-    assert lines[0].startswith("::error file=model.py,line=7,endLine=7,col=18,endColumn=24,title=NL101 cuda-device::")
-    assert lines[1].startswith("::error file=model.py,line=20,endLine=20,col=50,endColumn=56,title=NL201 nccl-backend::")
+    assert lines[0].startswith(
+        "::error file=model.py,line=7,endLine=7,col=18,endColumn=24,title=NL101 cuda-device::"
+    )
+    assert lines[1].startswith(
+        "::error file=model.py,line=20,endLine=20,col=50,endColumn=56,title=NL201 nccl-backend::"
+    )
     assert "on lines changed since" in completed.stderr and "elsewhere not reported" in completed.stderr
 
 
@@ -66,8 +70,12 @@ def test_a_span_touching_a_changed_line_counts_even_when_it_starts_on_an_old_lin
 
 def test_uncommitted_edits_and_untracked_files_count_as_changed(tmp_path: Path) -> None:
     repo = _repo_on_branch(tmp_path)
-    (repo / "data.py").write_text("import torch\nx = torch.ones(2).to('cuda')\ny = x.cuda()\n", encoding="utf-8")
-    (repo / "new_module.py").write_text("import torch\n\na = torch.zeros(1).cuda()\nb = a.to('cuda:1')\n", encoding="utf-8")
+    (repo / "data.py").write_text(
+        "import torch\nx = torch.ones(2).to('cuda')\ny = x.cuda()\n", encoding="utf-8"
+    )
+    (repo / "new_module.py").write_text(
+        "import torch\n\na = torch.zeros(1).cuda()\nb = a.to('cuda:1')\n", encoding="utf-8"
+    )
     (repo / ".gitignore").write_text("ignored.py\n", encoding="utf-8")
     (repo / "ignored.py").write_text("import torch\nz = torch.zeros(1).cuda()\n", encoding="utf-8")
     found = _findings(neuronlint("scan", "--diff-base", "main", "-f", "json", "--select", "NL101", cwd=repo))
@@ -78,8 +86,12 @@ def test_scanning_from_a_subdirectory_maps_paths_to_the_repository(tmp_path: Pat
     repo = tmp_path / "repo"
     init_repo(repo, {"pkg/sub/m.py": "import torch\na = torch.ones(1).cuda()\n"})
     git(repo, "checkout", "-q", "-b", "feature")
-    (repo / "pkg" / "sub" / "m.py").write_text("import torch\na = torch.ones(1).cuda()\nb = a.cuda()\n", encoding="utf-8")
-    found = _findings(neuronlint("scan", ".", "--diff-base", "main", "-f", "json", "--select", "NL101", cwd=repo / "pkg"))
+    (repo / "pkg" / "sub" / "m.py").write_text(
+        "import torch\na = torch.ones(1).cuda()\nb = a.cuda()\n", encoding="utf-8"
+    )
+    found = _findings(
+        neuronlint("scan", ".", "--diff-base", "main", "-f", "json", "--select", "NL101", cwd=repo / "pkg")
+    )
     assert found == [("NL101", "sub/m.py", 3)]
 
 
@@ -97,13 +109,28 @@ def test_missing_base_in_a_shallow_clone_says_how_to_fetch_it(tmp_path: Path) ->
         (upstream / "notes.txt").write_text(f"main commit {number}\n", encoding="utf-8")
         commit_all(upstream, f"main {number}")
     git(upstream, "checkout", "-q", "-b", "feature")
-    (upstream / "model.py").write_text(BASE_MODEL + "\n\ndef extra(x):\n    return x.cuda()\n", encoding="utf-8")
+    (upstream / "model.py").write_text(
+        BASE_MODEL + "\n\ndef extra(x):\n    return x.cuda()\n", encoding="utf-8"
+    )
     commit_all(upstream, "feature work")
-    (upstream / "model.py").write_text(BASE_MODEL + "\n\ndef extra(x):\n    return x.cuda()\n\n\nY = 1\n", encoding="utf-8")
+    (upstream / "model.py").write_text(
+        BASE_MODEL + "\n\ndef extra(x):\n    return x.cuda()\n\n\nY = 1\n", encoding="utf-8"
+    )
     commit_all(upstream, "more feature work")
     clone = tmp_path / "clone"
     # What actions/checkout does by default: one commit of one branch.
-    git(tmp_path, "clone", "-q", "--depth", "1", "--single-branch", "--branch", "feature", upstream.as_uri(), str(clone))
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--single-branch",
+        "--branch",
+        "feature",
+        upstream.as_uri(),
+        str(clone),
+    )
 
     missing = neuronlint("scan", "--diff-base", "origin/main", cwd=clone)
     assert missing.returncode == 2
@@ -135,33 +162,39 @@ def test_outside_git_and_unknown_refs_give_one_line_errors(tmp_path: Path) -> No
 
 
 def test_diff_parser_handles_headers_inside_content_quoted_paths_and_deletions() -> None:
-    diff = "\n".join([
-        "diff --git a/m.py b/m.py",
-        "--- a/m.py",
-        "+++ b/m.py",
-        "@@ -3,0 +4,2 @@ def f():",
-        "++++ looks like a header but is content",
-        "+--- so does this",
-        "@@ -10 +11 @@",
-        "-old",
-        "+new",
-        "\\ No newline at end of file",
-        "@@ -20,4 +21,0 @@",
-        "-a", "-b", "-c", "-d",
-        'diff --git "a/dir/tab\\there.py" "b/dir/tab\\there.py"',
-        '--- "a/dir/tab\\there.py"',
-        '+++ "b/dir/tab\\there.py"',
-        "@@ -0,0 +1 @@",
-        "+x",
-        "diff --git a/gone.py b/gone.py",
-        "--- a/gone.py",
-        "+++ /dev/null",
-        "@@ -1,2 +0,0 @@",
-        "-x", "-y",
-        "diff --git a/caf\\303\\251.py b/caf\\303\\251.py",
-        '+++ "b/caf\\303\\251.py"',
-        "@@ -1 +1 @@",
-        "-a",
-        "+b",
-    ])  # fmt: skip
+    diff = "\n".join(
+        [
+            "diff --git a/m.py b/m.py",
+            "--- a/m.py",
+            "+++ b/m.py",
+            "@@ -3,0 +4,2 @@ def f():",
+            "++++ looks like a header but is content",
+            "+--- so does this",
+            "@@ -10 +11 @@",
+            "-old",
+            "+new",
+            "\\ No newline at end of file",
+            "@@ -20,4 +21,0 @@",
+            "-a",
+            "-b",
+            "-c",
+            "-d",
+            'diff --git "a/dir/tab\\there.py" "b/dir/tab\\there.py"',
+            '--- "a/dir/tab\\there.py"',
+            '+++ "b/dir/tab\\there.py"',
+            "@@ -0,0 +1 @@",
+            "+x",
+            "diff --git a/gone.py b/gone.py",
+            "--- a/gone.py",
+            "+++ /dev/null",
+            "@@ -1,2 +0,0 @@",
+            "-x",
+            "-y",
+            "diff --git a/caf\\303\\251.py b/caf\\303\\251.py",
+            '+++ "b/caf\\303\\251.py"',
+            "@@ -1 +1 @@",
+            "-a",
+            "+b",
+        ]
+    )
     assert parse_unified_diff(diff) == {"m.py": {4, 5, 11}, "dir/tab\there.py": {1}, "café.py": {1}}

@@ -11,16 +11,25 @@ from neuronlint.docs import REGENERATE, docs_dir, generated_pages
 from neuronlint.ruledb import load_ruledb
 from neuronlint.ruledb.model import TARGETS
 
-SECTIONS = ("## What it detects", "## Why it matters on Neuron", "## Example", "## What to do instead",
-            "## Verdict by Neuron SDK release and chip", "## Sources")  # fmt: skip
+SECTIONS = (
+    "## What it detects",
+    "## Why it matters on Neuron",
+    "## Example",
+    "## What to do instead",
+    "## Verdict by Neuron SDK release and chip",
+    "## Sources",
+)
 
 
 def test_committed_docs_are_current() -> None:
     pages = generated_pages(load_ruledb())
     directory = docs_dir()
     committed = {p.name for p in directory.glob("*.md")}
-    stale = sorted(name for name, text in pages.items()
-                   if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text)  # fmt: skip
+    stale = sorted(
+        name
+        for name, text in pages.items()
+        if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text
+    )
     extra = sorted(committed - set(pages))
     assert not stale and not extra, (
         f"docs/rules/ is out of date with rules/ (stale or missing: {stale}; no longer generated: {extra}). "

@@ -22,9 +22,10 @@ _SCANNED = (".py", ".cu", ".cuh", ".txt", ".toml")
 
 def _fixture_files() -> list[Path]:
     return sorted(
-        p for p in FIXTURES.rglob("*")
+        p
+        for p in FIXTURES.rglob("*")
         if p.is_file() and p.suffix in _SCANNED and not p.name.startswith("README")
-    )  # fmt: skip
+    )
 
 
 def _expected(path: Path) -> tuple[Counter, dict]:
@@ -53,13 +54,19 @@ def _groups() -> list[tuple[str, dict, list[Path]]]:
         top = path.relative_to(FIXTURES).parts[0]
         frame = _expected(path)[1]
         groups.setdefault((top, tuple(sorted(frame.items()))), []).append(path)
-    return [(f"{top}[{','.join(f'{k}={v}' for k, v in frame) or 'default'}]", dict(frame), files)
-            for (top, frame), files in sorted(groups.items())]  # fmt: skip
+    return [
+        (f"{top}[{','.join(f'{k}={v}' for k, v in frame) or 'default'}]", dict(frame), files)
+        for (top, frame), files in sorted(groups.items())
+    ]
 
 
-@pytest.mark.parametrize("name, frame, files", _groups(), ids=lambda value: value if isinstance(value, str) else "")
+@pytest.mark.parametrize(
+    "name, frame, files", _groups(), ids=lambda value: value if isinstance(value, str) else ""
+)
 def test_fixture_both_ways(name: str, frame: dict, files: list[Path]) -> None:
-    result = scan_paths(files, cwd=ROOT, select=["ALL"], sdk=frame.get("sdk"), target=frame.get("target", "trn2"))
+    result = scan_paths(
+        files, cwd=ROOT, select=["ALL"], sdk=frame.get("sdk"), target=frame.get("target", "trn2")
+    )
     problems = []
     for path in files:
         expected, _ = _expected(path)
@@ -67,13 +74,24 @@ def test_fixture_both_ways(name: str, frame: dict, files: list[Path]) -> None:
         actual = Counter((f.line, f.rule) for f in result.active if f.path == rel)
         missing, unexpected = expected - actual, actual - expected
         if missing or unexpected:
-            problems.append(f"{rel}\n  expected but not reported: {sorted(missing)}\n  reported but not expected: {sorted(unexpected)}")
+            problems.append(
+                f"{rel}\n  expected but not reported: {sorted(missing)}\n  reported but not expected: {sorted(unexpected)}"
+            )
     assert not problems, "\n".join(problems)
 
 
 def test_fixtures_cover_every_category() -> None:
     result = scan_paths([FIXTURES], cwd=ROOT)
     categories = {f.category for f in result.active}
-    nine = {"cuda-api", "dist-backend", "custom-kernel", "cuda-only-lib", "dtype", "dynamic-shape", "host-sync",
-            "compile-backend", "neuron-lockin"}  # fmt: skip
+    nine = {
+        "cuda-api",
+        "dist-backend",
+        "custom-kernel",
+        "cuda-only-lib",
+        "dtype",
+        "dynamic-shape",
+        "host-sync",
+        "compile-backend",
+        "neuron-lockin",
+    }
     assert nine <= categories, f"missing categories: {sorted(nine - categories)}"

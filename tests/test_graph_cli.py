@@ -18,15 +18,33 @@ pytest.importorskip("torch")
 
 def neuronlint(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_COLOR": "1", "NEURONLINT_NO_CACHE": "1", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "neuronlint", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "neuronlint", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+    )
 
 
 @pytest.mark.slow
 def test_trace_prints_op_verdicts_and_writes_json(tmp_path):
     report = tmp_path / "trace.json"
-    done = neuronlint("trace", "fixtures/models/no_lowering.py:BucketEmbedding", "--input", "float32[8]",
-                      "--sdk", "2.29", "--target", "trn2", "--format", "json", "-o", str(report))  # fmt: skip
+    done = neuronlint(
+        "trace",
+        "fixtures/models/no_lowering.py:BucketEmbedding",
+        "--input",
+        "float32[8]",
+        "--sdk",
+        "2.29",
+        "--target",
+        "trn2",
+        "--format",
+        "json",
+        "-o",
+        str(report),
+    )
     assert done.returncode == 1, done.stderr  # an NL010 warning at the default --fail-on warning
     text = done.stdout
     source = (ROOT / "fixtures/models/no_lowering.py").read_text().splitlines()
@@ -72,7 +90,8 @@ def test_bad_arguments_are_one_line_errors(tmp_path):
 
 
 def test_discover_lists_traceable_modules(tmp_path):
-    (tmp_path / "nets.py").write_text(textwrap.dedent("""
+    (tmp_path / "nets.py").write_text(
+        textwrap.dedent("""
         import torch.nn as nn
 
         class Tagger(nn.Module):
@@ -86,7 +105,8 @@ def test_discover_lists_traceable_modules(tmp_path):
         class Needs(nn.Module):
             def __init__(self, dim):
                 super().__init__()
-    """))  # fmt: skip
+    """)
+    )
     done = neuronlint("trace", "--discover", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
@@ -119,7 +139,8 @@ def test_scan_with_trace_merges_graph_findings(tmp_path):
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "__init__.py").write_text("")
     (tmp_path / "proj" / "model.py").write_text(PROJECT_MODEL)
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent("""
         [tool.neuronlint]
         sdk = "2.29"
         target = "trn2"
@@ -131,7 +152,8 @@ def test_scan_with_trace_merges_graph_findings(tmp_path):
 
         [[tool.neuronlint.trace]]
         entrypoint = "proj.missing:build"
-    """))  # fmt: skip
+    """)
+    )
     static = json.loads(
         neuronlint("scan", ".", "--format", "json", "--report-unused-suppressions", cwd=tmp_path).stdout
     )

@@ -31,9 +31,13 @@ def test_input_specs(text, expected):
 
 @pytest.mark.parametrize(
     ("text", "problem"),
-    [("long(2,128)", "expected dtype[shape]"), ("quad[2]", "unknown dtype 'quad'"), ("long[2,,3]", "empty dimension"),
-     ("long[-1]", "expected dtype[shape]")],
-)  # fmt: skip
+    [
+        ("long(2,128)", "expected dtype[shape]"),
+        ("quad[2]", "unknown dtype 'quad'"),
+        ("long[2,,3]", "empty dimension"),
+        ("long[-1]", "expected dtype[shape]"),
+    ],
+)
 def test_bad_input_specs_name_the_problem(text, problem):
     with pytest.raises(SpecError, match=re.escape(problem)):
         parse_spec(text)
@@ -70,7 +74,8 @@ def test_locate_finds_the_definition_without_importing():
 def test_discover_lists_modules_constructible_without_arguments(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "nets.py").write_text(textwrap.dedent("""
+    (tmp_path / "pkg" / "nets.py").write_text(
+        textwrap.dedent("""
         import torch.nn as nn
         from torch import nn as torch_nn
 
@@ -96,7 +101,8 @@ def test_discover_lists_modules_constructible_without_arguments(tmp_path):
 
         class Plain:
             pass
-    """))  # fmt: skip
+    """)
+    )
     found = {c.entrypoint: c for c in discover([tmp_path], tmp_path)}
     assert sorted(found) == ["pkg.nets:Base", "pkg.nets:Child", "pkg.nets:NoInit"]
     assert found["pkg.nets:Child"].forward_params == ("x", "mask")

@@ -96,13 +96,23 @@ def test_every_release_with_an_xla_backend_maps_to_an_op_table(db):
 @pytest.mark.parametrize(
     ("op", "lowered"),
     [
-        ("aten::nonzero", True), ("aten::masked_select", True), ("aten::triangular_solve", True),
-        ("aten::topk", True), ("aten::_linalg_eigh", True), ("aten::mm", True), ("aten::addmm", True),
-        ("aten::_unique2", False), ("aten::histc", False), ("aten::bincount", False), ("aten::bucketize.Tensor", False),
-        ("aten::searchsorted.Tensor", False), ("aten::_fft_r2c", False), ("aten::grid_sampler_2d", False),
+        ("aten::nonzero", True),
+        ("aten::masked_select", True),
+        ("aten::triangular_solve", True),
+        ("aten::topk", True),
+        ("aten::_linalg_eigh", True),
+        ("aten::mm", True),
+        ("aten::addmm", True),
+        ("aten::_unique2", False),
+        ("aten::histc", False),
+        ("aten::bincount", False),
+        ("aten::bucketize.Tensor", False),
+        ("aten::searchsorted.Tensor", False),
+        ("aten::_fft_r2c", False),
+        ("aten::grid_sampler_2d", False),
         ("aten::_scaled_dot_product_flash_attention", False),
     ],
-)  # fmt: skip
+)
 def test_reference_lowerings_at_torch_xla_2_9(db, op, lowered):
     # neuron-facts.md, second reader: "Present at v2.9.0" / "Absent at v2.9.0".
     assert _frame(db).is_lowered(op) is lowered
@@ -122,13 +132,18 @@ def test_views_are_lowered_through_their_copy_form(db):
 def test_composite_ops_are_judged_by_what_their_kernel_calls(db):
     frame = _frame(db)
     facts = {
-        "aten::arange.start_step": {"composite": ["CompositeExplicitAutograd"],
-                                    "expands_to": ["aten::empty.memory_format", "aten::arange.start_out"]},
-        "aten::cummin": {"composite": ["CompositeExplicitAutograd"], "expands_to": ["aten::empty.memory_format", "aten::cummin.out"]},
+        "aten::arange.start_step": {
+            "composite": ["CompositeExplicitAutograd"],
+            "expands_to": ["aten::empty.memory_format", "aten::arange.start_out"],
+        },
+        "aten::cummin": {
+            "composite": ["CompositeExplicitAutograd"],
+            "expands_to": ["aten::empty.memory_format", "aten::cummin.out"],
+        },
         "aten::cummin.out": {},
         "aten::linear": {"composite": ["CompositeImplicitAutograd"], "expands_to": None},
         "aten::digamma": {"composite": [], "wraps_out": True, "out_variants": ["aten::digamma.out"]},
-    }  # fmt: skip
+    }
     assert frame.lowering("aten::arange.start_step", facts).verdict == LOWERED
     cummin = frame.lowering("aten::cummin", facts)
     assert cummin.verdict == NOT_LOWERED and "aten::cummin.out" in cummin.reason

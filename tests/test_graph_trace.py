@@ -216,8 +216,12 @@ def test_constructor_that_needs_tensor_values(outcomes):
     result = judge(outcomes, "values")
     assert result.status == "traced" and result.summary["build_mode"] == "meta+values"
     assert result.findings == [] and result.summary["parameters"]["count"] == 64 * 64 + 64
-    assert verdicts(result) == {"aten::permute": {"lowered"}, "aten::addmm": {"lowered"},
-                                "aten::split_with_sizes": {"lowered"}, "aten::relu": {"lowered"}}  # fmt: skip
+    assert verdicts(result) == {
+        "aten::permute": {"lowered"},
+        "aten::addmm": {"lowered"},
+        "aten::split_with_sizes": {"lowered"},
+        "aten::relu": {"lowered"},
+    }
 
 
 def test_hbm_sizing_hint_per_chip(outcomes):

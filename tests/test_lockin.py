@@ -136,7 +136,9 @@ def test_size_scale_turns_the_score_into_evidence_per_line(tmp_path: Path) -> No
     assert repo.scale == pytest.approx((2 * params.reference_lines + 6) / params.reference_lines)
     assert repo.value < small.repository.scores["cuda"].value
     # files below reference_lines are judged on their evidence alone
-    assert {u.name: u for u in large.files}["train.py"].scores["cuda"].value == pytest.approx(12.54717, abs=1e-4)
+    assert {u.name: u for u in large.files}["train.py"].scores["cuda"].value == pytest.approx(
+        12.54717, abs=1e-4
+    )
 
 
 # ---- properties on the fixtures -------------------------------------------------------------------
@@ -181,7 +183,9 @@ def test_adding_a_line_with_a_blocker_to_a_real_file_never_lowers(tmp_path: Path
     shutil.copytree(FIXTURES / "gpt_trainer", tmp_path / "gpt_trainer")
     before, _ = _score(tmp_path)
     target = tmp_path / "gpt_trainer" / "train.py"
-    target.write_text(target.read_text(encoding="utf-8") + "\nbuffer = torch.zeros(8).cuda()\n", encoding="utf-8")
+    target.write_text(
+        target.read_text(encoding="utf-8") + "\nbuffer = torch.zeros(8).cuda()\n", encoding="utf-8"
+    )
     after, _ = _score(tmp_path)
     assert after.repository.scores["cuda"].blockers == before.repository.scores["cuda"].blockers + 1
     assert after.repository.scores["cuda"].value >= before.repository.scores["cuda"].value
@@ -193,7 +197,10 @@ def test_breakdown_sums_to_the_score_at_every_level(fixture_scan) -> None:
     assert len(result.files) > 10
     for unit in units:
         for direction, s in unit.scores.items():
-            assert sum(a.points for a in s.breakdown) == pytest.approx(s.value, abs=1e-9), (unit.name, direction)
+            assert sum(a.points for a in s.breakdown) == pytest.approx(s.value, abs=1e-9), (
+                unit.name,
+                direction,
+            )
             assert 0.0 <= s.value <= 100.0
             for a in s.breakdown:
                 assert 0.0 <= a.coupling < a.max
@@ -216,7 +223,10 @@ def test_a_kernel_outweighs_many_files_of_device_strings(tmp_path: Path) -> None
 
 
 def test_suppressed_findings_do_not_count(tmp_path: Path) -> None:
-    text = TRAIN.replace('dist.init_process_group("nccl")', 'dist.init_process_group("nccl")  # neuronlint: ignore[NL201] reason')
+    text = TRAIN.replace(
+        'dist.init_process_group("nccl")',
+        'dist.init_process_group("nccl")  # neuronlint: ignore[NL201] reason',
+    )
     lockin, _ = _score(_write(tmp_path, {"train.py": text}))
     assert {w.rule for w in lockin.findings} == {"NL101"}
 
@@ -236,7 +246,16 @@ def test_package_of() -> None:
 
 # ---- effort and kernel kinds ----------------------------------------------------------------------
 def test_triton_kernel_units_named_from_decorators(tmp_path: Path) -> None:
-    lockin, _ = _score(_write(tmp_path, {"kernels.py": KERNELS.replace("@triton.jit", "@triton.autotune(configs=[], key=['n'])\n@triton.jit")}))
+    lockin, _ = _score(
+        _write(
+            tmp_path,
+            {
+                "kernels.py": KERNELS.replace(
+                    "@triton.jit", "@triton.autotune(configs=[], key=['n'])\n@triton.jit"
+                )
+            },
+        )
+    )
     hours = sorted(w.hours for w in lockin.findings if w.rule == "NL301")
     assert hours == [1.0, 1.0, 40.0]  # autotune and launch repeat the one @triton.jit kernel
 
@@ -282,19 +301,28 @@ def test_bad_area_value_names_file_table_and_key(tmp_path: Path) -> None:
     with pytest.raises(RuleDBError) as info:
         load_dirs([default_rules_dir(), pack])
     message = str(info.value)
-    assert "lockin.toml" in message and "[[lockin_area]]" in message and "key 'max'" in message and "150" in message
+    assert (
+        "lockin.toml" in message
+        and "[[lockin_area]]" in message
+        and "key 'max'" in message
+        and "150" in message
+    )
 
 
 def test_missing_severity_weight_is_refused(tmp_path: Path) -> None:
     pack = _pack(tmp_path, '[[lockin_area]]\nname = "cuda-api"\nweights = { blocker = 1, warning = 0.5 }\n')
-    with pytest.raises(RuleDBError, match=r"key 'weights': a weight for every severity is required \(missing: info\)"):
+    with pytest.raises(
+        RuleDBError, match=r"key 'weights': a weight for every severity is required \(missing: info\)"
+    ):
         load_dirs([default_rules_dir(), pack])
 
 
 def test_grades_must_cover_100(tmp_path: Path) -> None:
     pack = _pack(tmp_path, '[[lockin_grade]]\ngrade = "F"\nbelow = 95\n')
     db = load_dirs([default_rules_dir(), pack])
-    with pytest.raises(RuleDBError, match=r"\[\[lockin_grade\]\]: key 'below': no grade covers a score of 100"):
+    with pytest.raises(
+        RuleDBError, match=r"\[\[lockin_grade\]\]: key 'below': no grade covers a score of 100"
+    ):
         load_params(db)
 
 
@@ -309,10 +337,33 @@ def test_a_policy_pack_retunes_the_score(tmp_path: Path) -> None:
 
 def test_weigh_ignores_suppressed_and_uses_graph_facts_from_extra() -> None:
     params = load_params(load_ruledb())
-    graph = Finding(rule="NL010", category="op-support", severity=Severity.WARNING, path="m.py", line=3, column=1,
-                    end_line=3, end_column=2, message="m", origin="graph", extra={"op": "aten::histc", "count": 2})  # fmt: skip
-    silenced = Finding(rule="NL101", category="cuda-api", severity=Severity.BLOCKER, path="m.py", line=4, column=1,
-                       end_line=4, end_column=2, message="m", suppressed="reason")  # fmt: skip
+    graph = Finding(
+        rule="NL010",
+        category="op-support",
+        severity=Severity.WARNING,
+        path="m.py",
+        line=3,
+        column=1,
+        end_line=3,
+        end_column=2,
+        message="m",
+        origin="graph",
+        extra={"op": "aten::histc", "count": 2},
+    )
+    silenced = Finding(
+        rule="NL101",
+        category="cuda-api",
+        severity=Severity.BLOCKER,
+        path="m.py",
+        line=4,
+        column=1,
+        end_line=4,
+        end_column=2,
+        message="m",
+        suppressed="reason",
+    )
     weighted = weigh([graph, silenced], params)
-    assert len(weighted) == 1 and weighted[0].facts["op"] == "aten::histc" and weighted[0].area == "op-support"
+    assert (
+        len(weighted) == 1 and weighted[0].facts["op"] == "aten::histc" and weighted[0].area == "op-support"
+    )
     assert math.isclose(weighted[0].weight, 1.0)

@@ -32,7 +32,9 @@ d = xm.xla_device()
 """
 
 
-@pytest.mark.parametrize("sdk, target", [("2.33", "trn2"), ("2.29", "trn1"), ("2.21", "inf2"), ("2.33", "trn3")])
+@pytest.mark.parametrize(
+    "sdk, target", [("2.33", "trn2"), ("2.29", "trn1"), ("2.21", "inf2"), ("2.33", "trn3")]
+)
 def test_fixture_messages_are_rendered(sdk: str, target: str) -> None:
     result = scan_paths([FIXTURES], cwd=ROOT, select=["ALL"], sdk=sdk, target=target)
     assert result.active

@@ -46,7 +46,7 @@ class C:
 
 
 # An `elif` generated on its own reads `if ...`, which here also occurs verbatim in another function.
-ELIF_CASE = '''\
+ELIF_CASE = """\
 import pytest
 import torch
 
@@ -61,7 +61,7 @@ def run(name, mode) -> None:
         skip_without_backend(name)
     elif not torch.cuda.is_available():
         pytest.skip("needs the GPU backend")
-'''
+"""
 
 
 def _both(source: bytes) -> tuple[dict, dict]:

@@ -45,10 +45,19 @@ def _local_language() -> str:
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PRE_COMMIT"))}
-    env.update({"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "NO_COLOR": "1", "NEURONLINT_NO_CACHE": "1",
-                "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
-                "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
-                "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})  # fmt: skip
+    env.update(
+        {
+            "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+            "NO_COLOR": "1",
+            "NEURONLINT_NO_CACHE": "1",
+            "GIT_AUTHOR_NAME": "Test",
+            "GIT_AUTHOR_EMAIL": "test@example.invalid",
+            "GIT_COMMITTER_NAME": "Test",
+            "GIT_COMMITTER_EMAIL": "test@example.invalid",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+        }
+    )
     import neuronlint
 
     env["PYTHONPATH"] = str(Path(neuronlint.__file__).resolve().parent.parent)
@@ -56,7 +65,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _run(args: list[str], repo: Path, tmp_path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=repo, capture_output=True, text=True, env=_env(tmp_path), timeout=300, check=False)
+    return subprocess.run(
+        args, cwd=repo, capture_output=True, text=True, env=_env(tmp_path), timeout=300, check=False
+    )
 
 
 @pytest.fixture
@@ -67,16 +78,21 @@ def hooked_repo(tmp_path: Path) -> Path:
     local.pop("minimum_pre_commit_version", None)
     config = {"repos": [{"repo": "local", "hooks": [local]}]}
     repo = tmp_path / "repo"
-    init_repo(repo, {
-        ".pre-commit-config.yaml": yaml.safe_dump(config, sort_keys=False),
-        "pyproject.toml": '[project]\nname = "demo"\n\n[tool.neuronlint]\nexclude = ["legacy"]\n',
-        "README.md": "demo\n",
-    })  # fmt: skip
+    init_repo(
+        repo,
+        {
+            ".pre-commit-config.yaml": yaml.safe_dump(config, sort_keys=False),
+            "pyproject.toml": '[project]\nname = "demo"\n\n[tool.neuronlint]\nexclude = ["legacy"]\n',
+            "README.md": "demo\n",
+        },
+    )
     return repo
 
 
 def test_manifest_is_valid_and_describes_the_hook() -> None:
-    completed = subprocess.run([_pre_commit(), "validate-manifest", str(MANIFEST)], capture_output=True, text=True, check=False)
+    completed = subprocess.run(
+        [_pre_commit(), "validate-manifest", str(MANIFEST)], capture_output=True, text=True, check=False
+    )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
     assert hook["id"] == "neuronlint" and hook["entry"] == "neuronlint scan" and hook["language"] == "python"
@@ -84,7 +100,9 @@ def test_manifest_is_valid_and_describes_the_hook() -> None:
 
 
 def test_staged_blocker_fails_the_hook_with_the_finding(hooked_repo: Path, tmp_path: Path) -> None:
-    (hooked_repo / "train.py").write_text("import torch\n\nmodel = torch.nn.Linear(4, 4).cuda()\n", encoding="utf-8")
+    (hooked_repo / "train.py").write_text(
+        "import torch\n\nmodel = torch.nn.Linear(4, 4).cuda()\n", encoding="utf-8"
+    )
     git(hooked_repo, "add", "train.py")
     completed = _run([_pre_commit(), "run"], hooked_repo, tmp_path)
     assert completed.returncode == 1, completed.stdout + completed.stderr
@@ -119,13 +137,17 @@ def test_config_exclude_holds_for_file_names_pre_commit_passes(hooked_repo: Path
 def test_installed_hook_blocks_a_commit_that_adds_cuda(hooked_repo: Path, tmp_path: Path) -> None:
     installed = _run([_pre_commit(), "install"], hooked_repo, tmp_path)
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    (hooked_repo / "model.py").write_text("import torch\n\n\ndef place(m):\n    return m.cuda()\n", encoding="utf-8")
+    (hooked_repo / "model.py").write_text(
+        "import torch\n\n\ndef place(m):\n    return m.cuda()\n", encoding="utf-8"
+    )
     git(hooked_repo, "add", "model.py")
     blocked = _run(["git", "commit", "-m", "add model"], hooked_repo, tmp_path)
     assert blocked.returncode != 0
     assert "NL101" in blocked.stdout + blocked.stderr
     assert git(hooked_repo, "log", "--oneline").count("\n") == 1  # still only the initial commit
-    (hooked_repo / "model.py").write_text("import torch\n\n\ndef place(m, device):\n    return m.to(device)\n", encoding="utf-8")
+    (hooked_repo / "model.py").write_text(
+        "import torch\n\n\ndef place(m, device):\n    return m.to(device)\n", encoding="utf-8"
+    )
     git(hooked_repo, "add", "model.py")
     allowed = _run(["git", "commit", "-m", "add model"], hooked_repo, tmp_path)
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr

@@ -24,15 +24,18 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 
 def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     environment = {**os.environ, "NEURONLINT_NO_CACHE": "1", "SOURCE_DATE_EPOCH": "1800000000", **(env or {})}
-    return subprocess.run([*NEURONLINT, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=environment)
+    return subprocess.run(
+        [*NEURONLINT, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=environment
+    )
 
 
 @pytest.fixture(scope="module")
 def fixture_report():
     result = scan_paths([FIXTURES], cwd=ROOT)
     lockin = score(result.findings, result.results, result.db, result.context)
-    report = build_report(lockin, result.db, result.context, paths=["fixtures"],
-                          link=SourceLinker(None, None, ROOT), base=ROOT)  # fmt: skip
+    report = build_report(
+        lockin, result.db, result.context, paths=["fixtures"], link=SourceLinker(None, None, ROOT), base=ROOT
+    )
     return result, lockin, report
 
 
@@ -70,7 +73,10 @@ def test_kernels_get_nki_library_suggestions(fixture_report) -> None:
     assert "rmsnorm-quant" in kernels["rmsnorm_fwd_kernel"]["nki_kernels"]
     assert kernels["rmsnorm_fwd_kernel"]["launches"] == 1  # launched from layers.py, defined in kernels.py
     assert kernels["swiglu_fwd_kernel"]["kind"] == "mlp"
-    assert all(k["source"].startswith("https://awsdocs-neuron.readthedocs-hosted.com/en/v2.") for k in report["kernels"])
+    assert all(
+        k["source"].startswith("https://awsdocs-neuron.readthedocs-hosted.com/en/v2.")
+        for k in report["kernels"]
+    )
 
 
 def test_libraries_carry_neuron_alternatives(fixture_report) -> None:
@@ -138,7 +144,9 @@ class _Checker(HTMLParser):
         if tag in VOID:
             return
         if not self.stack or self.stack[-1] != tag:
-            self.problems.append(f"</{tag}> closes <{self.stack[-1] if self.stack else 'nothing'}> at {self.getpos()}")
+            self.problems.append(
+                f"</{tag}> closes <{self.stack[-1] if self.stack else 'nothing'}> at {self.getpos()}"
+            )
             return
         self.stack.pop()
 
@@ -163,11 +171,20 @@ def test_html_is_well_formed_and_self_contained(fixture_report) -> None:
 
 
 def test_html_escapes_messages(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text('import torch\nx = torch.zeros(2, device="cuda")  # <script>alert(1)</script>\n', encoding="utf-8")
+    (tmp_path / "a.py").write_text(
+        'import torch\nx = torch.zeros(2, device="cuda")  # <script>alert(1)</script>\n', encoding="utf-8"
+    )
     (tmp_path / "b<c>.py").write_text("import torch\ny = torch.ones(1).cuda()\n", encoding="utf-8")
     result = scan_paths([tmp_path], cwd=tmp_path)
     lockin = score(result.findings, result.results, result.db, result.context)
-    report = build_report(lockin, result.db, result.context, paths=["."], link=SourceLinker(None, None, tmp_path), title="<b>t</b>")
+    report = build_report(
+        lockin,
+        result.db,
+        result.context,
+        paths=["."],
+        link=SourceLinker(None, None, tmp_path),
+        title="<b>t</b>",
+    )
     text = render("html", report)
     assert "<b>t</b>" not in text and "&lt;b&gt;t&lt;/b&gt;" in text
     assert "b<c>.py" not in text and "b&lt;c&gt;.py" in text
@@ -197,16 +214,34 @@ def test_json_round_trips(fixture_report) -> None:
     _, _, report = fixture_report
     data = json.loads(render("json", report))
     assert data["schema_version"] == 1
-    assert set(data) >= {"summary", "breakdown", "blockers", "hot_spots", "libraries", "kernels", "dtypes", "effort", "findings", "rules"}
+    assert set(data) >= {
+        "summary",
+        "breakdown",
+        "blockers",
+        "hot_spots",
+        "libraries",
+        "kernels",
+        "dtypes",
+        "effort",
+        "findings",
+        "rules",
+    }
 
 
 # ---- the command ---------------------------------------------------------------------------------------
 def test_cli_writes_each_format(tmp_path: Path) -> None:
-    for suffix, marker in ((".html", "<!DOCTYPE html>"), (".md", "# Neuron migration report"), (".json", '"schema_version": 1')):
+    for suffix, marker in (
+        (".html", "<!DOCTYPE html>"),
+        (".md", "# Neuron migration report"),
+        (".json", '"schema_version": 1'),
+    ):
         out = tmp_path / f"report{suffix}"
         done = run(["report", "fixtures", "-o", str(out)], ROOT)
         assert done.returncode == 0, done.stderr
-        assert out.read_text(encoding="utf-8").startswith(marker) or marker in out.read_text(encoding="utf-8")[:200]
+        assert (
+            out.read_text(encoding="utf-8").startswith(marker)
+            or marker in out.read_text(encoding="utf-8")[:200]
+        )
         assert "wrote" in done.stderr and "CUDA coupling" in done.stderr
 
 
@@ -214,7 +249,10 @@ def test_cli_writes_each_format(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["report", "fixtures", "--format", "pdf"], "unknown report format 'pdf'"),
-        (["report", "fixtures", "--source-url", "https://x/blob/main"], "--source-url: the template needs a {path} placeholder"),
+        (
+            ["report", "fixtures", "--source-url", "https://x/blob/main"],
+            "--source-url: the template needs a {path} placeholder",
+        ),
         (["report", "fixtures", "--compare-target", "trn9"], "unknown target 'trn9'"),
         (["report", "nowhere"], "nowhere: no such file or directory"),
     ],
@@ -228,7 +266,9 @@ def test_cli_bad_input_is_one_line(args: list[str], message: str) -> None:
 
 def test_against_outside_git_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("import torch\nx = torch.zeros(1).cuda()\n", encoding="utf-8")
-    done = run(["report", ".", "--against", "main"], tmp_path, env={"GIT_CEILING_DIRECTORIES": str(tmp_path.parent)})
+    done = run(
+        ["report", ".", "--against", "main"], tmp_path, env={"GIT_CEILING_DIRECTORIES": str(tmp_path.parent)}
+    )
     assert done.returncode == 2
     assert "is not inside a git work tree" in done.stderr and "Traceback" not in done.stderr
 
@@ -247,39 +287,61 @@ def test_what_if_matches_a_real_scan_of_the_other_frame(fixture_report) -> None:
     for d in ("cuda", "neuron"):
         assert comparison["scores"][d]["other"] == direct_score.repository.scores[d].score
         assert comparison["scores"][d]["base"] == lockin.repository.scores[d].score
-        assert comparison["scores"][d]["delta"] == comparison["scores"][d]["other"] - comparison["scores"][d]["base"]
+        assert (
+            comparison["scores"][d]["delta"]
+            == comparison["scores"][d]["other"] - comparison["scores"][d]["base"]
+        )
     base_blockers = {(f.path, f.line, f.rule) for f in result.active if f.severity.value == "blocker"}
     other_blockers = {(f.path, f.line, f.rule) for f in direct.active if f.severity.value == "blocker"}
     assert comparison["counts"]["blockers_gone"] == len(base_blockers - other_blockers)
     assert comparison["counts"]["blockers_new"] == len(other_blockers - base_blockers)
     assert comparison["counts"]["blockers_gone"] + comparison["counts"]["blockers_new"] > 0
-    assert comparison["other"] == {"sdk": other.sdk, "target": "trn1", "backend": other.backend, "training": other.training}
+    assert comparison["other"] == {
+        "sdk": other.sdk,
+        "target": "trn1",
+        "backend": other.backend,
+        "training": other.training,
+    }
 
 
 def test_what_if_on_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "whatif.json"
-    done = run(["report", "fixtures", "--compare-sdk", "2.33", "--compare-target", "trn3", "-o", str(out)], ROOT)
+    done = run(
+        ["report", "fixtures", "--compare-sdk", "2.33", "--compare-target", "trn3", "-o", str(out)], ROOT
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["comparison"]["other"]["target"] == "trn3"
     # float8_e4m3fn is native on Trn3 (NCC_EVRF051): its findings are no longer warnings there
-    assert any(g["rule"] == "NL505" for g in data["comparison"]["blockers_gone"] + data["comparison"]["blockers_new"]) or \
-        any(c["from"] == "warning" for c in data["comparison"]["counts"]["severity_changes"])  # fmt: skip
+    assert any(
+        g["rule"] == "NL505" for g in data["comparison"]["blockers_gone"] + data["comparison"]["blockers_new"]
+    ) or any(c["from"] == "warning" for c in data["comparison"]["counts"]["severity_changes"])
     html = run(["report", "fixtures", "--compare-target", "trn3", "-f", "html"], ROOT)
     assert 'id="whatif"' in html.stdout
 
 
 # ---- trend on a real git repository ---------------------------------------------------------------------
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+        },
+    )
 
 
 def test_trend_against_the_base_branch(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "src").mkdir(parents=True)
-    (repo / "src" / "model.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", encoding="utf-8")
+    (repo / "src" / "model.py").write_text(
+        "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", encoding="utf-8"
+    )
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "base")
@@ -295,7 +357,9 @@ def test_trend_against_the_base_branch(tmp_path: Path) -> None:
     # independent scores of both trees
     base_tree = tmp_path / "base"
     (base_tree / "src").mkdir(parents=True)
-    (base_tree / "src" / "model.py").write_text((repo / "src" / "model.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (base_tree / "src" / "model.py").write_text(
+        (repo / "src" / "model.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     base = scan_paths([base_tree / "src"], cwd=base_tree)
     now = scan_paths([repo / "src"], cwd=repo)
     base_score = score(base.findings, base.results, base.db).repository.scores["cuda"].score
@@ -305,7 +369,9 @@ def test_trend_against_the_base_branch(tmp_path: Path) -> None:
     assert "Neuron coupling 0 \u2192 0" in done.stdout
     assert "src/train.py:4" in done.stdout and "src/train.py:5" in done.stdout
     # the work tree and the repository are untouched
-    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True, check=True)
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True, check=True
+    )
     assert status.stdout == ""
 
 

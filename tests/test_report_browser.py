@@ -26,10 +26,18 @@ import pytest
 from tests.conftest import FIXTURES, ROOT
 
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-extensions", "--hide-scrollbars", "--remote-debugging-port=0",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--remote-debugging-port=0",
+]
 
 
 def chromium_path() -> str:
@@ -49,8 +57,10 @@ class WebSocket:
         host, port, path = match.group(1), int(match.group(2)), match.group(3)
         self.sock = socket.create_connection((host, port), timeout=timeout)
         key = base64.b64encode(os.urandom(16)).decode()
-        request = (f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")  # fmt: skip
+        request = (
+            f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
         self.sock.sendall(request.encode())
         response = b""
         while b"\r\n\r\n" not in response:
@@ -110,9 +120,17 @@ class Browser:
 
     def __init__(self, profile: Path, width: int = 1400, height: int = 1000):
         self.process = subprocess.Popen(
-            [chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [
+                chromium_path(),
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                f"--window-size={width},{height}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         browser_url = None
         deadline = time.time() + 60
         while time.time() < deadline and browser_url is None:
@@ -130,10 +148,15 @@ class Browser:
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable", session=True)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)  # fmt: skip
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session=True,
+        )
 
-    def call(self, method: str, params: dict[str, Any] | None = None, session: bool = False, timeout: float = 60) -> dict[str, Any]:
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, session: bool = False, timeout: float = 60
+    ) -> dict[str, Any]:
         self.next_id += 1
         message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
@@ -167,7 +190,9 @@ class Browser:
         self.evaluate("1")  # drain events emitted while the page ran its scripts
 
     def evaluate(self, expression: str) -> Any:
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
+        result = self.call(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True
+        )
         assert "exceptionDetails" not in result, result["exceptionDetails"]
         return result["result"].get("value")
 
@@ -177,12 +202,16 @@ class Browser:
         for event in self.events:
             method, params = event.get("method"), event.get("params", {})
             if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "warning", "assert"):
-                out.append(f"console.{params['type']}: {[a.get('value', a.get('description')) for a in params.get('args', [])]}")
+                out.append(
+                    f"console.{params['type']}: {[a.get('value', a.get('description')) for a in params.get('args', [])]}"
+                )
             elif method == "Runtime.exceptionThrown":
                 out.append(f"exception: {params['exceptionDetails'].get('text')}")
             elif method == "Log.entryAdded" and params["entry"]["level"] in ("error", "warning"):
                 out.append(f"log {params['entry']['level']}: {params['entry']['text']}")
-            elif method == "Network.requestWillBeSent" and not params["request"]["url"].startswith(("file:", "data:", "about:")):
+            elif method == "Network.requestWillBeSent" and not params["request"]["url"].startswith(
+                ("file:", "data:", "about:")
+            ):
                 out.append(f"network request: {params['request']['url']}")
         return out
 
@@ -190,7 +219,16 @@ class Browser:
         params: dict[str, Any] = {"format": "png"}
         if full_page:
             size = self.call("Page.getLayoutMetrics", session=True)["cssContentSize"]
-            params.update(captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 16000), "scale": 1})
+            params.update(
+                captureBeyondViewport=True,
+                clip={
+                    "x": 0,
+                    "y": 0,
+                    "width": size["width"],
+                    "height": min(size["height"], 16000),
+                    "scale": 1,
+                },
+            )
         data = self.call("Page.captureScreenshot", params, session=True)["data"]
         path.write_bytes(base64.b64decode(data))
 
@@ -207,8 +245,26 @@ class Browser:
 
 def _report(tmp_path: Path, paths: list[Path], name: str, *extra: str) -> Path:
     out = tmp_path / name
-    done = subprocess.run([sys.executable, "-m", "neuronlint", "report", *map(str, paths), "-f", "html", "-o", str(out),
-                           "--no-cache", "-q", *extra], cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "neuronlint",
+            "report",
+            *map(str, paths),
+            "-f",
+            "html",
+            "-o",
+            str(out),
+            "--no-cache",
+            "-q",
+            *extra,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return out
 
@@ -224,7 +280,9 @@ def test_report_loads_cleanly_renders_charts_and_sorts(tmp_path: Path) -> None:
         # Charts: two gauges, the breakdown bars, the category chart and the hot-spot bars, all drawn.
         assert browser.evaluate("document.querySelectorAll('svg.gauge').length") == 2
         assert browser.evaluate("document.querySelectorAll('svg.chart').length") >= 2
-        drawn = browser.evaluate("Array.from(document.querySelectorAll('svg')).filter(s => s.getBoundingClientRect().width > 100).length")
+        drawn = browser.evaluate(
+            "Array.from(document.querySelectorAll('svg')).filter(s => s.getBoundingClientRect().width > 100).length"
+        )
         assert drawn >= 5
         score = browser.evaluate("document.querySelector('svg.gauge .gauge-score').textContent")
         assert score.isdigit()

@@ -59,17 +59,33 @@ def test_annotation_fields_and_suppressed_findings_left_out(tmp_path: Path) -> N
     commands = [parse(line) for line in lines]
     assert [c[0] for c in commands] == ["error", "error", "error", "warning", "notice", "notice"]
     level, props, message = commands[2]
-    assert props == {"file": "train.py", "line": "13", "endLine": "13", "col": "19", "endColumn": "25",
-                     "title": "NL101 cuda-device"}  # fmt: skip
-    assert "Suggested fix: to(\"neuron\")" in message and message.endswith("docs/rules/NL101.md")
+    assert props == {
+        "file": "train.py",
+        "line": "13",
+        "endLine": "13",
+        "col": "19",
+        "endColumn": "25",
+        "title": "NL101 cuda-device",
+    }
+    assert 'Suggested fix: to("neuron")' in message and message.endswith("docs/rules/NL101.md")
     assert not any(p["title"].startswith("NL701") for _, p, _ in commands)  # suppressed in source
 
 
 def test_escaping_of_properties_and_messages() -> None:
     assert github.escape_data("100% done\r\nnext: a, b") == "100%25 done%0D%0Anext: a, b"
     assert github.escape_property("dir,x:y/100%\n") == "dir%2Cx%3Ay/100%25%0A"
-    finding = Finding(rule="NL101", category="cuda-api", severity=Severity.WARNING, path="a,b:c/50%.py", line=3,
-                      column=2, end_line=3, end_column=9, message="first: line, with 10%\nsecond line", name="cuda-device")  # fmt: skip
+    finding = Finding(
+        rule="NL101",
+        category="cuda-api",
+        severity=Severity.WARNING,
+        path="a,b:c/50%.py",
+        line=3,
+        column=2,
+        end_line=3,
+        end_column=9,
+        message="first: line, with 10%\nsecond line",
+        name="cuda-device",
+    )
     line = github.annotation(finding, finding.path)
     assert "\n" not in line and line.count("::") == 2
     level, props, message = parse(line)
@@ -98,8 +114,15 @@ def _many_findings_repo(tmp_path: Path) -> Path:
     work = tmp_path / "work"
     git(tmp_path, "clone", "-q", str(upstream), str(work))
     git(work, "checkout", "-q", "-b", "feature")
-    new_code = ["def g(x):", "    a = x.cuda()", "    b = x.cuda()", "    torch.cuda.synchronize()", "    c = x.cuda()",
-                "    return a, b, c", ""]  # fmt: skip
+    new_code = [
+        "def g(x):",
+        "    a = x.cuda()",
+        "    b = x.cuda()",
+        "    torch.cuda.synchronize()",
+        "    c = x.cuda()",
+        "    return a, b, c",
+        "",
+    ]
     (work / "model.py").write_text("\n".join(old) + "\n\n" + "\n".join(new_code), encoding="utf-8")
     commit_all(work, "add g")
     return work
@@ -108,12 +131,21 @@ def _many_findings_repo(tmp_path: Path) -> Path:
 def test_annotation_cap_puts_changed_lines_and_blockers_first(tmp_path: Path) -> None:
     work = _many_findings_repo(tmp_path)
     env = {"GITHUB_ACTIONS": "true", "GITHUB_BASE_REF": "main"}
-    completed = neuronlint("scan", "model.py", "--format", "github", "--select", "NL101,NL102,NL903", cwd=work, env=env)
+    completed = neuronlint(
+        "scan", "model.py", "--format", "github", "--select", "NL101,NL102,NL903", cwd=work, env=env
+    )
     assert completed.returncode == 1, completed.stderr
     lines = completed.stdout.splitlines()
     commands = [parse(line) for line in lines if line.startswith("::")]
-    by_level = {level: [int(p["line"]) for lv, p, _ in commands if lv == level] for level in ("error", "warning", "notice")}
-    assert {level: len(found) for level, found in by_level.items()} == {"error": 10, "warning": 10, "notice": 10}
+    by_level = {
+        level: [int(p["line"]) for lv, p, _ in commands if lv == level]
+        for level in ("error", "warning", "notice")
+    }
+    assert {level: len(found) for level, found in by_level.items()} == {
+        "error": 10,
+        "warning": 10,
+        "notice": 10,
+    }
     # The three blockers and the warning the branch added come first, then the rest in line order.
     new_blockers = [int(p["line"]) for lv, p, _ in commands[:3]]
     assert new_blockers == [46, 47, 49] and all(lv == "error" for lv, _, _ in commands[:3])
@@ -126,7 +158,9 @@ def test_annotation_cap_puts_changed_lines_and_blockers_first(tmp_path: Path) ->
     assert f"neuronlint: {total - 30} more finding(s) not annotated" in completed.stdout
     plain = [line for line in lines if not line.startswith("::") and not line.startswith("neuronlint:")]
     assert len(plain) == total - 30 and plain[0].startswith("model.py:")
-    again = neuronlint("scan", "model.py", "--format", "github", "--select", "NL101,NL102,NL903", cwd=work, env=env)
+    again = neuronlint(
+        "scan", "model.py", "--format", "github", "--select", "NL101,NL102,NL903", cwd=work, env=env
+    )
     assert again.stdout == completed.stdout  # deterministic
 
 
@@ -134,8 +168,16 @@ def test_step_summary_is_written_when_github_sets_it(tmp_path: Path) -> None:
     work = _many_findings_repo(tmp_path)
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n", encoding="utf-8")
-    completed = neuronlint("scan", "model.py", "--format", "github", "--select", "NL101,NL102,NL903", cwd=work,
-                           env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    completed = neuronlint(
+        "scan",
+        "model.py",
+        "--format",
+        "github",
+        "--select",
+        "NL101,NL102,NL903",
+        cwd=work,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert completed.returncode == 1
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("earlier step\n## neuronlint: Neuron portability report")  # appended, not replaced

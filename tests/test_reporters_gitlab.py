@@ -48,12 +48,18 @@ def test_required_fields_and_severity_mapping(tmp_path: Path) -> None:
         assert issue["location"]["lines"]["begin"] >= 1
         assert len(issue["fingerprint"]) == 32 and int(issue["fingerprint"], 16) >= 0
     severities = {(i["check_name"], i["severity"]) for i in issues}
-    assert severities == {("neuronlint/NL201", "blocker"), ("neuronlint/NL101", "blocker"),
-                          ("neuronlint/NL102", "major"), ("neuronlint/NL903", "info")}  # fmt: skip
+    assert severities == {
+        ("neuronlint/NL201", "blocker"),
+        ("neuronlint/NL101", "blocker"),
+        ("neuronlint/NL102", "major"),
+        ("neuronlint/NL903", "info"),
+    }
     assert len({i["fingerprint"] for i in issues}) == len(issues)
 
 
-def test_fingerprints_are_unique_for_identical_statements_and_stable_under_line_shifts(tmp_path: Path) -> None:
+def test_fingerprints_are_unique_for_identical_statements_and_stable_under_line_shifts(
+    tmp_path: Path,
+) -> None:
     body = "import torch\n\n\ndef f(x):\n    x.cuda()\n    x.cuda()\n    return x\n"
     before = _issues(tmp_path / "a", {"m.py": body}, select=["NL101"])
     after = _issues(tmp_path / "b", {"m.py": "# a header comment\n\n" + body}, select=["NL101"])
@@ -65,7 +71,9 @@ def test_fingerprints_are_unique_for_identical_statements_and_stable_under_line_
 def test_paths_are_repository_relative_from_a_subdirectory(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     init_repo(repo, {"services/train/loop.py": "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"})
-    completed = neuronlint("scan", "loop.py", "--format", "gitlab", "--select", "NL101", cwd=repo / "services" / "train")
+    completed = neuronlint(
+        "scan", "loop.py", "--format", "gitlab", "--select", "NL101", cwd=repo / "services" / "train"
+    )
     (issue,) = json.loads(completed.stdout)
     assert issue["location"]["path"] == "services/train/loop.py"
     from_root = neuronlint("scan", "services", "--format", "gitlab", "--select", "NL101", cwd=repo)

@@ -22,12 +22,18 @@ def _no_github_env(monkeypatch):
 def _without_lockin_numbers(text: str) -> str:
     """The lock-in section's numbers come from the weights in rules/lockin.toml; tests below check them."""
     head, marker, _ = text.partition("### Lock-in\n")
-    return head + marker + "(scores from neuronlint.lockin, checked in test_lockin_section_shows_the_lockin_score)\n"
+    return (
+        head
+        + marker
+        + "(scores from neuronlint.lockin, checked in test_lockin_section_shows_the_lockin_score)\n"
+    )
 
 
 def test_markdown_snapshot(tmp_path: Path) -> None:
     write_files(tmp_path, SAMPLE)
-    assert_snapshot("sample.md", _without_lockin_numbers(render("markdown", pin_prose(scan_report(tmp_path)))))
+    assert_snapshot(
+        "sample.md", _without_lockin_numbers(render("markdown", pin_prose(scan_report(tmp_path))))
+    )
 
 
 def test_counts_top_blockers_and_lockin(tmp_path: Path) -> None:
@@ -37,7 +43,9 @@ def test_counts_top_blockers_and_lockin(tmp_path: Path) -> None:
     assert "| cuda-api | 2 | 1 | 0 |" in text and "| neuron-lockin | 0 | 0 | 2 |" in text
     blockers = [line for line in text.splitlines() if line.startswith("| [NL")]
     assert len(blockers) == 3
-    assert blockers[0].startswith("| [NL201 nccl-backend](https://github.com/neuronlint/neuronlint/blob/main/docs/rules/NL201.md) | `train.py:6` |")
+    assert blockers[0].startswith(
+        "| [NL201 nccl-backend](https://github.com/neuronlint/neuronlint/blob/main/docs/rules/NL201.md) | `train.py:6` |"
+    )
 
 
 def test_lockin_section_shows_the_lockin_score(tmp_path: Path) -> None:
@@ -49,9 +57,14 @@ def test_lockin_section_shows_the_lockin_score(tmp_path: Path) -> None:
     scan = report.extra["scan"]
     expected = score(scan["findings"], scan["results"], report.db, report.context)
     cuda, neuron = expected.repository.scores["cuda"], expected.repository.scores["neuron"]
-    assert (f"| **CUDA coupling**: what must change to run on Neuron | {cuda.score} | {cuda.grade} ({cuda.label}) "
-            f"| 4 | 3 | {expected.effort['cuda'].hours:.0f} h |") in text  # fmt: skip
-    assert f"| **Neuron coupling**: what must change to leave Neuron later | {neuron.score} | {neuron.grade}" in text
+    assert (
+        f"| **CUDA coupling**: what must change to run on Neuron | {cuda.score} | {cuda.grade} ({cuda.label}) "
+        f"| 4 | 3 | {expected.effort['cuda'].hours:.0f} h |"
+    ) in text
+    assert (
+        f"| **Neuron coupling**: what must change to leave Neuron later | {neuron.score} | {neuron.grade}"
+        in text
+    )
     assert "CUDA coupling hot spots: `train.py` (100%)." in text
 
 
@@ -67,7 +80,9 @@ def test_lockin_score_covers_the_whole_scan_when_a_baseline_hides_findings(tmp_p
     assert "**1 blocker**, 0 warnings, 0 info" in text  # only the new finding is listed …
     assert "| **CUDA coupling**: what must change to run on Neuron |" in text
     lockin = text.partition("### Lock-in")[2]
-    assert "| 5 | 4 |" in lockin and "| 5 | 4 |" not in full.partition("### Lock-in")[2]  # … the score counts all
+    assert (
+        "| 5 | 4 |" in lockin and "| 5 | 4 |" not in full.partition("### Lock-in")[2]
+    )  # … the score counts all
 
 
 def test_lockin_counts_fallback() -> None:
@@ -75,11 +90,26 @@ def test_lockin_counts_fallback() -> None:
     from neuronlint.reporters.markdown import lockin_counts
 
     def finding(category: str, severity: Severity, path: str) -> Finding:
-        return Finding(rule="NL000", category=category, severity=severity, path=path, line=1, column=1, end_line=1,
-                       end_column=2, message="m")  # fmt: skip
+        return Finding(
+            rule="NL000",
+            category=category,
+            severity=severity,
+            path=path,
+            line=1,
+            column=1,
+            end_line=1,
+            end_column=2,
+            message="m",
+        )
 
-    lines = lockin_counts([finding("cuda-api", Severity.BLOCKER, "a.py"), finding("dtype", Severity.WARNING, "b.py"),
-                           finding("neuron-lockin", Severity.INFO, "a.py"), finding("parse-error", Severity.WARNING, "c.py")])  # fmt: skip
+    lines = lockin_counts(
+        [
+            finding("cuda-api", Severity.BLOCKER, "a.py"),
+            finding("dtype", Severity.WARNING, "b.py"),
+            finding("neuron-lockin", Severity.INFO, "a.py"),
+            finding("parse-error", Severity.WARNING, "c.py"),
+        ]
+    )
     assert lines == [
         "- **CUDA coupling** (to remove before running on Neuron): 2 findings in 2 files, 1 blocker.",
         "- **Neuron lock-in** (to undo if you leave Neuron): 1 finding in 1 file.",
@@ -87,7 +117,11 @@ def test_lockin_counts_fallback() -> None:
 
 
 def test_top_blockers_are_capped_and_link_to_the_commit_in_actions(tmp_path: Path, monkeypatch) -> None:
-    lines = ["import torch", "", "", "def f(x):"] + [f"    x{i} = x.cuda()" for i in range(13)] + ["    return x", ""]
+    lines = (
+        ["import torch", "", "", "def f(x):"]
+        + [f"    x{i} = x.cuda()" for i in range(13)]
+        + ["    return x", ""]
+    )
     write_files(tmp_path, {"m.py": "\n".join(lines)})
     monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
     monkeypatch.setenv("GITHUB_REPOSITORY", "acme/models")

@@ -120,7 +120,11 @@ def test_github_code_scanning_fields(tmp_path: Path) -> None:
 
 def test_fix_suppression_and_region(tmp_path: Path) -> None:
     run = _sample_log(tmp_path)["runs"][0]
-    cuda_call = next(r for r in run["results"] if r["ruleId"] == "NL101" and r["locations"][0]["physicalLocation"]["region"]["startLine"] == 13)
+    cuda_call = next(
+        r
+        for r in run["results"]
+        if r["ruleId"] == "NL101" and r["locations"][0]["physicalLocation"]["region"]["startLine"] == 13
+    )
     region = cuda_call["locations"][0]["physicalLocation"]["region"]
     assert region == {"startLine": 13, "startColumn": 19, "endLine": 13, "endColumn": 25}  # `cuda()`
     (change,) = cuda_call["fixes"][0]["artifactChanges"]
@@ -137,7 +141,10 @@ def test_fix_suppression_and_region(tmp_path: Path) -> None:
 def test_fingerprints_survive_unrelated_edits(tmp_path: Path) -> None:
     before = _sample_log(tmp_path / "a")["runs"][0]["results"]
     shifted = dict(SAMPLE)
-    shifted["train.py"] = '"""Training entry point."""\n\nimport os\n\nSEED = int(os.environ.get("SEED", "0"))\n' + SAMPLE["train.py"]
+    shifted["train.py"] = (
+        '"""Training entry point."""\n\nimport os\n\nSEED = int(os.environ.get("SEED", "0"))\n'
+        + SAMPLE["train.py"]
+    )
     write_files(tmp_path / "b", shifted)
     after = json.loads(render("sarif", scan_report(tmp_path / "b")))["runs"][0]["results"]
 
@@ -146,9 +153,15 @@ def test_fingerprints_survive_unrelated_edits(tmp_path: Path) -> None:
 
     old, new = keyed(before), keyed(after)
     assert old.keys() == new.keys()
-    moved = [k for k in old if old[k]["locations"][0]["physicalLocation"]["region"]["startLine"]
-             != new[k]["locations"][0]["physicalLocation"]["region"]["startLine"]]  # fmt: skip
-    assert len(moved) == sum(1 for r in before if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "train.py")
+    moved = [
+        k
+        for k in old
+        if old[k]["locations"][0]["physicalLocation"]["region"]["startLine"]
+        != new[k]["locations"][0]["physicalLocation"]["region"]["startLine"]
+    ]
+    assert len(moved) == sum(
+        1 for r in before if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "train.py"
+    )
     for key in old:
         assert old[key]["partialFingerprints"] == new[key]["partialFingerprints"]
 
@@ -168,7 +181,9 @@ def test_baseline_state_when_a_baseline_is_used(tmp_path: Path) -> None:
     write_files(tmp_path, SAMPLE)
     baseline_file = tmp_path / "neuronlint-baseline.json"
     baseline_filter.write(scan_report(tmp_path).findings, baseline_file, tmp_path)
-    (tmp_path / "train.py").write_text(SAMPLE["train.py"] + "\n\ndef more(x):\n    return x.cuda()\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text(
+        SAMPLE["train.py"] + "\n\ndef more(x):\n    return x.cuda()\n", encoding="utf-8"
+    )
     log = json.loads(render("sarif", scan_report(tmp_path, request=FilterRequest(baseline=baseline_file))))
     results = log["runs"][0]["results"]
     assert [(r["ruleId"], r["baselineState"]) for r in results] == [("NL101", "new")]

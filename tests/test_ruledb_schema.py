@@ -62,27 +62,47 @@ def _base_copy(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("[[rule]]\nid = \"NL101\"\nseverity = \"warning\n", "not valid TOML"),
-        ('[[rule]]\nid = "NL101"\nsevertiy = "warning"\n', "[[rule]] #1 (id='NL101'): key 'severtiy': unknown key"),
-        ('[[rule]]\nid = "NL101"\nseverity = "fatal"\n', "key 'severity': expected one of blocker, warning, info, got 'fatal'"),
-        ('[[rule]]\nid = "NL101"\ndefault_enabled = "yes"\n', "key 'default_enabled': expected true/false, got str 'yes'"),
+        ('[[rule]]\nid = "NL101"\nseverity = "warning\n', "not valid TOML"),
+        (
+            '[[rule]]\nid = "NL101"\nsevertiy = "warning"\n',
+            "[[rule]] #1 (id='NL101'): key 'severtiy': unknown key",
+        ),
+        (
+            '[[rule]]\nid = "NL101"\nseverity = "fatal"\n',
+            "key 'severity': expected one of blocker, warning, info, got 'fatal'",
+        ),
+        (
+            '[[rule]]\nid = "NL101"\ndefault_enabled = "yes"\n',
+            "key 'default_enabled': expected true/false, got str 'yes'",
+        ),
         ('[[rule]]\nid = "NL101"\nsources = []\n', "key 'sources': at least one source URL is required"),
-        ('[[rule]]\nid = "NL101"\nsources = ["http://example.com/page"]\n', "key 'sources': expected an https:// URL"),
+        (
+            '[[rule]]\nid = "NL101"\nsources = ["http://example.com/page"]\n',
+            "key 'sources': expected an https:// URL",
+        ),
         ('[[rule]]\nid = "NL101"\nsources = ["docs/page.html"]\n', "key 'sources': expected an https:// URL"),
         (
-            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { sdk = "2.30" }\nsources = ["' + HTTPS + '"]\n',
+            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { sdk = "2.30" }\nsources = ["'
+            + HTTPS
+            + '"]\n',
             ".verdict[0].when: key 'sdk': bad SDK range clause '2.30'",
         ),
         (
-            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { sdk = ">=2.33,<2.30" }\nsources = ["' + HTTPS + '"]\n',
+            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { sdk = ">=2.33,<2.30" }\nsources = ["'
+            + HTTPS
+            + '"]\n',
             "key 'sdk': SDK range '>=2.33,<2.30' matches no release",
         ),
         (
-            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { sdk = ">=2.40" }\nsources = ["' + HTTPS + '"]\n',
+            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { sdk = ">=2.40" }\nsources = ["'
+            + HTTPS
+            + '"]\n',
             "key 'sdk': range '>=2.40' matches no release in the database",
         ),
         (
-            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { targets = ["trn9"] }\nsources = ["' + HTTPS + '"]\n',
+            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { targets = ["trn9"] }\nsources = ["'
+            + HTTPS
+            + '"]\n',
             "key 'targets': unknown target 'trn9'",
         ),
         (
@@ -90,31 +110,83 @@ def _base_copy(tmp_path: Path) -> Path:
             "verdict[0]: key 'sources': a verdict that depends on backend states a Neuron fact and needs its own sources",
         ),
         (
-            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { platform = { int46 = "native" } }\nsources = ["' + HTTPS + '"]\n',
+            '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { platform = { int46 = "native" } }\nsources = ["'
+            + HTTPS
+            + '"]\n',
             "key 'int46': unknown platform fact",
         ),
-        ('[[rule]]\nid = "NL999"\nseverity = "blocker"\n', "key 'id': no rule 'NL999' in the database to override"),
+        (
+            '[[rule]]\nid = "NL999"\nseverity = "blocker"\n',
+            "key 'id': no rule 'NL999' in the database to override",
+        ),
         (NEW_RULE.replace('id = "NL990"', 'id = "101"'), "key 'id': rule IDs are 'NL' and three digits"),
         ('[[rule]]\nid = "NL101"\ncategory = "gpu"\n', "key 'category': expected one of cuda-api"),
         ('[[rules]]\nid = "NL101"\n', "key 'rules': unknown table"),
         ('rule = "NL101"\n', "key 'rule': write it as an array of tables, [[rule]]"),
-        ('[[library]]\nname = "flash_attn"\nstatus = "fine"\n', "[[library]] #1 (name='flash_attn'): key 'status': expected one of supported"),
-        ('[[api]]\nname = "torch.cuda.foo"\nkind = "name"\nrule = "NL777"\nsource = "' + HTTPS + '"\n', "key 'rule': no rule 'NL777' in the database"),
-        ('[[release]]\nversion = "2.33"\ndate = "19/10/2026"\n', "[[release]] #1 (version='2.33'): key 'date': expected a date written YYYY-MM-DD"),
-        ('[[release]]\nversion = "2.33"\nbackends.native.chips = ["trn7"]\n', "key 'chips': unknown target 'trn7'"),
-        ('[[chip]]\nname = "trn2"\ndtypes.int64 = { status = "maybe", source = "' + HTTPS + '" }\n', ".dtypes.int64: key 'status': expected one of"),
-        ('[[platform]]\nfact = "int64"\nvalue = "native"\nflag = "native-int64"\nsource = "' + HTTPS + '"\n', "key 'flag': expected a neuronx-cc flag"),
-        ('[[platform]]\nfact = "Int64"\nvalue = "native"\nsource = "' + HTTPS + '"\n', "key 'fact': fact names are lower_snake_case"),
-        ('[[platform]]\nfact = "int64"\nvalue = "native"\n', "[[platform]] #1: key 'source': required key is missing"),
+        (
+            '[[library]]\nname = "flash_attn"\nstatus = "fine"\n',
+            "[[library]] #1 (name='flash_attn'): key 'status': expected one of supported",
+        ),
+        (
+            '[[api]]\nname = "torch.cuda.foo"\nkind = "name"\nrule = "NL777"\nsource = "' + HTTPS + '"\n',
+            "key 'rule': no rule 'NL777' in the database",
+        ),
+        (
+            '[[release]]\nversion = "2.33"\ndate = "19/10/2026"\n',
+            "[[release]] #1 (version='2.33'): key 'date': expected a date written YYYY-MM-DD",
+        ),
+        (
+            '[[release]]\nversion = "2.33"\nbackends.native.chips = ["trn7"]\n',
+            "key 'chips': unknown target 'trn7'",
+        ),
+        (
+            '[[chip]]\nname = "trn2"\ndtypes.int64 = { status = "maybe", source = "' + HTTPS + '" }\n',
+            ".dtypes.int64: key 'status': expected one of",
+        ),
+        (
+            '[[platform]]\nfact = "int64"\nvalue = "native"\nflag = "native-int64"\nsource = "'
+            + HTTPS
+            + '"\n',
+            "key 'flag': expected a neuronx-cc flag",
+        ),
+        (
+            '[[platform]]\nfact = "Int64"\nvalue = "native"\nsource = "' + HTTPS + '"\n',
+            "key 'fact': fact names are lower_snake_case",
+        ),
+        (
+            '[[platform]]\nfact = "int64"\nvalue = "native"\n',
+            "[[platform]] #1: key 'source': required key is missing",
+        ),
     ],
     ids=[
-        "bad-toml", "unknown-key", "bad-severity", "wrong-type", "empty-sources", "http-url", "relative-url",
-        "bad-sdk-clause", "empty-sdk-range", "range-matches-no-release", "unknown-target", "verdict-without-source",
-        "unknown-platform-fact", "override-unknown-rule", "bad-rule-id", "bad-category", "unknown-table",
-        "not-array-of-tables", "library-bad-status", "api-unknown-rule", "release-bad-date", "release-unknown-chip",
-        "chip-dtype-status", "platform-bad-flag", "platform-bad-name", "platform-missing-source",
+        "bad-toml",
+        "unknown-key",
+        "bad-severity",
+        "wrong-type",
+        "empty-sources",
+        "http-url",
+        "relative-url",
+        "bad-sdk-clause",
+        "empty-sdk-range",
+        "range-matches-no-release",
+        "unknown-target",
+        "verdict-without-source",
+        "unknown-platform-fact",
+        "override-unknown-rule",
+        "bad-rule-id",
+        "bad-category",
+        "unknown-table",
+        "not-array-of-tables",
+        "library-bad-status",
+        "api-unknown-rule",
+        "release-bad-date",
+        "release-unknown-chip",
+        "chip-dtype-status",
+        "platform-bad-flag",
+        "platform-bad-name",
+        "platform-missing-source",
     ],
-)  # fmt: skip
+)
 def test_malformed_pack_names_file_table_key_and_problem(tmp_path: Path, text: str, expected: str) -> None:
     message = _load_pack_error(tmp_path, text)
     assert expected in message, message
@@ -166,8 +238,14 @@ def test_pack_platform_entry_takes_precedence(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "neuronlint", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "neuronlint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"},
+    )
 
 
 def test_cli_reports_malformed_pack_in_one_line(tmp_path: Path) -> None:

@@ -151,8 +151,14 @@ def test_policy_pack_overrides_a_severity_and_adds_a_library(tmp_path: Path) -> 
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "neuronlint", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "neuronlint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"},
+    )
 
 
 def test_policy_pack_from_config_rules_dir(tmp_path: Path) -> None:
@@ -191,18 +197,33 @@ def test_policy_pack_from_config_rules_dir(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--sdk", "2.26", "--target", "trn3"], "Neuron SDK 2.26 does not support trn3 with PyTorch (it supports: inf2, trn1, trn2)"),
-        (["--sdk", "2.33", "--backend", "native", "--target", "trn1"],
-         "the native backend is not available for trn1 in Neuron SDK 2.33 (it runs on trn2, trn3)"),
-        (["--sdk", "2.29", "--backend", "native", "--target", "trn2"],
-         "the native backend is not available for trn2 in Neuron SDK 2.29 (the release does not ship it)"),
+        (
+            ["--sdk", "2.26", "--target", "trn3"],
+            "Neuron SDK 2.26 does not support trn3 with PyTorch (it supports: inf2, trn1, trn2)",
+        ),
+        (
+            ["--sdk", "2.33", "--backend", "native", "--target", "trn1"],
+            "the native backend is not available for trn1 in Neuron SDK 2.33 (it runs on trn2, trn3)",
+        ),
+        (
+            ["--sdk", "2.29", "--backend", "native", "--target", "trn2"],
+            "the native backend is not available for trn2 in Neuron SDK 2.29 (the release does not ship it)",
+        ),
         (["--sdk", "2.40"], "unknown Neuron SDK release '2.40'; the database has: 2.21, 2.22"),
         (["--sdk", "two"], "not a Neuron SDK version: 'two'"),
         (["--target", "h100"], "unknown target 'h100'"),
         (["--compiler-flags", "native-int64"], "compiler flag 'native-int64': expected a neuronx-cc flag"),
     ],
-    ids=["sdk-without-chip", "native-on-trn1", "native-before-2.33", "unknown-sdk", "bad-sdk", "bad-target", "bad-flag"],
-)  # fmt: skip
+    ids=[
+        "sdk-without-chip",
+        "native-on-trn1",
+        "native-before-2.33",
+        "unknown-sdk",
+        "bad-sdk",
+        "bad-target",
+        "bad-flag",
+    ],
+)
 def test_sdk_chip_mismatch_is_a_one_line_usage_error(tmp_path: Path, args: list[str], expected: str) -> None:
     (tmp_path / "x.py").write_text(COMPILE, encoding="utf-8")
     for command in (["scan", "x.py", "--no-cache"], ["rules"]):

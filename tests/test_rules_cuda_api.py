@@ -135,9 +135,7 @@ def test_cuda_fallback_is_a_warning_not_a_blocker(tmp_path):
     )
     severities = {f.line: f.severity.value for f in findings if f.rule == "NL101"}
     assert severities == {3: "warning", 5: "warning", 6: "blocker"}
-    assert (
-        "the other branch runs" in next(f for f in findings if f.line == 3 and f.rule == "NL101").message
-    )
+    assert "the other branch runs" in next(f for f in findings if f.line == 3 and f.rule == "NL101").message
 
 
 def test_cuda_strings_that_place_nothing_stay_quiet(tmp_path):
@@ -431,7 +429,10 @@ def test_findings_point_at_the_triggering_token(tmp_path):
     )
     findings = scan_source(tmp_path, source, **CUDA_API)
     assert sorted((f.rule, f.line, f.column) for f in findings) == [
-        ("NL101", 12, 9), ("NL102", 9, 5), ("NL110", 7, 9)]  # fmt: skip
+        ("NL101", 12, 9),
+        ("NL102", 9, 5),
+        ("NL110", 7, 9),
+    ]
 
 
 def test_cuda_only_attention_kernels(tmp_path):

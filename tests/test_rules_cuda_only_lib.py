@@ -209,7 +209,11 @@ def test_requirements_and_pyproject(tmp_path):
     )
     result = scan_paths([tmp_path], cwd=tmp_path, select=["NL404"])
     assert sorted((f.path, f.line) for f in result.active) == [
-        ("pyproject.toml", 3), ("pyproject.toml", 6), ("pyproject.toml", 6), ("requirements.txt", 3)]  # fmt: skip
+        ("pyproject.toml", 3),
+        ("pyproject.toml", 6),
+        ("pyproject.toml", 6),
+        ("requirements.txt", 3),
+    ]
 
 
 def test_install_requires_outside_setup_py_is_ignored(tmp_path):

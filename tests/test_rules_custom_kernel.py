@@ -209,45 +209,54 @@ def _write(root, files: dict[str, str]) -> None:
 
 
 def test_kernel_module_imports_across_files(tmp_path):
-    _write(tmp_path, {
-        "model/__init__.py": "",
-        "model/kernels.py": '''
+    _write(
+        tmp_path,
+        {
+            "model/__init__.py": "",
+            "model/kernels.py": """
             import triton
 
             @triton.jit
             def add_kernel(x_ptr, n):
                 pass
-        ''',
-        "model/layers.py": '''
+        """,
+            "model/layers.py": """
             import torch
             from .kernels import add_kernel
             from . import kernels as k
             from model.kernels import add_kernel as again
-        ''',
-        "model/plain.py": '''
+        """,
+            "model/plain.py": """
             from .layers import torch
-        ''',
-    })  # fmt: skip
+        """,
+        },
+    )
     result = scan_paths([tmp_path], cwd=tmp_path, select=["NL306"])
     assert sorted((f.path, f.line) for f in result.active) == [
-        ("model/layers.py", 2), ("model/layers.py", 3), ("model/layers.py", 4)]  # fmt: skip
+        ("model/layers.py", 2),
+        ("model/layers.py", 3),
+        ("model/layers.py", 4),
+    ]
     assert "model.kernels" in result.active[0].message and "triton" in result.active[0].message
 
 
 def test_import_of_an_extension_built_by_setup_py(tmp_path):
-    _write(tmp_path, {
-        "setup.py": '''
+    _write(
+        tmp_path,
+        {
+            "setup.py": """
             from setuptools import setup
             from torch.utils.cpp_extension import BuildExtension, CUDAExtension
 
             setup(name="fused", ext_modules=[CUDAExtension("fused_lamb", ["lamb.cpp", "lamb_kernel.cu"])],
                   cmdclass={"build_ext": BuildExtension})
-        ''',
-        "optim/lamb.py": '''
+        """,
+            "optim/lamb.py": """
             import torch
             import fused_lamb
-        ''',
-    })  # fmt: skip
+        """,
+        },
+    )
     result = scan_paths([tmp_path], cwd=tmp_path, select=["NL303"])
     assert [(f.path, f.line) for f in result.active] == [("optim/lamb.py", 2)]
 
@@ -261,4 +270,5 @@ def test_fixture_packages_link_kernels_and_extensions_across_files():
     assert "fused.kernels" in triton.active[0].message
     extension = scan_paths([FIXTURES / "cpp_extension"], cwd=ROOT, select=["NL303", "NL306"])
     assert sorted((f.path, f.line, f.rule) for f in extension.active) == [
-        ("fixtures/cpp_extension/fused_adam/optimizer.py", 5, "NL303")]  # fmt: skip
+        ("fixtures/cpp_extension/fused_adam/optimizer.py", 5, "NL303")
+    ]

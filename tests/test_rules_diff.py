@@ -152,8 +152,14 @@ def test_cli_diff_usage_errors(tmp_path: Path) -> None:
         (["2.29", "2.40", "--target", "trn2"], "unknown Neuron SDK release '2.40'"),
         (["2.29", "2.33", "--format", "yaml"], "unknown format 'yaml' (expected text or json)"),
     ):
-        proc = subprocess.run([sys.executable, "-m", "neuronlint", "rules", "diff", *args], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "neuronlint", "rules", "diff", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and proc.stdout == "" and len(lines) == 1, proc.stderr
         assert lines[0].startswith("neuronlint: error: ") and expected in lines[0]

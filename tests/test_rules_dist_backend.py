@@ -112,7 +112,9 @@ def test_ddp_device_ids(tmp_path):
         **DIST,
     )
     assert sorted(f.message.split("`")[1] for f in findings if f.rule == "NL202") == [
-        "device_ids=[local_rank]", "output_device=local_rank"]  # fmt: skip
+        "device_ids=[local_rank]",
+        "output_device=local_rank",
+    ]
 
 
 def test_ddp_without_device_ids_and_projects_own_ddp(tmp_path):

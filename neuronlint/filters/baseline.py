@@ -80,10 +80,15 @@ def build(findings: list[Finding], baseline_file: Path, cwd: Path) -> dict[str, 
         counts[key] += 1
         snippets.setdefault(key, text[:160])
     entries = [
-        {"path": path, "rule": rule, "fingerprint": digest, "count": counts[(path, rule, digest)],
-         "snippet": snippets[(path, rule, digest)]}
+        {
+            "path": path,
+            "rule": rule,
+            "fingerprint": digest,
+            "count": counts[(path, rule, digest)],
+            "snippet": snippets[(path, rule, digest)],
+        }
         for path, rule, digest in sorted(counts)
-    ]  # fmt: skip
+    ]
     return {
         "format": BASELINE_FORMAT,
         "version": BASELINE_VERSION,
@@ -113,7 +118,9 @@ def load(baseline_file: Path) -> Baseline:
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{baseline_file}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
-        raise BaselineError(f"{baseline_file}: not a neuronlint baseline (expected \"format\": \"{BASELINE_FORMAT}\")")
+        raise BaselineError(
+            f'{baseline_file}: not a neuronlint baseline (expected "format": "{BASELINE_FORMAT}")'
+        )
     if data.get("version") != BASELINE_VERSION:
         raise BaselineError(
             f"{baseline_file}: baseline version {data.get('version')!r} is not supported (expected {BASELINE_VERSION}); "
@@ -133,11 +140,15 @@ def load(baseline_file: Path) -> Baseline:
         count = raw.get("count", 1)
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise BaselineError(f"{where}: key 'count': expected a positive integer, got {count!r}")
-        entries.append(BaselineEntry(raw["path"], raw["rule"], raw["fingerprint"], count, str(raw.get("snippet", ""))))
+        entries.append(
+            BaselineEntry(raw["path"], raw["rule"], raw["fingerprint"], count, str(raw.get("snippet", "")))
+        )
     return Baseline(file=baseline_file, entries=entries)
 
 
-def apply(findings: list[Finding], baseline: Baseline, scanned_files: list[str], cwd: Path) -> BaselineOutcome:
+def apply(
+    findings: list[Finding], baseline: Baseline, scanned_files: list[str], cwd: Path
+) -> BaselineOutcome:
     """Mark each finding `baseline_state` "new" or "unchanged"; count baselined findings that are gone.
 
     Findings are matched in source order, so when a file has more identical statements than the

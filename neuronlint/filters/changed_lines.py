@@ -92,13 +92,21 @@ def _missing_ref_message(ref: str, cwd: Path) -> str:
     names = remotes(cwd)
     remote, _, branch = ref.partition("/")
     if remote in names and branch:
-        fetch = f"git fetch --no-tags origin {branch}" if remote == "origin" else f"git fetch --no-tags {remote} {branch}"
-        return (f"--diff-base {ref}: this clone does not have {ref} (shallow or single-branch checkout). "
-                f"Fetch it first: {fetch}")  # fmt: skip
+        fetch = (
+            f"git fetch --no-tags origin {branch}"
+            if remote == "origin"
+            else f"git fetch --no-tags {remote} {branch}"
+        )
+        return (
+            f"--diff-base {ref}: this clone does not have {ref} (shallow or single-branch checkout). "
+            f"Fetch it first: {fetch}"
+        )
     if "origin" in names:
-        return (f"--diff-base {ref}: no branch or commit {ref!r} in this clone. If it is a branch of the remote, "
-                f"fetch it and name the remote branch: git fetch --no-tags origin {ref} && "
-                f"neuronlint scan --diff-base origin/{ref}")  # fmt: skip
+        return (
+            f"--diff-base {ref}: no branch or commit {ref!r} in this clone. If it is a branch of the remote, "
+            f"fetch it and name the remote branch: git fetch --no-tags origin {ref} && "
+            f"neuronlint scan --diff-base origin/{ref}"
+        )
     return f"--diff-base {ref}: no branch or commit {ref!r} in this repository"
 
 
@@ -110,7 +118,9 @@ def compute(base_ref: str, cwd: Path) -> ChangedLines:
     if resolve_commit(base_ref, cwd) is None:
         raise ChangedLinesError(_missing_ref_message(base_ref, cwd))
     if resolve_commit("HEAD", cwd) is None:
-        raise ChangedLinesError("--diff-base: HEAD has no commit yet; commit once before comparing with a base")
+        raise ChangedLinesError(
+            "--diff-base: HEAD has no commit yet; commit once before comparing with a base"
+        )
     try:
         merge_base = run_git(["merge-base", base_ref, "HEAD"], cwd).strip()
     except GitError:
@@ -122,13 +132,27 @@ def compute(base_ref: str, cwd: Path) -> ChangedLines:
                 "Fetch the history: git fetch --unshallow --no-tags origin (in GitHub Actions: "
                 "actions/checkout with fetch-depth: 0)"
             )
-        raise ChangedLinesError(f"--diff-base {base_ref}: HEAD and {base_ref} share no history (no merge base)")
+        raise ChangedLinesError(
+            f"--diff-base {base_ref}: HEAD and {base_ref} share no history (no merge base)"
+        )
     try:
         diff = run_git(
-            ["-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--unified=0",
-             "--src-prefix=a/", "--dst-prefix=b/", "-M", merge_base, "--"],
+            [
+                "-c",
+                "core.quotepath=off",
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--unified=0",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                "-M",
+                merge_base,
+                "--",
+            ],
             root,
-        )  # fmt: skip
+        )
         untracked = run_git(["ls-files", "-z", "--others", "--exclude-standard"], root)
     except GitError as exc:
         raise ChangedLinesError(f"--diff-base {base_ref}: git diff failed: {exc}") from None

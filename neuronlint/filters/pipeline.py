@@ -60,7 +60,8 @@ def _rules_all_disabled(selector: str, result: ScanResult, options: ScanOptions)
     if not matching:
         return False  # names no rule at all: certainly unused
     return not any(
-        rule_enabled(result.db, rule_id, options.select, options.extend_select, options.ignore) for rule_id in matching
+        rule_enabled(result.db, rule_id, options.select, options.extend_select, options.ignore)
+        for rule_id in matching
     )
 
 
@@ -72,7 +73,11 @@ def unused_suppression_findings(result: ScanResult, options: ScanOptions, cwd: P
     """
     db = result.db
     if UNUSED_SUPPRESSION_RULE not in db.rules or not rule_enabled(
-        db, UNUSED_SUPPRESSION_RULE, options.select, options.extend_select + [UNUSED_SUPPRESSION_RULE], options.ignore
+        db,
+        UNUSED_SUPPRESSION_RULE,
+        options.select,
+        options.extend_select + [UNUSED_SUPPRESSION_RULE],
+        options.ignore,
     ):
         return []
     out: list[Finding] = []
@@ -81,7 +86,9 @@ def unused_suppression_findings(result: ScanResult, options: ScanOptions, cwd: P
             continue
         names = f"[{', '.join(entry['rules'])}]" if entry["rules"] else ""
         directive = ("-file" if entry["file"] else "") + names
-        verdict = db.judge(UNUSED_SUPPRESSION_RULE, {"rules": directive, "target": result.context.target}, result.context)
+        verdict = db.judge(
+            UNUSED_SUPPRESSION_RULE, {"rules": directive, "target": result.context.target}, result.context
+        )
         if not verdict.enabled:
             continue
         text = _line_text(cwd / path, entry["line"])
@@ -113,7 +120,9 @@ def github_pr_base() -> str | None:
     return f"origin/{base}" if base and os.environ.get("GITHUB_ACTIONS") == "true" else None
 
 
-def apply_filters(result: ScanResult, options: ScanOptions, request: FilterRequest, cwd: Path) -> FilterOutcome:
+def apply_filters(
+    result: ScanResult, options: ScanOptions, request: FilterRequest, cwd: Path
+) -> FilterOutcome:
     """Run the requested filters over a scan result; raises FilterError with a one-line message."""
     findings = list(result.findings)
     if request.report_unused_suppressions:
@@ -122,8 +131,10 @@ def apply_filters(result: ScanResult, options: ScanOptions, request: FilterReque
     path_prefix = gitrepo.prefix(cwd)
     fingerprints.assign(findings, path_prefix)
     # The whole scan stays available to reports that describe the code base (the lock-in score).
-    outcome = FilterOutcome(findings=findings, report_extra={"repo_prefix": path_prefix,
-                                                             "scan": {"findings": findings, "results": result.results}})
+    outcome = FilterOutcome(
+        findings=findings,
+        report_extra={"repo_prefix": path_prefix, "scan": {"findings": findings, "results": result.results}},
+    )
     json_extra: dict[str, Any] = {}
 
     if request.baseline is not None:
@@ -133,13 +144,22 @@ def apply_filters(result: ScanResult, options: ScanOptions, request: FilterReque
             raise FilterError(str(exc)) from None
         counts = baseline_filter.apply(findings, loaded, result.files, cwd)
         outcome.findings = [f for f in findings if f.baseline_state != "unchanged"]
-        info = {"file": str(request.baseline), "new": counts.new, "unchanged": counts.unchanged, "fixed": counts.fixed}
+        info = {
+            "file": str(request.baseline),
+            "new": counts.new,
+            "unchanged": counts.unchanged,
+            "fixed": counts.fixed,
+        }
         outcome.report_extra["baseline"] = info
         json_extra["baseline"] = info
-        note = (f"baseline {request.baseline}: {counts.new} new, {counts.unchanged} baselined finding(s) hidden")  # fmt: skip
+        note = (
+            f"baseline {request.baseline}: {counts.new} new, {counts.unchanged} baselined finding(s) hidden"
+        )
         if counts.fixed:
-            note += (f", {counts.fixed} baselined finding(s) no longer found: tighten the baseline with "
-                     f"`neuronlint baseline create -o {request.baseline}`")  # fmt: skip
+            note += (
+                f", {counts.fixed} baselined finding(s) no longer found: tighten the baseline with "
+                f"`neuronlint baseline create -o {request.baseline}`"
+            )
         outcome.notes.append(note)
 
     base = request.diff_base
@@ -160,7 +180,11 @@ def apply_filters(result: ScanResult, options: ScanOptions, request: FilterReque
                 before = sum(1 for f in outcome.findings if f.suppressed is None)
                 outcome.findings = changed.filter(outcome.findings, cwd)
                 after = sum(1 for f in outcome.findings if f.suppressed is None)
-                info = {"ref": base, "merge_base": changed.merge_base, "outside_changed_lines": before - after}
+                info = {
+                    "ref": base,
+                    "merge_base": changed.merge_base,
+                    "outside_changed_lines": before - after,
+                }
                 outcome.report_extra["diff_base"] = info
                 json_extra["diff_base"] = info
                 outcome.notes.append(

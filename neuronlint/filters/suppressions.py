@@ -29,8 +29,15 @@ def parse_suppressions(data: bytes) -> list[dict[str, Any]]:
         return out
     code_lines: set[int] = set()
     for tok in tokens:
-        if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                            tokenize.ENCODING, tokenize.ENDMARKER):
+        if tok.type not in (
+            tokenize.COMMENT,
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENCODING,
+            tokenize.ENDMARKER,
+        ):
             code_lines.update(range(tok.start[0], tok.end[0] + 1))
     for tok in tokens:
         if tok.type == tokenize.COMMENT:

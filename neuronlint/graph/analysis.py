@@ -50,8 +50,14 @@ class TraceResult:
     summary: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"entrypoint": self.target.entrypoint, "name": self.target.name, "inputs": self.target.inputs,
-                "kwargs": self.target.kwargs, "status": self.status, **self.summary}  # fmt: skip
+        return {
+            "entrypoint": self.target.entrypoint,
+            "name": self.target.name,
+            "inputs": self.target.inputs,
+            "kwargs": self.target.kwargs,
+            "status": self.status,
+            **self.summary,
+        }
 
 
 @dataclass
@@ -87,8 +93,12 @@ class _Locator:
         )
 
 
-def capture(targets: list[TraceTarget], root: Path, timeout: float = DEFAULT_TIMEOUT,
-            memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> list[ChildOutcome]:  # fmt: skip
+def capture(
+    targets: list[TraceTarget],
+    root: Path,
+    timeout: float = DEFAULT_TIMEOUT,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+) -> list[ChildOutcome]:
     """Trace every target in child processes (the expensive part, independent of SDK and chip)."""
     requests = [{"entrypoint": t.entrypoint, "inputs": t.inputs, "kwargs": t.kwargs} for t in targets]
     return run_children(requests, root, timeout=timeout, memory_limit=memory_limit)
@@ -146,19 +156,37 @@ def judge_outcome(
     else:
         home = _Location(target.entrypoint, 1)
     emitted: _Emitted = []
-    summary: dict[str, Any] = {"sdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend,
-                               "torch_xla": ops_db.torch_xla, "wall_seconds": outcome.wall_seconds}  # fmt: skip
+    summary: dict[str, Any] = {
+        "sdk": ctx.sdk,
+        "target": ctx.target,
+        "backend": ctx.backend,
+        "torch_xla": ops_db.torch_xla,
+        "wall_seconds": outcome.wall_seconds,
+    }
     if outcome.status != "ok" or outcome.result is None:
         where = locator.at(outcome.frame["path"], outcome.frame["line"]) if outcome.frame else home
-        emitted.append(("NL014", where, {"entrypoint": target.entrypoint, "reason": outcome.reason},
-                        {"stage": outcome.stage, "stderr": outcome.stderr_tail[-10:]}))  # fmt: skip
+        emitted.append(
+            (
+                "NL014",
+                where,
+                {"entrypoint": target.entrypoint, "reason": outcome.reason},
+                {"stage": outcome.stage, "stderr": outcome.stderr_tail[-10:]},
+            )
+        )
         summary.update(_empty_summary())
         return TraceResult(target, "aborted", _findings(emitted, db, ctx, options, locator), summary)
 
     result = outcome.result
-    summary.update({"capture": result.get("capture"), "build_mode": result.get("build_mode"),
-                    "timing": result.get("timing", {}), "startup_seconds": result.get("startup_seconds"),
-                    "cpu_seconds": result.get("cpu_seconds"), "peak_rss_mib": result.get("peak_rss_mib")})  # fmt: skip
+    summary.update(
+        {
+            "capture": result.get("capture"),
+            "build_mode": result.get("build_mode"),
+            "timing": result.get("timing", {}),
+            "startup_seconds": result.get("startup_seconds"),
+            "cpu_seconds": result.get("cpu_seconds"),
+            "peak_rss_mib": result.get("peak_rss_mib"),
+        }
+    )
     status = _failure_facts(target, result, home, locator, emitted)
     judged = _op_facts(result, ops_db, home, locator, emitted)
     params = result.get("params")
@@ -166,10 +194,21 @@ def judge_outcome(
         sizing = _sizing(params, db, ctx)
         summary["parameters"] = {**params, **sizing}
         if sizing["chips_for_weights"] > 1:
-            emitted.append(("NL016", home, {"weights_gib": f"{params['bytes'] / 1024**3:.1f}", "params": _count_text(params["count"]),
-                                             "dtypes": ", ".join(sorted(params["bytes_by_dtype"])) or "no parameters",
-                                             "target": ctx.target, "hbm_gib": sizing["hbm_gib_per_chip"],
-                                             "chips": sizing["chips_for_weights"]}, {}))  # fmt: skip
+            emitted.append(
+                (
+                    "NL016",
+                    home,
+                    {
+                        "weights_gib": f"{params['bytes'] / 1024**3:.1f}",
+                        "params": _count_text(params["count"]),
+                        "dtypes": ", ".join(sorted(params["bytes_by_dtype"])) or "no parameters",
+                        "target": ctx.target,
+                        "hbm_gib": sizing["hbm_gib_per_chip"],
+                        "chips": sizing["chips_for_weights"],
+                    },
+                    {},
+                )
+            )
     summary.update(_op_summary(judged))
     return TraceResult(target, status, _findings(emitted, db, ctx, options, locator), summary)
 
@@ -177,8 +216,9 @@ def judge_outcome(
 _Emitted = list[tuple[str, _Location, dict[str, Any], dict[str, Any]]]  # (rule, where, facts, extra)
 
 
-def _failure_facts(target: TraceTarget, result: dict[str, Any], home: _Location, locator: _Locator,
-                   emitted: _Emitted) -> str:  # fmt: skip
+def _failure_facts(
+    target: TraceTarget, result: dict[str, Any], home: _Location, locator: _Locator, emitted: _Emitted
+) -> str:
     """NL015/NL014 for build failures, NL013 for the first capture failure; returns the status."""
     failures = result.get("failures", [])
     status = "traced" if result.get("ok") else ("partial" if result.get("capture") == "partial" else "failed")
@@ -187,12 +227,24 @@ def _failure_facts(target: TraceTarget, result: dict[str, Any], home: _Location,
         if failure["stage"] in ("import", "build", "startup"):
             rule = "NL014" if failure["kind"] == "out of memory" else "NL015"
             reason = f"ran out of memory ({failure['reason']})" if rule == "NL014" else failure["reason"]
-            emitted.append((rule, where, {"entrypoint": target.entrypoint, "reason": reason, "kind": failure["kind"]},
-                            {"stage": failure["stage"]}))  # fmt: skip
+            emitted.append(
+                (
+                    rule,
+                    where,
+                    {"entrypoint": target.entrypoint, "reason": reason, "kind": failure["kind"]},
+                    {"stage": failure["stage"]},
+                )
+            )
             return "failed" if rule == "NL015" else "aborted"
         if failure["kind"] == "out of memory":
-            emitted.append(("NL014", where, {"entrypoint": target.entrypoint, "reason": f"ran out of memory: {failure['reason']}"},
-                            {"stage": failure["stage"]}))  # fmt: skip
+            emitted.append(
+                (
+                    "NL014",
+                    where,
+                    {"entrypoint": target.entrypoint, "reason": f"ran out of memory: {failure['reason']}"},
+                    {"stage": failure["stage"]},
+                )
+            )
             return "aborted"
     trace_failures = [f for f in failures if f["stage"] in TRACE_STAGES]
     if trace_failures:
@@ -202,14 +254,18 @@ def _failure_facts(target: TraceTarget, result: dict[str, Any], home: _Location,
             "symbolic_trace": "the torch.fx fallback captured the graph, so its ops are judged",
             "partial": "ops dispatched before this point were recorded and judged",
         }.get(result.get("capture") or "", "no ops were recorded")
-        facts = {"kind": first["kind"], "reason": f"{first['reason']} ({recovered})",
-                 "recovered": result.get("capture") or "none"}  # fmt: skip
+        facts = {
+            "kind": first["kind"],
+            "reason": f"{first['reason']} ({recovered})",
+            "recovered": result.get("capture") or "none",
+        }
         emitted.append(("NL013", where, facts, {"stage": first["stage"], "failures": trace_failures}))
     return status
 
 
-def _op_facts(result: dict[str, Any], ops_db: OpDatabase, home: _Location, locator: _Locator,
-              emitted: _Emitted) -> list[tuple[dict[str, Any], OpVerdict, _Location]]:  # fmt: skip
+def _op_facts(
+    result: dict[str, Any], ops_db: OpDatabase, home: _Location, locator: _Locator, emitted: _Emitted
+) -> list[tuple[dict[str, Any], OpVerdict, _Location]]:
     """Judge every recorded op: NL010/NL011/NL012 by verdict, NL601/NL701 for dynamic ops."""
     facts_by_op = result.get("op_facts", {})
     judged = []
@@ -219,9 +275,15 @@ def _op_facts(result: dict[str, Any], ops_db: OpDatabase, home: _Location, locat
         judged.append((record, verdict, where))
         counted = {"op": record["op"], "count": record["count"]}
         if verdict.verdict != LOWERED:
-            facts = {"op": record["op"], "dtypes": _dtypes_text(record), "reason": verdict.reason,
-                     "torch_xla": ops_db.torch_xla or "n/a", "code": verdict.code,
-                     "code_text": f" [{verdict.code}]" if verdict.code else "", "dtype": verdict.dtype}  # fmt: skip
+            facts = {
+                "op": record["op"],
+                "dtypes": _dtypes_text(record),
+                "reason": verdict.reason,
+                "torch_xla": ops_db.torch_xla or "n/a",
+                "code": verdict.code,
+                "code_text": f" [{verdict.code}]" if verdict.code else "",
+                "dtype": verdict.dtype,
+            }
             extra = {**counted, "verdict": verdict.verdict, "fact_source": verdict.source}
             emitted.append((RULE_FOR_VERDICT[verdict.verdict], where, facts, extra))
         if record.get("dynamic") == "data-dependent-shape":
@@ -265,13 +327,24 @@ def _count_text(count: int) -> str:
 def _sizing(params: dict[str, Any], db: RuleDB, ctx: Context) -> dict[str, Any]:
     chip = db.chips[ctx.target]
     capacity = chip.hbm_gib * 1024**3
-    return {"hbm_gib_per_chip": chip.hbm_gib, "chips_for_weights": max(1, math.ceil(params["bytes"] / capacity)),
-            "hbm_source": chip.source}  # fmt: skip
+    return {
+        "hbm_gib_per_chip": chip.hbm_gib,
+        "chips_for_weights": max(1, math.ceil(params["bytes"] / capacity)),
+        "hbm_source": chip.source,
+    }
 
 
 def _empty_summary() -> dict[str, Any]:
-    return {"capture": None, "total_ops": 0, "supported_percentage": None, "counts": dict.fromkeys(VERDICTS, 0),
-            "supported_operators": {}, "unsupported_operators": [], "unknown_operators": [], "ops": []}  # fmt: skip
+    return {
+        "capture": None,
+        "total_ops": 0,
+        "supported_percentage": None,
+        "counts": dict.fromkeys(VERDICTS, 0),
+        "supported_operators": {},
+        "unsupported_operators": [],
+        "unknown_operators": [],
+        "ops": [],
+    }
 
 
 def _op_summary(judged: list[tuple[dict[str, Any], OpVerdict, _Location]]) -> dict[str, Any]:
@@ -283,16 +356,37 @@ def _op_summary(judged: list[tuple[dict[str, Any], OpVerdict, _Location]]) -> di
     for record, verdict, where in judged:
         counts[verdict.verdict] += record["count"]
         site = f"{where.path}:{where.line}"
-        ops.append({"op": record["op"], "inputs": record["inputs"], "outputs": record["outputs"], "count": record["count"],
-                    "verdict": verdict.verdict, "reason": verdict.reason, "code": verdict.code, "call_site": site,
-                    "dynamic": record.get("dynamic", ""), "shapes": record.get("shapes", "")})  # fmt: skip
+        ops.append(
+            {
+                "op": record["op"],
+                "inputs": record["inputs"],
+                "outputs": record["outputs"],
+                "count": record["count"],
+                "verdict": verdict.verdict,
+                "reason": verdict.reason,
+                "code": verdict.code,
+                "call_site": site,
+                "dynamic": record.get("dynamic", ""),
+                "shapes": record.get("shapes", ""),
+            }
+        )
         if verdict.verdict == LOWERED:
             supported[record["op"]] += record["count"]
             continue
         key = (record["op"], verdict.verdict)
-        entry = problems.setdefault(key, {"op": record["op"], "verdict": verdict.verdict, "count": 0, "dtypes": [],
-                                          "reason": verdict.reason, "code": verdict.code, "source": verdict.source,
-                                          "call_sites": []})  # fmt: skip
+        entry = problems.setdefault(
+            key,
+            {
+                "op": record["op"],
+                "verdict": verdict.verdict,
+                "count": 0,
+                "dtypes": [],
+                "reason": verdict.reason,
+                "code": verdict.code,
+                "source": verdict.source,
+                "call_sites": [],
+            },
+        )
         entry["count"] += record["count"]
         dtypes = _dtypes_text(record)
         if dtypes not in entry["dtypes"]:
@@ -355,12 +449,24 @@ def _findings(
         if extra.get("fact_source") and extra["fact_source"] not in sources:
             sources.insert(0, extra.pop("fact_source"))
         extra.pop("fact_source", None)
-        findings.append(Finding(
-            rule=rule_id, category=verdict.rule.category, severity=verdict.severity, path=where.path, line=where.line,
-            column=where.column, end_line=where.line, end_column=where.end_column, message=verdict.message,
-            name=verdict.rule.name, status=verdict.status, snippet=where.snippet, origin="graph",
-            extra={"sources": sources, **{k: v for k, v in extra.items() if v not in (None, "", [])}},
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                rule=rule_id,
+                category=verdict.rule.category,
+                severity=verdict.severity,
+                path=where.path,
+                line=where.line,
+                column=where.column,
+                end_line=where.line,
+                end_column=where.end_column,
+                message=verdict.message,
+                name=verdict.rule.name,
+                status=verdict.status,
+                snippet=where.snippet,
+                origin="graph",
+                extra={"sources": sources, **{k: v for k, v in extra.items() if v not in (None, "", [])}},
+            )
+        )
     _apply_suppressions(findings, options.base.resolve())
     findings.sort(key=Finding.sort_key)
     return findings

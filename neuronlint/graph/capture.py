@@ -38,11 +38,23 @@ from neuronlint.graph.specs import parse_specs
 # Ops torch.export inserts for its own bookkeeping (shape asserts, symbolic sizes), and aten::alias,
 # a no-op view that depends on how the graph was functionalized: not compute, not counted.
 BOOKKEEPING_OPS = frozenset(
-    {"aten::sym_size.int", "aten::sym_numel", "aten::sym_stride.int", "aten::sym_storage_offset",
-     "aten::_assert_async", "aten::_assert_async.msg", "aten::_assert_scalar", "aten::sym_constrain_range",
-     "aten::sym_constrain_range_for_size", "aten::_assert_tensor_metadata", "aten::_functional_assert_async.msg",
-     "aten::_functional_sym_constrain_range", "aten::_functional_sym_constrain_range_for_size", "aten::alias"}
-)  # fmt: skip
+    {
+        "aten::sym_size.int",
+        "aten::sym_numel",
+        "aten::sym_stride.int",
+        "aten::sym_storage_offset",
+        "aten::_assert_async",
+        "aten::_assert_async.msg",
+        "aten::_assert_scalar",
+        "aten::sym_constrain_range",
+        "aten::sym_constrain_range_for_size",
+        "aten::_assert_tensor_metadata",
+        "aten::_functional_assert_async.msg",
+        "aten::_functional_sym_constrain_range",
+        "aten::_functional_sym_constrain_range_for_size",
+        "aten::alias",
+    }
+)
 HOST_READ_OPS = frozenset({"aten::_local_scalar_dense", "aten::item"})
 
 
@@ -131,8 +143,22 @@ def failure(stage: str, exc: BaseException, user: UserCode, kind: str | None = N
 
 # ---- building -----------------------------------------------------------------------------------
 # Factory functions whose result size the small-tensor policy can tell from the call.
-_SIZED_FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
-                    "logspace", "eye", "tensor", "as_tensor")  # fmt: skip
+_SIZED_FACTORIES = (
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "tensor",
+    "as_tensor",
+)
 SMALL_TENSOR = 1 << 20  # elements: below this a constructor gets a real CPU tensor in the values fallback
 
 
@@ -323,8 +349,16 @@ class OpCollector:
             self.facts_for(func, name, sub_args, sub_kwargs, depth + 1)
         return names
 
-    def add(self, name: str, inputs: list[str], outputs: list[str], shapes: str | Callable[[], str],
-            frame: Frame | None, dynamic: str = "", count: int = 1) -> None:  # fmt: skip
+    def add(
+        self,
+        name: str,
+        inputs: list[str],
+        outputs: list[str],
+        shapes: str | Callable[[], str],
+        frame: Frame | None,
+        dynamic: str = "",
+        count: int = 1,
+    ) -> None:
         """Count one op call; `shapes` (example shapes, or a callable making them) is kept from the first."""
         key = (
             name,
@@ -463,8 +497,12 @@ def _to_meta(value: Any) -> Any:
     import torch
 
     if isinstance(value, torch.Tensor):
-        return torch.empty_strided(tuple(int(d) for d in value.shape), tuple(int(s) for s in value.stride()),
-                                   dtype=value.dtype, device="meta")  # fmt: skip
+        return torch.empty_strided(
+            tuple(int(d) for d in value.shape),
+            tuple(int(s) for s in value.stride()),
+            dtype=value.dtype,
+            device="meta",
+        )
     if isinstance(value, torch.device):
         return torch.device("meta")
     return value
@@ -626,8 +664,14 @@ class DecomposingRecorder:
         ):
             dynamic = "data-dependent-shape"
         tensors_in = [v for v in _flatten(list(args) + list(kwargs.values())) if _dtype(v)]
-        collector.add(name, inputs, outputs, lambda: _shape_text(tensors_in, [v for v in _flatten(result) if _dtype(v)]),
-                      self.frame_of(), dynamic)  # fmt: skip
+        collector.add(
+            name,
+            inputs,
+            outputs,
+            lambda: _shape_text(tensors_in, [v for v in _flatten(result) if _dtype(v)]),
+            self.frame_of(),
+            dynamic,
+        )
 
     def finish(self) -> None:
         """Torch facts for every op seen, computed outside the fake mode on meta tensors."""
@@ -638,8 +682,16 @@ class DecomposingRecorder:
             if name.startswith("aten::"):
                 self.collector.facts_for(func, name, args, kwargs)
             else:
-                self.collector.op_facts.setdefault(name, {"view": False, "composite": [], "core": False,
-                                                          "dynamic_output_shape": False, "expands_to": None})  # fmt: skip
+                self.collector.op_facts.setdefault(
+                    name,
+                    {
+                        "view": False,
+                        "composite": [],
+                        "core": False,
+                        "dynamic_output_shape": False,
+                        "expands_to": None,
+                    },
+                )
         self.pending.clear()
 
 
@@ -722,8 +774,16 @@ def keep_user_frames(user: UserCode) -> None:
 def run(request: dict[str, Any], root: Path, progress: Progress) -> dict[str, Any]:
     """Trace one target ({entrypoint, inputs, kwargs}); failures are recorded, never raised."""
     user = UserCode(root)
-    result: dict[str, Any] = {"ok": False, "capture": None, "ops": [], "op_facts": {}, "failures": [],
-                              "build_mode": None, "params": None, "timing": progress.timing}  # fmt: skip
+    result: dict[str, Any] = {
+        "ok": False,
+        "capture": None,
+        "ops": [],
+        "op_facts": {},
+        "failures": [],
+        "build_mode": None,
+        "params": None,
+        "timing": progress.timing,
+    }
     progress.stage("import")
     try:
         entry = parse_entrypoint(request["entrypoint"])

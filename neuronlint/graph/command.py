@@ -51,8 +51,14 @@ def require_torch() -> None:
         raise fail("graph tracing needs torch: pip install 'neuronlint[trace]' (the static scan does not)")
 
 
-def targets_from(entrypoint: str | None, inputs: list[str], kwargs_json: str | None,
-                 configured: list[dict[str, Any]], where: str, origin: str = "") -> list[TraceTarget]:  # fmt: skip
+def targets_from(
+    entrypoint: str | None,
+    inputs: list[str],
+    kwargs_json: str | None,
+    configured: list[dict[str, Any]],
+    where: str,
+    origin: str = "",
+) -> list[TraceTarget]:
     """The command-line entrypoint, or the configured ones; validated (raises ValueError)."""
     from neuronlint.graph.analysis import TraceTarget
 
@@ -161,9 +167,19 @@ def trace(
 
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
-    settings = _resolve([Path(".")], config_path=config, select=select, extend_select=extend_select, ignore=ignore,
-                        target=target, sdk=sdk, backend=backend, fail_on=fail_on, rules_dirs=rule_dirs_or_none(rules_dir),
-                        compiler_flags=compiler_flags)  # fmt: skip
+    settings = _resolve(
+        [Path(".")],
+        config_path=config,
+        select=select,
+        extend_select=extend_select,
+        ignore=ignore,
+        target=target,
+        sdk=sdk,
+        backend=backend,
+        fail_on=fail_on,
+        rules_dirs=rule_dirs_or_none(rules_dir),
+        compiler_flags=compiler_flags,
+    )
     root = Path.cwd()
     if discover_models:
         _print_discovered(discover([root], root, settings.options.exclude), format)
@@ -198,16 +214,30 @@ def trace(
     raise typer.Exit(exit_code(findings, settings.fail_on, exit_zero))
 
 
-def _write_report(results: list[TraceResult], findings: list, db: Any, ctx: Any, format: str, output: Path | None,
-                  show_source: bool) -> None:  # fmt: skip
+def _write_report(
+    results: list[TraceResult],
+    findings: list,
+    db: Any,
+    ctx: Any,
+    format: str,
+    output: Path | None,
+    show_source: bool,
+) -> None:
     from neuronlint import fingerprints, gitrepo
     from neuronlint.reporters import Report, render
 
     prefix = gitrepo.prefix(Path.cwd())
     fingerprints.assign(findings, prefix)
     files = sorted({f.path for f in findings})
-    report = Report(findings=findings, context=ctx, db=db, files=files, lines=0, show_source=show_source,
-                    extra={"repo_prefix": prefix, "json": {"trace": [r.to_dict() for r in results]}})  # fmt: skip
+    report = Report(
+        findings=findings,
+        context=ctx,
+        db=db,
+        files=files,
+        lines=0,
+        show_source=show_source,
+        extra={"repo_prefix": prefix, "json": {"trace": [r.to_dict() for r in results]}},
+    )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(render(format, report), encoding="utf-8")
@@ -231,23 +261,33 @@ def render_text(results: list[TraceResult], report: Any) -> str:
     buffer = io.StringIO()
     force = os.environ.get("FORCE_COLOR") is not None
     width = max(100, shutil.get_terminal_size((120, 24)).columns)
-    console = Console(file=buffer, width=width, highlight=False, force_terminal=force or None,
-                      no_color=os.environ.get("NO_COLOR") is not None or (not force and not sys.stdout.isatty()))  # fmt: skip
+    console = Console(
+        file=buffer,
+        width=width,
+        highlight=False,
+        force_terminal=force or None,
+        no_color=os.environ.get("NO_COLOR") is not None or (not force and not sys.stdout.isatty()),
+    )
     ctx = report.context
     for result in results:
         data = result.summary
         inputs = ", ".join(result.target.inputs) or "no inputs"
         title = Text(f"{result.target.label} ({inputs})", style="bold")
-        capture = {"export": "torch.export", "symbolic_trace": "torch.fx.symbolic_trace (export failed)",
-                   "partial": "partial: forward on fake tensors up to the failure"}.get(data.get("capture") or "", "not captured")  # fmt: skip
+        capture = {
+            "export": "torch.export",
+            "symbolic_trace": "torch.fx.symbolic_trace (export failed)",
+            "partial": "partial: forward on fake tensors up to the failure",
+        }.get(data.get("capture") or "", "not captured")
         console.print(title)
         frame = f"Neuron SDK {ctx.sdk} on {ctx.target}, {ctx.backend} backend"
         if data.get("torch_xla"):
             frame += f" (torch-xla {data['torch_xla']})"
         console.print(f"  {capture}; {frame}")
         if ctx.backend == "native":
-            console.print("  TorchNeuron publishes no per-op table: ops are unknown unless neuronx-cc rejects them "
-                          "(--backend xla or an older --sdk gives torch-xla verdicts)")  # fmt: skip
+            console.print(
+                "  TorchNeuron publishes no per-op table: ops are unknown unless neuronx-cc rejects them "
+                "(--backend xla or an older --sdk gives torch-xla verdicts)"
+            )
         ops = data.get("ops", [])
         if ops:
             table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2))
@@ -258,8 +298,13 @@ def render_text(results: list[TraceResult], report: Any) -> str:
                     no_wrap=column in ("op", "verdict"),
                 )
             for row in _op_rows(ops):
-                table.add_row(row["op"], str(row["count"]), row["dtypes"],
-                              Text(row["verdict"], style=_VERDICT_STYLE[row["verdict"]]), row["detail"])  # fmt: skip
+                table.add_row(
+                    row["op"],
+                    str(row["count"]),
+                    row["dtypes"],
+                    Text(row["verdict"], style=_VERDICT_STYLE[row["verdict"]]),
+                    row["detail"],
+                )
             console.print(table)
         counts = data.get("counts", {})
         if data.get("total_ops"):
@@ -272,15 +317,19 @@ def render_text(results: list[TraceResult], report: Any) -> str:
             console.print("  No ops recorded: see the findings below.")
         params = data.get("parameters")
         if params:
-            console.print(f"  Weights: {params['count']:,} parameters, {params['bytes'] / 1024**3:.2f} GiB; one {ctx.target} chip "
-                          f"has {params['hbm_gib_per_chip']} GiB HBM (weights need {params['chips_for_weights']} chip(s))")  # fmt: skip
+            console.print(
+                f"  Weights: {params['count']:,} parameters, {params['bytes'] / 1024**3:.2f} GiB; one {ctx.target} chip "
+                f"has {params['hbm_gib_per_chip']} GiB HBM (weights need {params['chips_for_weights']} chip(s))"
+            )
         console.print()
     text = buffer.getvalue()
     findings_text = render("text", report)
     text += "\n".join(line for line in findings_text.splitlines() if not line.startswith("Scanned ")) + "\n"
     counts = summary(report.findings)["by_severity"]
-    text += (f"Traced {len(results)} model(s) for Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend): "
-             f"{counts['blocker']} blockers, {counts['warning']} warnings, {counts['info']} info.\n")  # fmt: skip
+    text += (
+        f"Traced {len(results)} model(s) for Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend): "
+        f"{counts['blocker']} blockers, {counts['warning']} warnings, {counts['info']} info.\n"
+    )
     return text
 
 
@@ -289,8 +338,17 @@ def _op_rows(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for op in ops:
         key = (op["op"], op["verdict"])
-        row = rows.setdefault(key, {"op": op["op"], "verdict": op["verdict"], "count": 0, "dtypes": [], "sites": [],
-                                    "reason": op["reason"]})  # fmt: skip
+        row = rows.setdefault(
+            key,
+            {
+                "op": op["op"],
+                "verdict": op["verdict"],
+                "count": 0,
+                "dtypes": [],
+                "sites": [],
+                "reason": op["reason"],
+            },
+        )
         row["count"] += op["count"]
         dtypes = ", ".join(dict.fromkeys(op["inputs"] + op["outputs"])) or "-"
         if dtypes not in row["dtypes"]:

@@ -93,13 +93,21 @@ class OpDatabase:
         }
         self.rejections = [
             Rejection(
-                id=r["id"], code=r.get("code", ""), ops=tuple(r.get("ops", ())), dtypes=tuple(r.get("dtypes", ())),
-                operands=r.get("operands", "any"), sdk=SdkRange.parse(r["sdk"]) if "sdk" in r else None,
-                targets=tuple(r.get("targets", ())), backend=r.get("backend"), platform=dict(r.get("platform", {})),
-                status=r["status"], note=r["note"], source=r["source"],
+                id=r["id"],
+                code=r.get("code", ""),
+                ops=tuple(r.get("ops", ())),
+                dtypes=tuple(r.get("dtypes", ())),
+                operands=r.get("operands", "any"),
+                sdk=SdkRange.parse(r["sdk"]) if "sdk" in r else None,
+                targets=tuple(r.get("targets", ())),
+                backend=r.get("backend"),
+                platform=dict(r.get("platform", {})),
+                status=r["status"],
+                note=r["note"],
+                source=r["source"],
             )
             for r in tables.get("op_rejection", ())
-        ]  # fmt: skip
+        ]
         self.torch_xla = self._torch_xla_version() if ctx.backend == "xla" else None
 
     def _torch_xla_version(self) -> str:
@@ -152,19 +160,29 @@ class OpDatabase:
             parts = {sub: self.lowering(sub, facts, depth + 1) for sub in expands}
             missing = [sub for sub, v in parts.items() if v.verdict == NOT_LOWERED]
             if missing:
-                return OpVerdict(NOT_LOWERED, f"its composite kernel calls {', '.join(missing)}, which torch-xla {version} does not lower",
-                                 source=source)  # fmt: skip
+                return OpVerdict(
+                    NOT_LOWERED,
+                    f"its composite kernel calls {', '.join(missing)}, which torch-xla {version} does not lower",
+                    source=source,
+                )
             if all(v.verdict == LOWERED for v in parts.values()):
-                return OpVerdict(LOWERED, f"its composite kernel calls only ops torch-xla {version} lowers ({', '.join(expands)})",
-                                 source=source)  # fmt: skip
+                return OpVerdict(
+                    LOWERED,
+                    f"its composite kernel calls only ops torch-xla {version} lowers ({', '.join(expands)})",
+                    source=source,
+                )
             return OpVerdict(
                 UNKNOWN,
                 f"its composite kernel calls ops of unknown status ({', '.join(expands)})",
                 source=source,
             )
         if info.get("composite"):
-            return OpVerdict(UNKNOWN, f"PyTorch decomposes it ({'/'.join(info['composite'])} kernel) before torch-xla sees it; "
-                             "its support is that of the ops it becomes", source=source)  # fmt: skip
+            return OpVerdict(
+                UNKNOWN,
+                f"PyTorch decomposes it ({'/'.join(info['composite'])} kernel) before torch-xla sees it; "
+                "its support is that of the ops it becomes",
+                source=source,
+            )
         if info.get("wraps_out"):
             outs = ", ".join(info.get("out_variants", ())) or "its out= form"
             return OpVerdict(NOT_LOWERED, f"torch-xla {version} lowers neither it nor {outs}", source=source)

@@ -30,11 +30,29 @@ from neuronlint.ruledb.schema import (
 
 # torch dtype names as `str(torch.float32)` minus the "torch." prefix (what capture records).
 DTYPE_NAMES = (
-    "float64", "float32", "float16", "bfloat16", "complex32", "complex64", "complex128",
-    "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool",
-    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+    "float64",
+    "float32",
+    "float16",
+    "bfloat16",
+    "complex32",
+    "complex64",
+    "complex128",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "float4_e2m1fn_x2",
-)  # fmt: skip
+)
 
 _ATEN_NAME = re.compile(r"aten::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?")
 
@@ -108,19 +126,39 @@ OP_CONFIRMED = Table(
 OP_REJECTION = Table(
     {
         "id": F(str, required=True, check=_identifier),
-        "code": F(str, check=_error_code, doc="neuronx-cc error code, e.g. NCC_EVRF004 (absent when the source gives none)"),
-        "ops": F(list, items=str, check=_aten_names, doc="ops it applies to (base name = any overload); absent = every op"),
+        "code": F(
+            str,
+            check=_error_code,
+            doc="neuronx-cc error code, e.g. NCC_EVRF004 (absent when the source gives none)",
+        ),
+        "ops": F(
+            list,
+            items=str,
+            check=_aten_names,
+            doc="ops it applies to (base name = any overload); absent = every op",
+        ),
         "dtypes": F(list, items=str, check=_dtypes, doc="dtypes that trigger it; absent = any dtype"),
-        "operands": F(str, choices=("any", "inputs", "outputs"), doc="where the dtype must appear (default any)"),
+        "operands": F(
+            str, choices=("any", "inputs", "outputs"), doc="where the dtype must appear (default any)"
+        ),
         "sdk": F(str, check=_is_sdk_range),
         "targets": F(list, items=str, check=_targets),
         "backend": F(str, choices=BACKENDS),
-        "platform": F(dict, check=_scalars, doc="platform facts (rules/platform.toml), e.g. { complex64 = 'unsupported' }"),
-        "status": F(str, required=True, choices=STATUSES, doc="unsupported = rejected; unknown = not documented either way"),
+        "platform": F(
+            dict,
+            check=_scalars,
+            doc="platform facts (rules/platform.toml), e.g. { complex64 = 'unsupported' }",
+        ),
+        "status": F(
+            str,
+            required=True,
+            choices=STATUSES,
+            doc="unsupported = rejected; unknown = not documented either way",
+        ),
         "note": F(str, required=True),
         "source": SOURCE,
     }
-)  # fmt: skip
+)
 
 register_table("torch_xla", TORCH_XLA, "version")
 register_table("op", OP, "name")

@@ -48,8 +48,18 @@ class ChildOutcome:
 
 def parse_memory(text: str) -> int:
     """'4GiB', '512MiB', '2G', '1500M' or a byte count -> bytes. Raises ValueError."""
-    units = {"": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1024**2, "MB": 1024**2, "MIB": 1024**2,
-             "G": 1024**3, "GB": 1024**3, "GIB": 1024**3}  # fmt: skip
+    units = {
+        "": 1,
+        "K": 1024,
+        "KB": 1024,
+        "KIB": 1024,
+        "M": 1024**2,
+        "MB": 1024**2,
+        "MIB": 1024**2,
+        "G": 1024**3,
+        "GB": 1024**3,
+        "GIB": 1024**3,
+    }
     raw = text.strip().upper().replace(" ", "")
     number = raw.rstrip("KMGIB")
     unit = raw[len(number) :]
@@ -85,8 +95,14 @@ def run_children(
     return [o for o in outcomes if o is not None]
 
 
-def _run_batch(targets: list[dict[str, Any]], first: int, root: Path, timeout: float, memory_limit: int | None,
-               outcomes: list[ChildOutcome | None]) -> int:  # fmt: skip
+def _run_batch(
+    targets: list[dict[str, Any]],
+    first: int,
+    root: Path,
+    timeout: float,
+    memory_limit: int | None,
+    outcomes: list[ChildOutcome | None],
+) -> int:
     """Run targets[first:] in one child; fill `outcomes`; return the index to continue from."""
     with tempfile.TemporaryDirectory(prefix="neuronlint-trace-") as workdir:
         work = Path(workdir)
@@ -107,9 +123,13 @@ def _run_batch(targets: list[dict[str, Any]], first: int, root: Path, timeout: f
         with open(stderr_path, "wb") as stderr:
             process = subprocess.Popen(
                 [sys.executable, "-m", "neuronlint.graph.capture", str(request_path), str(work)],
-                stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, cwd=str(root), env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=stderr,
+                stderr=stderr,
+                cwd=str(root),
+                env=env,
                 start_new_session=True,  # its own process group: a timeout kills everything it started
-            )  # fmt: skip
+            )
             timed_out = False
             while True:
                 try:
@@ -142,15 +162,29 @@ def _run_batch(targets: list[dict[str, Any]], first: int, root: Path, timeout: f
         failed = current if current is not None and current >= done else done
         lines = _tail(stderr_path, 400)
         wall = round(time.time() - (since if current == failed and since else started), 3)
-        outcome = _failure_outcome(returncode, timed_out, timeout, memory_limit,
-                                   stage if current == failed else "startup", lines[-30:], wall)  # fmt: skip
+        outcome = _failure_outcome(
+            returncode,
+            timed_out,
+            timeout,
+            memory_limit,
+            stage if current == failed else "startup",
+            lines[-30:],
+            wall,
+        )
         outcome.frame = _dumped_user_frame(lines, root)
         outcomes[failed] = outcome
         return failed + 1
 
 
-def _failure_outcome(returncode: int, timed_out: bool, timeout: float, memory_limit: int | None,
-                     stage: str | None, tail: list[str], wall: float) -> ChildOutcome:  # fmt: skip
+def _failure_outcome(
+    returncode: int,
+    timed_out: bool,
+    timeout: float,
+    memory_limit: int | None,
+    stage: str | None,
+    tail: list[str],
+    wall: float,
+) -> ChildOutcome:
     where = f" while {STAGE_TEXT.get(stage, stage)}" if stage and stage != "start" else ""
     if timed_out:
         return ChildOutcome("timeout", None, f"timed out after {timeout:g} s{where}", stage, tail, wall)

@@ -55,8 +55,16 @@ def traceback_frames(tb: TracebackType | None) -> list[Frame]:
         column = (summary.colno or -1) + 1 if getattr(summary, "colno", None) is not None else 0
         end = (summary.end_colno or -1) + 1 if getattr(summary, "end_colno", None) is not None else 0
         same_line = getattr(summary, "end_lineno", summary.lineno) == summary.lineno
-        frames.append(Frame(summary.filename, summary.lineno or 0, summary.name, (summary.line or "").strip(),
-                            column, end if same_line else 0))  # fmt: skip
+        frames.append(
+            Frame(
+                summary.filename,
+                summary.lineno or 0,
+                summary.name,
+                (summary.line or "").strip(),
+                column,
+                end if same_line else 0,
+            )
+        )
     return frames
 
 

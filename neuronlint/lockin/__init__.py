@@ -16,9 +16,17 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "AreaScore", "DirectionScore", "Effort", "HotSpot", "LockinParams", "LockinResult", "UnitScore",
-    "WeightedFinding", "load_params", "score",
-]  # fmt: skip
+    "AreaScore",
+    "DirectionScore",
+    "Effort",
+    "HotSpot",
+    "LockinParams",
+    "LockinResult",
+    "UnitScore",
+    "WeightedFinding",
+    "load_params",
+    "score",
+]
 
 _LAZY = {
     "score": "neuronlint.lockin.model",

@@ -27,21 +27,47 @@ def _num(value: float) -> str:
 
 def tables(params: LockinParams) -> str:
     """Markdown tables of areas, weight overrides, scopes, effort classes, grades and model settings."""
-    out = ["### Areas", "", "| Area | Direction | Members | Max | Half | Cap | Weights (blocker / warning / info) | Rationale |",
-           "| --- | --- | --- | ---: | ---: | ---: | --- | --- |"]  # fmt: skip
+    out = [
+        "### Areas",
+        "",
+        "| Area | Direction | Members | Max | Half | Cap | Weights (blocker / warning / info) | Rationale |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- | --- |",
+    ]
     for a in params.areas:
         members = ", ".join([*(f"`{r}`" for r in a.rules), *(f"category `{c}`" for c in a.categories)])
         weights = " / ".join(_num(a.weights[s]) for s in ("blocker", "warning", "info"))
-        out.append(f"| {a.title} (`{a.name}`) | {a.direction} | {members} | {_num(a.max)} | {_num(a.half)} | {a.cap} | {weights} | {_cell(a.rationale)} |")
-    out += ["", "### Per-rule weights", "", "| Name | Rule | Only when | Weight | Effort | Rationale |", "| --- | --- | --- | ---: | --- | --- |"]
+        out.append(
+            f"| {a.title} (`{a.name}`) | {a.direction} | {members} | {_num(a.max)} | {_num(a.half)} | {a.cap} | {weights} | {_cell(a.rationale)} |"
+        )
+    out += [
+        "",
+        "### Per-rule weights",
+        "",
+        "| Name | Rule | Only when | Weight | Effort | Rationale |",
+        "| --- | --- | --- | ---: | --- | --- |",
+    ]
     for o in sorted(params.overrides, key=lambda o: (o.rule, o.name)):
         facts = ", ".join(f"{k} = {v}" for k, v in o.facts.items()) or "always"
-        out.append(f"| `{o.name}` | {o.rule} | {_cell(facts)} | {_num(o.weight)} | {o.effort or 'rule default'} | {_cell(o.rationale)} |")
-    out += ["", "### Scopes", "", "| Name | Paths (regular expressions) | Factor | Rationale |", "| --- | --- | ---: | --- |"]
+        out.append(
+            f"| `{o.name}` | {o.rule} | {_cell(facts)} | {_num(o.weight)} | {o.effort or 'rule default'} | {_cell(o.rationale)} |"
+        )
+    out += [
+        "",
+        "### Scopes",
+        "",
+        "| Name | Paths (regular expressions) | Factor | Rationale |",
+        "| --- | --- | ---: | --- |",
+    ]
     for s in params.scopes:
         patterns = ", ".join(f"`{_cell(p.pattern)}`" for p in s.patterns)
         out.append(f"| `{s.name}` | {patterns} | {_num(s.factor)} | {_cell(s.rationale)} |")
-    out += ["", "### Effort classes", "", "| Class | First finding of a unit (h) | Each further finding (h) | Rationale |", "| --- | ---: | ---: | --- |"]
+    out += [
+        "",
+        "### Effort classes",
+        "",
+        "| Class | First finding of a unit (h) | Each further finding (h) | Rationale |",
+        "| --- | ---: | ---: | --- |",
+    ]
     for e in params.efforts.values():
         out.append(f"| {e.effort} | {_num(e.first)} | {_num(e.more)} | {_cell(e.rationale)} |")
     out += ["", "### Grades", "", "| Grade | Scores | Label | Rationale |", "| --- | --- | --- | --- |"]
@@ -50,9 +76,16 @@ def tables(params: LockinParams) -> str:
         out.append(f"| {g.grade} | {low}-{min(g.below - 1, 100)} | {g.label} | {_cell(g.rationale)} |")
         low = g.below
     severities = "; ".join(f"{d}: {', '.join(sorted(v))}" for d, v in params.effort_severities.items())
-    out += ["", "### Model settings", "", f"- `reference_lines` = {params.reference_lines}",
-            f"- `hot_spot_share` = {_num(params.hot_spot_share)}%", f"- `hours_per_week` = {_num(params.hours_per_week)}",
-            f"- `effort_severities`: {severities}", f"- Rationale: {params.rationale}"]  # fmt: skip
+    out += [
+        "",
+        "### Model settings",
+        "",
+        f"- `reference_lines` = {params.reference_lines}",
+        f"- `hot_spot_share` = {_num(params.hot_spot_share)}%",
+        f"- `hours_per_week` = {_num(params.hours_per_week)}",
+        f"- `effort_severities`: {severities}",
+        f"- Rationale: {params.rationale}",
+    ]
     return "\n".join(out)
 
 

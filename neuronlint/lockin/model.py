@@ -60,11 +60,26 @@ class WeightedFinding:
 
     def to_dict(self) -> dict[str, Any]:
         f = self.finding
-        return {"rule": f.rule, "name": f.name, "category": f.category, "severity": f.severity.value,
-                "status": f.status, "path": f.path, "line": f.line, "column": f.column, "message": f.message,
-                "direction": self.direction, "area": self.area, "weight": self.weight,
-                "weight_source": self.weight_source, "counted": self.counted, "points": round(self.points, 4),
-                "effort": self.effort, "effort_unit": self.unit, "hours": round(self.hours, 3)}  # fmt: skip
+        return {
+            "rule": f.rule,
+            "name": f.name,
+            "category": f.category,
+            "severity": f.severity.value,
+            "status": f.status,
+            "path": f.path,
+            "line": f.line,
+            "column": f.column,
+            "message": f.message,
+            "direction": self.direction,
+            "area": self.area,
+            "weight": self.weight,
+            "weight_source": self.weight_source,
+            "counted": self.counted,
+            "points": round(self.points, 4),
+            "effort": self.effort,
+            "effort_unit": self.unit,
+            "hours": round(self.hours, 3),
+        }
 
 
 @dataclass
@@ -83,9 +98,18 @@ class AreaScore:
     half: float  # the half-point used (the area's half times the unit's size scale)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"area": self.name, "title": self.title, "evidence": round(self.evidence, 4),
-                "coupling": round(self.coupling, 4), "points": round(self.points, 4), "findings": self.findings,
-                "counted": self.counted, "blockers": self.blockers, "max": self.max, "half": self.half}  # fmt: skip
+        return {
+            "area": self.name,
+            "title": self.title,
+            "evidence": round(self.evidence, 4),
+            "coupling": round(self.coupling, 4),
+            "points": round(self.points, 4),
+            "findings": self.findings,
+            "counted": self.counted,
+            "blockers": self.blockers,
+            "max": self.max,
+            "half": self.half,
+        }
 
 
 @dataclass
@@ -107,9 +131,17 @@ class DirectionScore:
         return int(math.floor(self.value + 0.5))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"direction": self.direction, "score": self.score, "value": round(self.value, 4),
-                "grade": self.grade, "label": self.label, "findings": self.findings, "blockers": self.blockers,
-                "size_scale": round(self.scale, 4), "breakdown": [a.to_dict() for a in self.breakdown]}  # fmt: skip
+        return {
+            "direction": self.direction,
+            "score": self.score,
+            "value": round(self.value, 4),
+            "grade": self.grade,
+            "label": self.label,
+            "findings": self.findings,
+            "blockers": self.blockers,
+            "size_scale": round(self.scale, 4),
+            "breakdown": [a.to_dict() for a in self.breakdown],
+        }
 
 
 @dataclass
@@ -124,8 +156,13 @@ class UnitScore:
     hours: dict[str, float]  # effort per direction for the findings in this unit
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "files": self.files, "lines": self.lines,
-                **{d: {**s.to_dict(), "hours": round(self.hours.get(d, 0.0), 2)} for d, s in self.scores.items()}}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "files": self.files,
+            "lines": self.lines,
+            **{d: {**s.to_dict(), "hours": round(self.hours.get(d, 0.0), 2)} for d, s in self.scores.items()},
+        }
 
 
 @dataclass
@@ -138,8 +175,14 @@ class EffortLine:
     hours: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"effort": self.effort, "rule": self.rule, "title": self.title, "units": self.units,
-                "findings": self.findings, "hours": round(self.hours, 2)}  # fmt: skip
+        return {
+            "effort": self.effort,
+            "rule": self.rule,
+            "title": self.title,
+            "units": self.units,
+            "findings": self.findings,
+            "hours": round(self.hours, 2),
+        }
 
 
 @dataclass
@@ -154,9 +197,14 @@ class Effort:
     assumptions: list[str]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"direction": self.direction, "hours": round(self.hours, 2), "weeks": round(self.weeks, 2),
-                "by_class": {k: round(v, 2) for k, v in self.by_class.items()},
-                "lines": [line.to_dict() for line in self.lines], "assumptions": self.assumptions}  # fmt: skip
+        return {
+            "direction": self.direction,
+            "hours": round(self.hours, 2),
+            "weeks": round(self.weeks, 2),
+            "by_class": {k: round(v, 2) for k, v in self.by_class.items()},
+            "lines": [line.to_dict() for line in self.lines],
+            "assumptions": self.assumptions,
+        }
 
 
 @dataclass
@@ -175,10 +223,19 @@ class HotSpot:
     top_rules: list[str]  # rule IDs, heaviest first
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "points": round(self.points, 4), "share": round(self.share, 2),
-                "cumulative": round(self.cumulative, 2), "score": self.file_score.score, "grade": self.file_score.grade,
-                "blockers": self.blockers, "findings": self.findings, "hours": round(self.hours, 2),
-                "areas": self.top_areas, "rules": self.top_rules}  # fmt: skip
+        return {
+            "path": self.path,
+            "points": round(self.points, 4),
+            "share": round(self.share, 2),
+            "cumulative": round(self.cumulative, 2),
+            "score": self.file_score.score,
+            "grade": self.file_score.grade,
+            "blockers": self.blockers,
+            "findings": self.findings,
+            "hours": round(self.hours, 2),
+            "areas": self.top_areas,
+            "rules": self.top_rules,
+        }
 
 
 @dataclass
@@ -202,26 +259,42 @@ class LockinResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (docs/lock-in.md describes it)."""
         return {
-            "model": {"areas": [_area_dict(a) for a in self.params.areas],
-                      "grades": [{"grade": g.grade, "below": g.below, "label": g.label} for g in self.params.grades],
-                      "effort_classes": {k: {"first": e.first, "more": e.more} for k, e in self.params.efforts.items()},
-                      "effort_severities": {d: sorted(v) for d, v in self.params.effort_severities.items()},
-                      "hours_per_week": self.params.hours_per_week},
+            "model": {
+                "areas": [_area_dict(a) for a in self.params.areas],
+                "grades": [
+                    {"grade": g.grade, "below": g.below, "label": g.label} for g in self.params.grades
+                ],
+                "effort_classes": {
+                    k: {"first": e.first, "more": e.more} for k, e in self.params.efforts.items()
+                },
+                "effort_severities": {d: sorted(v) for d, v in self.params.effort_severities.items()},
+                "hours_per_week": self.params.hours_per_week,
+            },
             "root": self.root,
             "package_depth": self.package_depth,
             "repository": self.repository.to_dict(),
             "packages": [p.to_dict() for p in self.packages],
             "files": [f.to_dict() for f in self.files],
             "effort": {d: e.to_dict() for d, e in self.effort.items()},
-            "hot_spots": {d: [h.to_dict() for h in spots[: self.hot_spot_count[d]]] for d, spots in self.hot_spots.items()},
+            "hot_spots": {
+                d: [h.to_dict() for h in spots[: self.hot_spot_count[d]]]
+                for d, spots in self.hot_spots.items()
+            },
             "unanalysed": self.unanalysed,
             "findings": [w.to_dict() for w in self.findings],
-        }  # fmt: skip
+        }
 
 
 def _area_dict(area: Area) -> dict[str, Any]:
-    return {"name": area.name, "title": area.title, "direction": area.direction, "max": area.max,
-            "half": area.half, "cap": area.cap, "weights": dict(area.weights)}  # fmt: skip
+    return {
+        "name": area.name,
+        "title": area.title,
+        "direction": area.direction,
+        "max": area.max,
+        "half": area.half,
+        "cap": area.cap,
+        "weights": dict(area.weights),
+    }
 
 
 # ---- building blocks ------------------------------------------------------------------------------
@@ -310,12 +383,31 @@ def direction_score(
     for area in sorted(areas, key=lambda a: (-couplings[a.name], a.order)):
         points = total * logs[area.name] / log_total if log_total > 0 else 0.0
         factors[area.name] = points / evidence[area.name] if evidence[area.name] > 0 else 0.0
-        breakdown.append(AreaScore(area.name, area.title, evidence[area.name], couplings[area.name], points,
-                                   findings[area.name], counted[area.name], blockers[area.name], area.max,
-                                   area.half * scale))  # fmt: skip
+        breakdown.append(
+            AreaScore(
+                area.name,
+                area.title,
+                evidence[area.name],
+                couplings[area.name],
+                points,
+                findings[area.name],
+                counted[area.name],
+                blockers[area.name],
+                area.max,
+                area.half * scale,
+            )
+        )
     band = params.grade(int(math.floor(total + 0.5)))
-    score = DirectionScore(direction, total, band.grade, band.label, breakdown,
-                           sum(findings.values()), sum(blockers.values()), scale)  # fmt: skip
+    score = DirectionScore(
+        direction,
+        total,
+        band.grade,
+        band.label,
+        breakdown,
+        sum(findings.values()),
+        sum(blockers.values()),
+        scale,
+    )
     return score, factors
 
 
@@ -403,8 +495,16 @@ def estimate_effort(
         for effort in sorted({i.effort for i in group}):
             part = [i for i in group if i.effort == effort]
             hours = sum(i.hours for i in part)
-            lines.append(EffortLine(effort, rule_id, rule.title if rule else rule_id,
-                                    len({i.unit for i in part if i.unit}), len(part), hours))  # fmt: skip
+            lines.append(
+                EffortLine(
+                    effort,
+                    rule_id,
+                    rule.title if rule else rule_id,
+                    len({i.unit for i in part if i.unit}),
+                    len(part),
+                    hours,
+                )
+            )
             by_class[effort] = by_class.get(effort, 0.0) + hours
     lines.sort(key=lambda line: (-line.hours, line.rule))
     total = sum(line.hours for line in lines)
@@ -514,11 +614,19 @@ def score(
         hours = {d: sum(i.hours for i in items if i.direction == d) for d in DIRECTIONS}
         return UnitScore(kind, name, files, lines, scores, hours)
 
-    repository = UnitScore("repository", root or ".", len(all_paths), total_lines, repo_scores,
-                           {d: effort[d].hours for d in DIRECTIONS})  # fmt: skip
+    repository = UnitScore(
+        "repository",
+        root or ".",
+        len(all_paths),
+        total_lines,
+        repo_scores,
+        {d: effort[d].hours for d in DIRECTIONS},
+    )
 
-    file_points = {path: {d: sum(i.points for i in items if i.direction == d) for d in DIRECTIONS}
-                   for path, items in by_file.items()}  # fmt: skip
+    file_points = {
+        path: {d: sum(i.points for i in items if i.direction == d) for d in DIRECTIONS}
+        for path, items in by_file.items()
+    }
     files = [unit("file", path, items, 1, line_counts.get(path, 0)) for path, items in by_file.items()]
     files.sort(key=lambda u: (-file_points[u.name]["cuda"], -file_points[u.name]["neuron"], u.name))
 
@@ -554,13 +662,20 @@ def score(
                 area_points[i.area] += i.points
                 rule_points[i.rule] += i.points
             titles = {a.name: a.title for a in params.areas}
-            spots.append(HotSpot(
-                path, points, 100.0 * points / total if total else 0.0, 100.0 * running / total if total else 0.0,
-                file_units[path].scores[direction], sum(1 for i in items if i.finding.severity.value == "blocker"),
-                len(items), sum(i.hours for i in items),
-                [titles[a] for a, _ in sorted(area_points.items(), key=lambda kv: -kv[1]) if _ > 0][:3],
-                [r for r, _ in sorted(rule_points.items(), key=lambda kv: -kv[1]) if _ > 0][:4],
-            ))  # fmt: skip
+            spots.append(
+                HotSpot(
+                    path,
+                    points,
+                    100.0 * points / total if total else 0.0,
+                    100.0 * running / total if total else 0.0,
+                    file_units[path].scores[direction],
+                    sum(1 for i in items if i.finding.severity.value == "blocker"),
+                    len(items),
+                    sum(i.hours for i in items),
+                    [titles[a] for a, _ in sorted(area_points.items(), key=lambda kv: -kv[1]) if _ > 0][:3],
+                    [r for r, _ in sorted(rule_points.items(), key=lambda kv: -kv[1]) if _ > 0][:4],
+                )
+            )
         hot_spots[direction] = spots
         # The hot spots: the fewest top files that together hold hot_spot_share % of the score.
         hot_count[direction] = next(
@@ -569,7 +684,17 @@ def score(
 
     unanalysed = sorted({w.path for w in weighted if w.direction == "none"})
     return LockinResult(
-        params=params, root=root, package_depth=package_depth, repository=repository, packages=packages,
-        files=files, findings=weighted, effort=effort, hot_spots=hot_spots, hot_spot_count=hot_count,
-        unanalysed=unanalysed, context=ctx, file_points=file_points,
-    )  # fmt: skip
+        params=params,
+        root=root,
+        package_depth=package_depth,
+        repository=repository,
+        packages=packages,
+        files=files,
+        findings=weighted,
+        effort=effort,
+        hot_spots=hot_spots,
+        hot_spot_count=hot_count,
+        unanalysed=unanalysed,
+        context=ctx,
+        file_points=file_points,
+    )

@@ -199,11 +199,18 @@ def _build(db: RuleDB) -> LockinParams:
     by_category: dict[str, Area] = {}
     for order, raw in enumerate(_table(db, "lockin_area")):
         area = Area(
-            name=raw["name"], title=raw["title"], direction=raw["direction"],
-            categories=tuple(raw.get("categories", ())), rules=tuple(raw.get("rules", ())),
-            max=float(raw["max"]), half=float(raw["half"]), cap=int(raw["cap"]),
-            weights={k: float(v) for k, v in raw["weights"].items()}, rationale=raw["rationale"], order=order,
-        )  # fmt: skip
+            name=raw["name"],
+            title=raw["title"],
+            direction=raw["direction"],
+            categories=tuple(raw.get("categories", ())),
+            rules=tuple(raw.get("rules", ())),
+            max=float(raw["max"]),
+            half=float(raw["half"]),
+            cap=int(raw["cap"]),
+            weights={k: float(v) for k, v in raw["weights"].items()},
+            rationale=raw["rationale"],
+            order=order,
+        )
         where = f"[[lockin_area]] (name={area.name!r})"
         for category in area.categories:
             if category not in CATEGORIES:
@@ -242,21 +249,42 @@ def _build(db: RuleDB) -> LockinParams:
             raise RuleDBError(
                 f"[[lockin_weight]] (name={raw['name']!r}): key 'rule': unknown rule {raw['rule']}"
             )
-        overrides.append(WeightOverride(raw["name"], raw["rule"], dict(raw.get("facts", {})), float(raw["weight"]),
-                                        raw["rationale"], raw.get("effort")))  # fmt: skip
+        overrides.append(
+            WeightOverride(
+                raw["name"],
+                raw["rule"],
+                dict(raw.get("facts", {})),
+                float(raw["weight"]),
+                raw["rationale"],
+                raw.get("effort"),
+            )
+        )
     # An override with facts is more specific than one without: try those first.
     overrides.sort(key=lambda o: -len(o.facts))
-    scopes = tuple(Scope(raw["name"], tuple(re.compile(p) for p in raw["patterns"]), float(raw["factor"]), raw["rationale"])
-                   for raw in db.tables.get("lockin_scope", []))  # fmt: skip
-    efforts = {raw["effort"]: EffortClass(raw["effort"], float(raw["first"]), float(raw["more"]), raw["rationale"])
-               for raw in _table(db, "lockin_effort")}  # fmt: skip
+    scopes = tuple(
+        Scope(
+            raw["name"], tuple(re.compile(p) for p in raw["patterns"]), float(raw["factor"]), raw["rationale"]
+        )
+        for raw in db.tables.get("lockin_scope", [])
+    )
+    efforts = {
+        raw["effort"]: EffortClass(raw["effort"], float(raw["first"]), float(raw["more"]), raw["rationale"])
+        for raw in _table(db, "lockin_effort")
+    }
     for rule in db.rules.values():
         if rule.effort not in efforts:
             raise RuleDBError(
                 f"[[lockin_effort]]: key 'effort': no entry for effort class {rule.effort!r} (used by {rule.id})"
             )
-    grades = tuple(sorted((Grade(r["grade"], int(r["below"]), r["label"], r["rationale"]) for r in _table(db, "lockin_grade")),
-                          key=lambda g: g.below))  # fmt: skip
+    grades = tuple(
+        sorted(
+            (
+                Grade(r["grade"], int(r["below"]), r["label"], r["rationale"])
+                for r in _table(db, "lockin_grade")
+            ),
+            key=lambda g: g.below,
+        )
+    )
     if grades[-1].below <= 100:
         raise RuleDBError(
             f"[[lockin_grade]]: key 'below': no grade covers a score of 100 (the highest 'below' is {grades[-1].below}; use 101)"
@@ -266,14 +294,28 @@ def _build(db: RuleDB) -> LockinParams:
     models = {raw["name"]: raw for raw in _table(db, "lockin_model")}
     model = models["default"]
     kinds = tuple(
-        KernelKind(raw["kind"], raw["title"], tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"]),
-                   tuple(raw["kernels"]), raw["note"], raw["source"])
+        KernelKind(
+            raw["kind"],
+            raw["title"],
+            tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"]),
+            tuple(raw["kernels"]),
+            raw["note"],
+            raw["source"],
+        )
         for raw in db.tables.get("nki_replacement", [])
-    )  # fmt: skip
+    )
     return LockinParams(
-        areas=tuple(areas), overrides=tuple(overrides), scopes=scopes, efforts=efforts, grades=grades,
-        effort_severities={d: frozenset(v) for d, v in model["effort_severities"].items()}, hours_per_week=float(model["hours_per_week"]),
-        hot_spot_share=float(model["hot_spot_share"]), reference_lines=int(model["reference_lines"]),
-        rationale=model["rationale"], kernel_kinds=kinds,
-        _by_rule=by_rule, _by_category=by_category,
-    )  # fmt: skip
+        areas=tuple(areas),
+        overrides=tuple(overrides),
+        scopes=scopes,
+        efforts=efforts,
+        grades=grades,
+        effort_severities={d: frozenset(v) for d, v in model["effort_severities"].items()},
+        hours_per_week=float(model["hours_per_week"]),
+        hot_spot_share=float(model["hot_spot_share"]),
+        reference_lines=int(model["reference_lines"]),
+        rationale=model["rationale"],
+        kernel_kinds=kinds,
+        _by_rule=by_rule,
+        _by_category=by_category,
+    )

@@ -139,17 +139,27 @@ MODEL = Table(
         "effort_severities": F(
             dict,
             required=True,
-            table=Table({d: F(list, required=True, items=str, check=_severities) for d in ("cuda", "neuron")}),
+            table=Table(
+                {d: F(list, required=True, items=str, check=_severities) for d in ("cuda", "neuron")}
+            ),
             doc="per direction: the severities whose findings carry effort",
         ),
         "hours_per_week": F(float, required=True, check=_positive),
-        "hot_spot_share": F(float, required=True, check=_percent,
-                            doc="hot spots: the fewest files that hold this share (%) of the score"),
-        "reference_lines": F(int, required=True, check=_positive,
-                             doc="units above this many lines have their half-points scaled by lines / reference_lines"),
+        "hot_spot_share": F(
+            float,
+            required=True,
+            check=_percent,
+            doc="hot spots: the fewest files that hold this share (%) of the score",
+        ),
+        "reference_lines": F(
+            int,
+            required=True,
+            check=_positive,
+            doc="units above this many lines have their half-points scaled by lines / reference_lines",
+        ),
         "rationale": RATIONALE,
     }
-)  # fmt: skip
+)
 
 NKI_REPLACEMENT = Table(
     {

@@ -64,12 +64,27 @@ def _round(value: float, digits: int = 2) -> float:
 def _finding_row(item: WeightedFinding, link: Callable[[str, int], str]) -> dict[str, Any]:
     f = item.finding
     return {
-        "rule": f.rule, "name": f.name, "category": f.category, "severity": f.severity.value, "status": f.status,
-        "path": f.path, "line": f.line, "column": f.column, "message": f.message, "snippet": f.snippet,
-        "origin": f.origin, "direction": item.direction, "area": item.area, "weight": _round(item.weight, 3),
-        "weight_source": item.weight_source, "counted": item.counted, "points": _round(item.points, 4),
-        "effort": item.effort, "hours": _round(item.hours, 2), "link": link(f.path, f.line),
-    }  # fmt: skip
+        "rule": f.rule,
+        "name": f.name,
+        "category": f.category,
+        "severity": f.severity.value,
+        "status": f.status,
+        "path": f.path,
+        "line": f.line,
+        "column": f.column,
+        "message": f.message,
+        "snippet": f.snippet,
+        "origin": f.origin,
+        "direction": item.direction,
+        "area": item.area,
+        "weight": _round(item.weight, 3),
+        "weight_source": item.weight_source,
+        "counted": item.counted,
+        "points": _round(item.points, 4),
+        "effort": item.effort,
+        "hours": _round(item.hours, 2),
+        "link": link(f.path, f.line),
+    }
 
 
 def _largest_remainder(values: Sequence[float], total: float, digits: int = 1) -> list[float]:
@@ -88,11 +103,20 @@ def _breakdown(lockin: LockinResult, direction: str) -> dict[str, Any]:
     shown = _largest_remainder([a.points for a in repo.breakdown], repo.value)
     areas = {a.name: a for a in lockin.params.areas}
     return {
-        "score": repo.score, "value": _round(repo.value, 4), "size_scale": _round(repo.scale, 4),
-        "areas": [{**a.to_dict(), "points_shown": s, "rationale": areas[a.name].rationale,
-                   "cap": areas[a.name].cap, "base_half": areas[a.name].half}
-                  for a, s in zip(repo.breakdown, shown, strict=True)],
-    }  # fmt: skip
+        "score": repo.score,
+        "value": _round(repo.value, 4),
+        "size_scale": _round(repo.scale, 4),
+        "areas": [
+            {
+                **a.to_dict(),
+                "points_shown": s,
+                "rationale": areas[a.name].rationale,
+                "cap": areas[a.name].cap,
+                "base_half": areas[a.name].half,
+            }
+            for a, s in zip(repo.breakdown, shown, strict=True)
+        ],
+    }
 
 
 def _blockers(lockin: LockinResult, link: Callable[[str, int], str], per_area: int) -> list[dict[str, Any]]:
@@ -112,12 +136,19 @@ def _blockers(lockin: LockinResult, link: Callable[[str, int], str], per_area: i
         rules: dict[str, int] = defaultdict(int)
         for i in items:
             rules[i.rule] += 1
-        out.append({
-            "area": area, "title": titles.get(area, area), "direction": items[0].direction, "count": len(items),
-            "files": len({i.path for i in items}),
-            "rules": [{"rule": r, "count": n} for r, n in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))],
-            "findings": [_finding_row(i, link) for i in items[:per_area]],
-        })  # fmt: skip
+        out.append(
+            {
+                "area": area,
+                "title": titles.get(area, area),
+                "direction": items[0].direction,
+                "count": len(items),
+                "files": len({i.path for i in items}),
+                "rules": [
+                    {"rule": r, "count": n} for r, n in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))
+                ],
+                "findings": [_finding_row(i, link) for i in items[:per_area]],
+            }
+        )
     return out
 
 
@@ -135,8 +166,10 @@ def _headline(lockin: LockinResult, ctx: Context | None, kernels: int, libraries
     frame = f"Neuron SDK {ctx.sdk} on {ctx.target}" if ctx else "Neuron"
     top = [a.title for a in cuda.breakdown[:2] if a.points >= 0.5]
     driver = f", mostly from {' and '.join(top)}" if top else ""
-    text = (f"Moving this code to {frame}: CUDA coupling {cuda.score}/100 (grade {cuda.grade}, {cuda.label.lower()}){driver}. "
-            f"{cuda.blockers} blocker{'s' if cuda.blockers != 1 else ''} to clear")  # fmt: skip
+    text = (
+        f"Moving this code to {frame}: CUDA coupling {cuda.score}/100 (grade {cuda.grade}, {cuda.label.lower()}){driver}. "
+        f"{cuda.blockers} blocker{'s' if cuda.blockers != 1 else ''} to clear"
+    )
     extras = []
     if kernels:
         extras.append(f"{kernels} custom kernel{'s' if kernels != 1 else ''} to port")
@@ -157,10 +190,22 @@ def _rules(db: RuleDB, ids: set[str], ctx: Context | None) -> dict[str, Any]:
         rule = db.rules.get(rule_id)
         if rule is None:
             continue
-        instead = (rule.instead.get(ctx.backend) if ctx else None) or rule.instead.get("any", "") or next(iter(rule.instead.values()), "")
-        out[rule_id] = {"name": rule.name, "title": rule.title, "category": rule.category, "summary": rule.summary,
-                        "why": rule.why, "instead": instead, "effort": rule.effort, "sources": list(rule.sources),
-                        "doc_url": DOCS_URL.format(id=rule_id)}  # fmt: skip
+        instead = (
+            (rule.instead.get(ctx.backend) if ctx else None)
+            or rule.instead.get("any", "")
+            or next(iter(rule.instead.values()), "")
+        )
+        out[rule_id] = {
+            "name": rule.name,
+            "title": rule.title,
+            "category": rule.category,
+            "summary": rule.summary,
+            "why": rule.why,
+            "instead": instead,
+            "effort": rule.effort,
+            "sources": list(rule.sources),
+            "doc_url": DOCS_URL.format(id=rule_id),
+        }
     return out
 
 
@@ -186,39 +231,79 @@ def build_report(
     libraries = library_rows(lockin, db)
     chip = db.chips.get(ctx.target) if ctx else None
     epoch = os.environ.get("SOURCE_DATE_EPOCH")  # reproducible builds and stable snapshots
-    now = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch else datetime.datetime.now(datetime.timezone.utc)
+    now = (
+        datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc)
+        if epoch
+        else datetime.datetime.now(datetime.timezone.utc)
+    )
     summary: dict[str, Any] = {}
     for d in DIRECTIONS:
         repo = lockin.repository.scores[d]
         effort = lockin.effort[d]
-        summary[d] = {"title": DIRECTION_TITLES[d], "question": DIRECTION_QUESTIONS[d], "score": repo.score,
-                      "value": _round(repo.value, 4), "grade": repo.grade, "label": repo.label, "blockers": repo.blockers,
-                      "findings": repo.findings, "hours": _round(effort.hours, 1), "weeks": _round(effort.weeks, 2),
-                      "hot_spot_files": lockin.hot_spot_count[d],
-                      "top_areas": [a.title for a in repo.breakdown[:3]]}  # fmt: skip
+        summary[d] = {
+            "title": DIRECTION_TITLES[d],
+            "question": DIRECTION_QUESTIONS[d],
+            "score": repo.score,
+            "value": _round(repo.value, 4),
+            "grade": repo.grade,
+            "label": repo.label,
+            "blockers": repo.blockers,
+            "findings": repo.findings,
+            "hours": _round(effort.hours, 1),
+            "weeks": _round(effort.weeks, 2),
+            "hot_spot_files": lockin.hot_spot_count[d],
+            "top_areas": [a.title for a in repo.breakdown[:3]],
+        }
     op_support = trace_summary(traces)
     summary["kernels"] = sum(k["kernels"] for k in kernels)
     summary["kernel_units"] = len(kernels)
     summary["libraries"] = len(libraries)
     summary["op_support"] = op_support
     summary["headline"] = _headline(lockin, ctx, summary["kernels"], len(libraries))
-    findings = sorted(lockin.findings, key=lambda w: (-w.points, w.finding.severity.rank * -1, w.finding.sort_key()))
+    findings = sorted(
+        lockin.findings, key=lambda w: (-w.points, w.finding.severity.rank * -1, w.finding.sort_key())
+    )
     return {
         "schema_version": SCHEMA_VERSION,
-        "meta": {"tool": "neuronlint", "version": __version__, "generated": now.strftime("%Y-%m-%d %H:%M UTC"),
-                 "title": title or f"Neuron migration report: {_name(paths)}"},
-        "frame": ({"sdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend, "training": ctx.training,
-                   "chip": chip.title if chip else ctx.target, "neuroncore": chip.neuroncore if chip else "",
-                   "hbm_gib": chip.hbm_gib if chip else None} if ctx else None),
-        "scope": {"paths": list(paths), "root": lockin.root, "files": lockin.repository.files,
-                  "lines": lockin.repository.lines, "package_depth": lockin.package_depth},
+        "meta": {
+            "tool": "neuronlint",
+            "version": __version__,
+            "generated": now.strftime("%Y-%m-%d %H:%M UTC"),
+            "title": title or f"Neuron migration report: {_name(paths)}",
+        },
+        "frame": (
+            {
+                "sdk": ctx.sdk,
+                "target": ctx.target,
+                "backend": ctx.backend,
+                "training": ctx.training,
+                "chip": chip.title if chip else ctx.target,
+                "neuroncore": chip.neuroncore if chip else "",
+                "hbm_gib": chip.hbm_gib if chip else None,
+            }
+            if ctx
+            else None
+        ),
+        "scope": {
+            "paths": list(paths),
+            "root": lockin.root,
+            "files": lockin.repository.files,
+            "lines": lockin.repository.lines,
+            "package_depth": lockin.package_depth,
+        },
         "summary": summary,
         "formula": FORMULA,
         "breakdown": {d: _breakdown(lockin, d) for d in DIRECTIONS},
-        "grades": [{"grade": g.grade, "below": g.below, "label": g.label, "rationale": g.rationale} for g in lockin.params.grades],
+        "grades": [
+            {"grade": g.grade, "below": g.below, "label": g.label, "rationale": g.rationale}
+            for g in lockin.params.grades
+        ],
         "blockers": _blockers(lockin, link, blockers_per_area),
         "categories": _categories(lockin),
-        "hot_spots": {d: [{**h.to_dict(), "link": link(h.path, 1)} for h in lockin.hot_spots[d][: max(top, 0)]] for d in DIRECTIONS},
+        "hot_spots": {
+            d: [{**h.to_dict(), "link": link(h.path, 1)} for h in lockin.hot_spots[d][: max(top, 0)]]
+            for d in DIRECTIONS
+        },
         "hot_spot_count": dict(lockin.hot_spot_count),
         "hot_spot_share": lockin.params.hot_spot_share,
         "packages": [p.to_dict() for p in lockin.packages],
@@ -227,13 +312,16 @@ def build_report(
         "dtypes": dtype_rows(lockin, db, ctx) if ctx else [],
         "ops": op_rows(lockin, db),
         "trace": op_support,
-        "effort": {d: {**lockin.effort[d].to_dict(), "assumptions": effort_assumptions(lockin.params)} for d in DIRECTIONS},
+        "effort": {
+            d: {**lockin.effort[d].to_dict(), "assumptions": effort_assumptions(lockin.params)}
+            for d in DIRECTIONS
+        },
         "comparison": comparison,
         "trend": trend,
         "findings": [_finding_row(w, link) for w in findings],
         "rules": _rules(db, {w.rule for w in lockin.findings}, ctx),
         "unanalysed": lockin.unanalysed,
-    }  # fmt: skip
+    }
 
 
 def _name(paths: Sequence[str]) -> str:

@@ -158,7 +158,9 @@ def _num(value: float, digits: int = 1) -> str:
     return f'<td class="num" data-sort="{value}">{value:,.{digits}f}</td>'
 
 
-def _table(headers: Sequence[tuple[str, bool]], rows: Iterable[str], sortable: bool = True, table_id: str = "") -> str:
+def _table(
+    headers: Sequence[tuple[str, bool]], rows: Iterable[str], sortable: bool = True, table_id: str = ""
+) -> str:
     head = "".join(f'<th class="num">{_e(h)}</th>' if num else f"<th>{_e(h)}</th>" for h, num in headers)
     ident = f' id="{table_id}"' if table_id else ""
     cls = ' class="sortable"' if sortable else ""
@@ -166,22 +168,43 @@ def _table(headers: Sequence[tuple[str, bool]], rows: Iterable[str], sortable: b
 
 
 def _legend(items: Sequence[tuple[str, str]]) -> str:
-    return '<div class="legend">' + "".join(f'<span><i style="background:{c}"></i>{_e(t)}</span>' for t, c in items) + "</div>"
+    return (
+        '<div class="legend">'
+        + "".join(f'<span><i style="background:{c}"></i>{_e(t)}</span>' for t, c in items)
+        + "</div>"
+    )
 
 
 # ---- sections -------------------------------------------------------------------------------------
 def _header(report: dict[str, Any]) -> str:
     meta, frame, scope = report["meta"], report["frame"], report["scope"]
-    frame_text = (f"Neuron SDK <b>{_e(frame['sdk'])}</b> &middot; <b>{_e(frame['chip'])}</b> ({_e(frame['neuroncore'])}) &middot; "
-                  f"<b>{_e(frame['backend'])}</b> backend{'' if frame['training'] else ' (inference only)'}") if frame else ""  # fmt: skip
-    return (f"<header><h1>{_e(meta['title'])}</h1><div class=\"frame\">{frame_text} &middot; "
-            f"{scope['files']:,} files, {scope['lines']:,} lines &middot; generated {_e(meta['generated'])} by neuronlint {_e(meta['version'])}</div></header>")  # fmt: skip
+    frame_text = (
+        (
+            f"Neuron SDK <b>{_e(frame['sdk'])}</b> &middot; <b>{_e(frame['chip'])}</b> ({_e(frame['neuroncore'])}) &middot; "
+            f"<b>{_e(frame['backend'])}</b> backend{'' if frame['training'] else ' (inference only)'}"
+        )
+        if frame
+        else ""
+    )
+    return (
+        f'<header><h1>{_e(meta["title"])}</h1><div class="frame">{frame_text} &middot; '
+        f"{scope['files']:,} files, {scope['lines']:,} lines &middot; generated {_e(meta['generated'])} by neuronlint {_e(meta['version'])}</div></header>"
+    )
 
 
 def _nav(report: dict[str, Any]) -> str:
-    links = [("summary", "Summary"), ("blockers", "Blockers"), ("breakdown", "Score breakdown"), ("hotspots", "Hot spots"),
-             ("libraries", "CUDA-only libraries"), ("kernels", "Custom kernels"), ("verdicts", "Dtypes & ops"),
-             ("effort", "Effort"), ("packages", "Packages"), ("neuron", "Neuron coupling")]  # fmt: skip
+    links = [
+        ("summary", "Summary"),
+        ("blockers", "Blockers"),
+        ("breakdown", "Score breakdown"),
+        ("hotspots", "Hot spots"),
+        ("libraries", "CUDA-only libraries"),
+        ("kernels", "Custom kernels"),
+        ("verdicts", "Dtypes & ops"),
+        ("effort", "Effort"),
+        ("packages", "Packages"),
+        ("neuron", "Neuron coupling"),
+    ]
     if report.get("comparison"):
         links.append(("whatif", "What-if"))
     if report.get("trend"):
@@ -198,12 +221,18 @@ def _summary(report: dict[str, Any]) -> str:
         row = s[d]
         gauge = charts.gauge(row["score"], row["grade"], row["label"], row["title"], bands)
         areas = ", ".join(row["top_areas"]) or "no findings"
-        cards.append(f'<div class="card"><h3>{_e(row["title"])}</h3><div class="q">{_e(row["question"])}</div>{gauge}'
-                     f'<div><span class="label" style="color:{charts.grade_color(row["grade"])}">{_e(row["label"])}</span>'
-                     f' &middot; {row["blockers"]:,} blockers &middot; {row["findings"]:,} findings</div>'
-                     f'<div class="small muted">Largest areas: {_e(areas)}</div></div>')  # fmt: skip
+        cards.append(
+            f'<div class="card"><h3>{_e(row["title"])}</h3><div class="q">{_e(row["question"])}</div>{gauge}'
+            f'<div><span class="label" style="color:{charts.grade_color(row["grade"])}">{_e(row["label"])}</span>'
+            f" &middot; {row['blockers']:,} blockers &middot; {row['findings']:,} findings</div>"
+            f'<div class="small muted">Largest areas: {_e(areas)}</div></div>'
+        )
     op = s.get("op_support")
-    op_text = f"{op['supported_percentage']:.1f}%" if op and op.get("supported_percentage") is not None else "not traced"
+    op_text = (
+        f"{op['supported_percentage']:.1f}%"
+        if op and op.get("supported_percentage") is not None
+        else "not traced"
+    )
     kpis = [
         (f"{s['cuda']['blockers']:,}", "CUDA blockers"),
         (f"{s['cuda']['hours']:,.0f} h", f"estimated effort ({s['cuda']['weeks']:.1f} weeks)"),
@@ -212,13 +241,26 @@ def _summary(report: dict[str, Any]) -> str:
         (f"{s['cuda']['hot_spot_files']:,}", f"files hold {report['hot_spot_share']:g}% of CUDA coupling"),
         (op_text, "op calls lowered (traced)"),
     ]
-    kpi_html = '<div class="kpis">' + "".join(f'<div class="kpi"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>' for v, k in kpis) + "</div>"
+    kpi_html = (
+        '<div class="kpis">'
+        + "".join(
+            f'<div class="kpi"><div class="v">{_e(v)}</div><div class="k">{_e(k)}</div></div>'
+            for v, k in kpis
+        )
+        + "</div>"
+    )
     trend = report.get("trend")
-    trend_html = f'<p class="trendline">Trend against <code>{_e(trend["ref"])}</code>: {_e(trend["summary"])}</p>' if trend else ""
-    return (f'<section id="summary"><h2>Executive summary</h2>'
-            f'<p class="lead">Two directions: how much must change to run this code on Neuron (CUDA coupling), and how much '
-            f'Neuron-specific code would have to change to leave Neuron later (Neuron coupling). 0 is none, 100 is total.</p>'
-            f'<div class="cards">{"".join(cards)}</div>{kpi_html}<p class="headline">{_e(s["headline"])}</p>{trend_html}</section>')  # fmt: skip
+    trend_html = (
+        f'<p class="trendline">Trend against <code>{_e(trend["ref"])}</code>: {_e(trend["summary"])}</p>'
+        if trend
+        else ""
+    )
+    return (
+        f'<section id="summary"><h2>Executive summary</h2>'
+        f'<p class="lead">Two directions: how much must change to run this code on Neuron (CUDA coupling), and how much '
+        f"Neuron-specific code would have to change to leave Neuron later (Neuron coupling). 0 is none, 100 is total.</p>"
+        f'<div class="cards">{"".join(cards)}</div>{kpi_html}<p class="headline">{_e(s["headline"])}</p>{trend_html}</section>'
+    )
 
 
 def _area_color(index: int) -> str:
@@ -229,44 +271,70 @@ def _breakdown_block(report: dict[str, Any], direction: str) -> str:
     data = report["breakdown"][direction]
     title = report["summary"][direction]["title"]
     if not data["areas"]:
-        return f"<h3>{_e(title)}: 0</h3><p class=\"muted\">No findings in this direction.</p>"
+        return f'<h3>{_e(title)}: 0</h3><p class="muted">No findings in this direction.</p>'
     segments = [(a["title"], a["points"], _area_color(i)) for i, a in enumerate(data["areas"])]
     bar = charts.stacked_bar(segments, 100.0, label=f"{title}: points per area")
-    legend = _legend([(f"{a['title']} {a['points_shown']:.1f}", _area_color(i)) for i, a in enumerate(data["areas"])])
+    legend = _legend(
+        [(f"{a['title']} {a['points_shown']:.1f}", _area_color(i)) for i, a in enumerate(data["areas"])]
+    )
     rows = []
     for i, a in enumerate(data["areas"]):
-        rows.append(f'<tr><td><i style="display:inline-block;width:10px;height:10px;background:{_area_color(i)};margin-right:6px"></i>'
-                    f'<span title="{_e(a["rationale"])}">{_e(a["title"])}</span></td>'
-                    f'<td class="num">{a["findings"]:,}</td><td class="num">{a["counted"]:,}</td><td class="num">{a["blockers"]:,}</td>'
-                    f'{_num(a["evidence"])}{_num(a["half"])}<td class="num">{a["max"]:g}</td>{_num(a["coupling"])}'
-                    f'<td class="num" data-sort="{a["points"]}"><b>{a["points_shown"]:.1f}</b></td></tr>')  # fmt: skip
+        rows.append(
+            f'<tr><td><i style="display:inline-block;width:10px;height:10px;background:{_area_color(i)};margin-right:6px"></i>'
+            f'<span title="{_e(a["rationale"])}">{_e(a["title"])}</span></td>'
+            f'<td class="num">{a["findings"]:,}</td><td class="num">{a["counted"]:,}</td><td class="num">{a["blockers"]:,}</td>'
+            f'{_num(a["evidence"])}{_num(a["half"])}<td class="num">{a["max"]:g}</td>{_num(a["coupling"])}'
+            f'<td class="num" data-sort="{a["points"]}"><b>{a["points_shown"]:.1f}</b></td></tr>'
+        )
     total = sum(a["points_shown"] for a in data["areas"])
-    rows.append(f'<tr><td><b>Score</b></td><td colspan="7" class="small muted">sum of the points; half-points scaled '
-                f'&times;{data["size_scale"]:.2f} for the size of the code</td><td class="num"><b>{total:.1f}</b> &rarr; {data["score"]}</td></tr>')  # fmt: skip
-    table = _table([("Area", False), ("Findings", True), ("Counted", True), ("Blockers", True), ("Evidence E", True),
-                    ("Half-point", True), ("Max", True), ("Coupling c", True), ("Points", True)], rows, sortable=False)  # fmt: skip
+    rows.append(
+        f'<tr><td><b>Score</b></td><td colspan="7" class="small muted">sum of the points; half-points scaled '
+        f'&times;{data["size_scale"]:.2f} for the size of the code</td><td class="num"><b>{total:.1f}</b> &rarr; {data["score"]}</td></tr>'
+    )
+    table = _table(
+        [
+            ("Area", False),
+            ("Findings", True),
+            ("Counted", True),
+            ("Blockers", True),
+            ("Evidence E", True),
+            ("Half-point", True),
+            ("Max", True),
+            ("Coupling c", True),
+            ("Points", True),
+        ],
+        rows,
+        sortable=False,
+    )
     return f"<h3>{_e(title)}: {data['score']}</h3>{bar}{legend}{table}"
 
 
 def _breakdown(report: dict[str, Any]) -> str:
     formula = "".join(f"<li>{_e(line)}</li>" for line in report["formula"])
-    grades = "".join(f"<li>{_grade(g['grade'])} below {g['below']}: {_e(g['label'])} &mdash; {_e(g['rationale'])}</li>" for g in report["grades"])
-    return (f'<section id="breakdown"><h2>Where the score comes from</h2>'
-            f'<p class="lead">Each score is built from areas that saturate on their own, so that a thousand <code>.cuda()</code> '
-            f'calls cannot outweigh one custom kernel. The points of the areas add up to the score; every finding\'s '
-            f'share is listed under <a href="#findings">All findings</a>. Weights live in <code>rules/lockin.toml</code>.</p>'
-            f'{_breakdown_block(report, "cuda")}{_breakdown_block(report, "neuron")}'
-            f'<details><summary>Formula</summary><ol class="small">{formula}</ol></details>'
-            f'<details><summary>Grade bands</summary><ul class="small">{grades}</ul></details>'
-            f'<h3>Findings by category</h3>{_legend([(k, v) for k, v in charts.SEVERITY_COLORS.items()])}'
-            f'{charts.category_chart(report["categories"])}</section>')  # fmt: skip
+    grades = "".join(
+        f"<li>{_grade(g['grade'])} below {g['below']}: {_e(g['label'])} &mdash; {_e(g['rationale'])}</li>"
+        for g in report["grades"]
+    )
+    return (
+        f'<section id="breakdown"><h2>Where the score comes from</h2>'
+        f'<p class="lead">Each score is built from areas that saturate on their own, so that a thousand <code>.cuda()</code> '
+        f"calls cannot outweigh one custom kernel. The points of the areas add up to the score; every finding's "
+        f'share is listed under <a href="#findings">All findings</a>. Weights live in <code>rules/lockin.toml</code>.</p>'
+        f"{_breakdown_block(report, 'cuda')}{_breakdown_block(report, 'neuron')}"
+        f'<details><summary>Formula</summary><ol class="small">{formula}</ol></details>'
+        f'<details><summary>Grade bands</summary><ul class="small">{grades}</ul></details>'
+        f"<h3>Findings by category</h3>{_legend([(k, v) for k, v in charts.SEVERITY_COLORS.items()])}"
+        f"{charts.category_chart(report['categories'])}</section>"
+    )
 
 
 def _finding_rows(rows: Sequence[dict[str, Any]], rules: dict[str, Any]) -> list[str]:
     out = []
     for r in rows:
-        out.append(f'<tr><td data-sort="{_sev_rank(r["severity"])}">{_sev(r["severity"])}</td><td class="path">{_loc(r)}</td>'
-                   f'<td>{_rule(r["rule"], rules)}</td><td>{_e(r["message"])}</td>{_num(r["points"], 2)}</tr>')  # fmt: skip
+        out.append(
+            f'<tr><td data-sort="{_sev_rank(r["severity"])}">{_sev(r["severity"])}</td><td class="path">{_loc(r)}</td>'
+            f"<td>{_rule(r['rule'], rules)}</td><td>{_e(r['message'])}</td>{_num(r['points'], 2)}</tr>"
+        )
     return out
 
 
@@ -280,41 +348,77 @@ def _blockers(report: dict[str, Any]) -> str:
         return '<section id="blockers"><h2>Blockers</h2><p class="muted">No blockers: nothing stops this code from compiling for the chosen frame.</p></section>'
     parts = []
     for i, g in enumerate(groups):
-        chips = "".join(f'<span class="chip">{_rule(r["rule"], report["rules"])} &times;{r["count"]}</span>' for r in g["rules"])
+        chips = "".join(
+            f'<span class="chip">{_rule(r["rule"], report["rules"])} &times;{r["count"]}</span>'
+            for r in g["rules"]
+        )
         rows = _finding_rows(g["findings"], report["rules"])
         more = g["count"] - len(g["findings"])
-        more_text = f'<p class="small muted">{more:,} more in <a href="#findings">All findings</a>.</p>' if more > 0 else ""
+        more_text = (
+            f'<p class="small muted">{more:,} more in <a href="#findings">All findings</a>.</p>'
+            if more > 0
+            else ""
+        )
         direction = "Neuron coupling" if g["direction"] == "neuron" else "CUDA coupling"
-        parts.append(f'<details class="group"{" open" if i < 3 else ""}><summary>{_e(g["title"])} &mdash; {g["count"]:,} '
-                     f'blocker{"s" if g["count"] != 1 else ""} in {g["files"]:,} file{"s" if g["files"] != 1 else ""} '
-                     f'<span class="small muted">({direction})</span></summary><div>{chips}</div>'
-                     f'{_table([("Severity", False), ("Location", False), ("Rule", False), ("Message", False), ("Points", True)], rows)}{more_text}</details>')  # fmt: skip
-    return (f'<section id="blockers"><h2>Blockers that gate the migration</h2><p class="lead">Findings that stop the code from '
-            f'compiling or running on the chosen frame, grouped by area, the heaviest areas first.</p>{"".join(parts)}</section>')  # fmt: skip
+        parts.append(
+            f'<details class="group"{" open" if i < 3 else ""}><summary>{_e(g["title"])} &mdash; {g["count"]:,} '
+            f"blocker{'s' if g['count'] != 1 else ''} in {g['files']:,} file{'s' if g['files'] != 1 else ''} "
+            f'<span class="small muted">({direction})</span></summary><div>{chips}</div>'
+            f"{_table([('Severity', False), ('Location', False), ('Rule', False), ('Message', False), ('Points', True)], rows)}{more_text}</details>"
+        )
+    return (
+        f'<section id="blockers"><h2>Blockers that gate the migration</h2><p class="lead">Findings that stop the code from '
+        f"compiling or running on the chosen frame, grouped by area, the heaviest areas first.</p>{''.join(parts)}</section>"
+    )
 
 
 def _hot_spot_table(spots: Sequence[dict[str, Any]], rules: dict[str, Any]) -> str:
     rows = []
     for i, h in enumerate(spots, start=1):
         rules_html = " ".join(_rule(r, rules) for r in h["rules"])
-        rows.append(f'<tr><td class="num">{i}</td><td class="path"><a class="mono" href="{_e(h["link"])}">{_e(h["path"])}</a>'
-                    f'<div class="small muted">{_e(", ".join(h["areas"]))}</div></td>'
-                    f'{_num(h["points"], 2)}{_num(h["share"])}{_num(h["cumulative"])}'
-                    f'<td data-sort="{h["score"]}" class="nowrap">{h["score"]} {_grade(h["grade"])}</td><td class="num">{h["blockers"]}</td>'
-                    f'<td class="num">{h["findings"]}</td>{_num(h["hours"])}<td class="nowrap">{rules_html}</td></tr>')  # fmt: skip
-    return _table([("#", True), ("File and main areas", False), ("Points", True), ("Share %", True), ("Cum. %", True),
-                   ("File score", True), ("Blockers", True), ("Findings", True), ("Hours", True), ("Rules", False)], rows)  # fmt: skip
+        rows.append(
+            f'<tr><td class="num">{i}</td><td class="path"><a class="mono" href="{_e(h["link"])}">{_e(h["path"])}</a>'
+            f'<div class="small muted">{_e(", ".join(h["areas"]))}</div></td>'
+            f"{_num(h['points'], 2)}{_num(h['share'])}{_num(h['cumulative'])}"
+            f'<td data-sort="{h["score"]}" class="nowrap">{h["score"]} {_grade(h["grade"])}</td><td class="num">{h["blockers"]}</td>'
+            f'<td class="num">{h["findings"]}</td>{_num(h["hours"])}<td class="nowrap">{rules_html}</td></tr>'
+        )
+    return _table(
+        [
+            ("#", True),
+            ("File and main areas", False),
+            ("Points", True),
+            ("Share %", True),
+            ("Cum. %", True),
+            ("File score", True),
+            ("Blockers", True),
+            ("Findings", True),
+            ("Hours", True),
+            ("Rules", False),
+        ],
+        rows,
+    )
 
 
 def _hot_spots(report: dict[str, Any]) -> str:
     spots = report["hot_spots"]["cuda"]
     count = report["hot_spot_count"]["cuda"]
-    bars = charts.ranked_bars([(h["path"], h["points"], charts.grade_color(h["grade"]),
-                                f"{h['path']}: {h['points']:.2f} points ({h['share']:.1f}% of the score), file score {h['score']} {h['grade']}")
-                               for h in spots[:15]])  # fmt: skip
-    return (f'<section id="hotspots"><h2>Hot spots</h2><p class="lead">Files ranked by their share of the repository\'s CUDA '
-            f'coupling. {count:,} file{"s" if count != 1 else ""} hold {report["hot_spot_share"]:g}% of it. Bar colour is the '
-            f'file\'s own grade.</p>{bars}{_hot_spot_table(spots, report["rules"])}</section>')  # fmt: skip
+    bars = charts.ranked_bars(
+        [
+            (
+                h["path"],
+                h["points"],
+                charts.grade_color(h["grade"]),
+                f"{h['path']}: {h['points']:.2f} points ({h['share']:.1f}% of the score), file score {h['score']} {h['grade']}",
+            )
+            for h in spots[:15]
+        ]
+    )
+    return (
+        f'<section id="hotspots"><h2>Hot spots</h2><p class="lead">Files ranked by their share of the repository\'s CUDA '
+        f"coupling. {count:,} file{'s' if count != 1 else ''} hold {report['hot_spot_share']:g}% of it. Bar colour is the "
+        f"file's own grade.</p>{bars}{_hot_spot_table(spots, report['rules'])}</section>"
+    )
 
 
 def _libraries(report: dict[str, Any]) -> str:
@@ -322,23 +426,44 @@ def _libraries(report: dict[str, Any]) -> str:
     for lib in report["libraries"]:
         source = f' <a class="small" href="{_e(lib["source"])}">source</a>' if lib["source"] else ""
         files = "".join(f'<div class="mono small">{_e(f)}</div>' for f in lib["top_files"])
-        rows.append(f'<tr><td><b class="mono">{_e(lib["library"])}</b><div class="small muted">{_e(lib["kind"])} &middot; '
-                    f'Neuron: {_e(lib["neuron_status"])}</div></td>'
-                    f'<td class="num">{lib["findings"]}</td><td class="num">{lib["blockers"]}</td><td class="num">{lib["guarded"]}</td>'
-                    f'<td class="num">{lib["files"]}</td>{_num(lib["hours"])}<td>{_e(lib["alternative"])}{source}</td>'
-                    f'<td class="path">{files}</td></tr>')  # fmt: skip
-    body = (_table([("Library", False), ("Findings", True), ("Blockers", True), ("Guarded", True), ("Files", True),
-                    ("Hours", True), ("Neuron alternative", False), ("Main files", False)], rows)
-            if rows else '<p class="muted">No CUDA-only library is imported.</p>')  # fmt: skip
-    return (f'<section id="libraries"><h2>CUDA-only libraries and their Neuron alternatives</h2><p class="lead">'
-            f'"Guarded" counts imports inside <code>try/except ImportError</code>: a fallback exists, check that it is the one '
-            f'Neuron takes. Alternatives come from rules/libraries.toml with their Neuron documentation source.</p>{body}</section>')  # fmt: skip
+        rows.append(
+            f'<tr><td><b class="mono">{_e(lib["library"])}</b><div class="small muted">{_e(lib["kind"])} &middot; '
+            f"Neuron: {_e(lib['neuron_status'])}</div></td>"
+            f'<td class="num">{lib["findings"]}</td><td class="num">{lib["blockers"]}</td><td class="num">{lib["guarded"]}</td>'
+            f'<td class="num">{lib["files"]}</td>{_num(lib["hours"])}<td>{_e(lib["alternative"])}{source}</td>'
+            f'<td class="path">{files}</td></tr>'
+        )
+    body = (
+        _table(
+            [
+                ("Library", False),
+                ("Findings", True),
+                ("Blockers", True),
+                ("Guarded", True),
+                ("Files", True),
+                ("Hours", True),
+                ("Neuron alternative", False),
+                ("Main files", False),
+            ],
+            rows,
+        )
+        if rows
+        else '<p class="muted">No CUDA-only library is imported.</p>'
+    )
+    return (
+        f'<section id="libraries"><h2>CUDA-only libraries and their Neuron alternatives</h2><p class="lead">'
+        f'"Guarded" counts imports inside <code>try/except ImportError</code>: a fallback exists, check that it is the one '
+        f"Neuron takes. Alternatives come from rules/libraries.toml with their Neuron documentation source.</p>{body}</section>"
+    )
 
 
 def _kernels(report: dict[str, Any]) -> str:
     rows = []
     for k in report["kernels"]:
-        nki = "".join(f'<span class="kernel">{_e(n)}</span>' for n in k["nki_kernels"]) or '<span class="muted">none in the library</span>'
+        nki = (
+            "".join(f'<span class="kernel">{_e(n)}</span>' for n in k["nki_kernels"])
+            or '<span class="muted">none in the library</span>'
+        )
         where = f'<a class="mono" href="{_e(k["link"])}">{_e(k["subject"])}</a>'
         if k["subject_kind"] == "kernel":
             files = f'<div class="small muted">Triton kernel in {_e(k["first"]["path"])}, {k["launches"]} launch site(s) found</div>'
@@ -346,16 +471,32 @@ def _kernels(report: dict[str, Any]) -> str:
             files = f'<div class="small muted">compiled module, imported in {len(k["files"])} file(s)</div>'
         else:
             files = ""
-        rows.append(f'<tr><td>{where}{files}</td>'
-                    f'<td>{" ".join(_rule(r, report["rules"]) for r in k["rules"])}</td><td class="num">{k["kernels"]}</td>'
-                    f'{_num(k["hours"])}<td>{_e(k["kind_title"])}</td><td>{nki}<div class="small muted">{_e(k["note"])} '
-                    f'<a href="{_e(k["source"])}">source</a></div></td></tr>')  # fmt: skip
-    body = (_table([("Kernel code", False), ("Rules", False), ("Kernels", True), ("Hours", True), ("Recognised as", False),
-                    ("NKI Library replacement", False)], rows)
-            if rows else '<p class="muted">No custom GPU kernel was found.</p>')  # fmt: skip
-    return (f'<section id="kernels"><h2>Custom kernels and the NKI Library kernels that replace them</h2>'
-            f'<p class="lead">Recognised from kernel, module and file names (rules/nki-library.toml); a suggestion to check, '
-            f'not a proof of equivalence.</p>{body}</section>')  # fmt: skip
+        rows.append(
+            f"<tr><td>{where}{files}</td>"
+            f'<td>{" ".join(_rule(r, report["rules"]) for r in k["rules"])}</td><td class="num">{k["kernels"]}</td>'
+            f'{_num(k["hours"])}<td>{_e(k["kind_title"])}</td><td>{nki}<div class="small muted">{_e(k["note"])} '
+            f'<a href="{_e(k["source"])}">source</a></div></td></tr>'
+        )
+    body = (
+        _table(
+            [
+                ("Kernel code", False),
+                ("Rules", False),
+                ("Kernels", True),
+                ("Hours", True),
+                ("Recognised as", False),
+                ("NKI Library replacement", False),
+            ],
+            rows,
+        )
+        if rows
+        else '<p class="muted">No custom GPU kernel was found.</p>'
+    )
+    return (
+        f'<section id="kernels"><h2>Custom kernels and the NKI Library kernels that replace them</h2>'
+        f'<p class="lead">Recognised from kernel, module and file names (rules/nki-library.toml); a suggestion to check, '
+        f"not a proof of equivalence.</p>{body}</section>"
+    )
 
 
 def _verdicts(report: dict[str, Any]) -> str:
@@ -368,29 +509,68 @@ def _verdicts(report: dict[str, Any]) -> str:
             chip_status = f'{_e(d["chip_status"])}<div class="small muted">{_e(d["chip_note"])}{source}</div>'
         else:
             chip_status = '<span class="muted">&mdash;</span>'
-        rows.append(f'<tr><td class="mono">{_e(d["construct"])}</td><td>{_rule(d["rule"], report["rules"])} {_e(d["title"])}</td>'
-                    f'<td data-sort="{_sev_rank(d["severity"])}">{_sev(d["severity"])}</td><td>{_e(d["status"])}</td>'
-                    f'<td class="num">{d["findings"]}</td><td>{chip_status}</td></tr>')  # fmt: skip
-    dtype_html = (_table([("Dtype / construct", False), ("Rule", False), ("Verdict", False), ("Status", False),
-                          ("Findings", True), (f"On {frame['target'] if frame else 'chip'}", False)], rows)
-                  if rows else '<p class="muted">No dtype findings.</p>')  # fmt: skip
-    op_rows = [f'<tr><td class="mono">{_e(o["op"])}</td><td>{_rule(o["rule"], report["rules"])} {_e(o["title"])}</td>'
-               f'<td>{_sev(o["severity"])}</td><td>{_e(o["status"])}</td><td class="num">{o["findings"]}</td>'
-               f'<td class="small">{_e(o["message"])}</td></tr>' for o in report["ops"]]  # fmt: skip
+        rows.append(
+            f'<tr><td class="mono">{_e(d["construct"])}</td><td>{_rule(d["rule"], report["rules"])} {_e(d["title"])}</td>'
+            f'<td data-sort="{_sev_rank(d["severity"])}">{_sev(d["severity"])}</td><td>{_e(d["status"])}</td>'
+            f'<td class="num">{d["findings"]}</td><td>{chip_status}</td></tr>'
+        )
+    dtype_html = (
+        _table(
+            [
+                ("Dtype / construct", False),
+                ("Rule", False),
+                ("Verdict", False),
+                ("Status", False),
+                ("Findings", True),
+                (f"On {frame['target'] if frame else 'chip'}", False),
+            ],
+            rows,
+        )
+        if rows
+        else '<p class="muted">No dtype findings.</p>'
+    )
+    op_rows = [
+        f'<tr><td class="mono">{_e(o["op"])}</td><td>{_rule(o["rule"], report["rules"])} {_e(o["title"])}</td>'
+        f'<td>{_sev(o["severity"])}</td><td>{_e(o["status"])}</td><td class="num">{o["findings"]}</td>'
+        f'<td class="small">{_e(o["message"])}</td></tr>'
+        for o in report["ops"]
+    ]
     trace = report.get("trace")
     if trace:
-        models = "".join(f'<li><b>{_e(m["name"])}</b>: {_e(m["status"])}, {m["total_ops"]:,} op calls, '
-                         f'{(str(m["supported_percentage"]) + "%") if m["supported_percentage"] is not None else "n/a"} lowered, '
-                         f'{m["unsupported"]} unsupported and {m["unknown"]} unknown ops</li>' for m in trace["models"])  # fmt: skip
-        share = f"{trace['supported_percentage']:.2f}%" if trace["supported_percentage"] is not None else "n/a"
+        models = "".join(
+            f"<li><b>{_e(m['name'])}</b>: {_e(m['status'])}, {m['total_ops']:,} op calls, "
+            f"{(str(m['supported_percentage']) + '%') if m['supported_percentage'] is not None else 'n/a'} lowered, "
+            f"{m['unsupported']} unsupported and {m['unknown']} unknown ops</li>"
+            for m in trace["models"]
+        )
+        share = (
+            f"{trace['supported_percentage']:.2f}%" if trace["supported_percentage"] is not None else "n/a"
+        )
         trace_html = f"<h3>Traced models: {share} of op calls lowered</h3><ul>{models}</ul>"
     else:
-        trace_html = ('<p class="small muted">No model was traced, so there is no op support percentage. Run '
-                      '<code>neuronlint report --trace</code> with <code>[[tool.neuronlint.trace]]</code> entries to add one.</p>')  # fmt: skip
-    op_html = (_table([("Op", False), ("Rule", False), ("Verdict", False), ("Status", False), ("Findings", True),
-                       ("Message", False)], op_rows) if op_rows else "")  # fmt: skip
-    return (f'<section id="verdicts"><h2>Dtype and operator verdicts for {_e(chip)}</h2>'
-            f"<h3>Data types</h3>{dtype_html}<h3>Operators</h3>{trace_html}{op_html}</section>")
+        trace_html = (
+            '<p class="small muted">No model was traced, so there is no op support percentage. Run '
+            "<code>neuronlint report --trace</code> with <code>[[tool.neuronlint.trace]]</code> entries to add one.</p>"
+        )
+    op_html = (
+        _table(
+            [
+                ("Op", False),
+                ("Rule", False),
+                ("Verdict", False),
+                ("Status", False),
+                ("Findings", True),
+                ("Message", False),
+            ],
+            op_rows,
+        )
+        if op_rows
+        else ""
+    )
+    return (
+        f'<section id="verdicts"><h2>Dtype and operator verdicts for {_e(chip)}</h2>'
+        f"<h3>Data types</h3>{dtype_html}<h3>Operators</h3>{trace_html}{op_html}</section>"
+    )
 
 
 def _effort(report: dict[str, Any]) -> str:
@@ -398,39 +578,66 @@ def _effort(report: dict[str, Any]) -> str:
     for d in ("cuda", "neuron"):
         e = report["effort"][d]
         title = report["summary"][d]["title"]
-        rows = [f'<tr><td>{_rule(line["rule"], report["rules"])} {_e(line["title"])}</td><td>{_e(line["effort"])}</td>'
-                f'<td class="num">{line["units"]}</td><td class="num">{line["findings"]}</td>{_num(line["hours"])}</tr>'
-                for line in e["lines"]]  # fmt: skip
+        rows = [
+            f"<tr><td>{_rule(line['rule'], report['rules'])} {_e(line['title'])}</td><td>{_e(line['effort'])}</td>"
+            f'<td class="num">{line["units"]}</td><td class="num">{line["findings"]}</td>{_num(line["hours"])}</tr>'
+            for line in e["lines"]
+        ]
         classes = ", ".join(f"{k} {v:,.1f} h" for k, v in e["by_class"].items() if v)
-        table = (_table([("Rule", False), ("Effort class", False), ("Units", True), ("Findings", True), ("Hours", True)], rows)
-                 if rows else '<p class="muted">Nothing to change.</p>')  # fmt: skip
-        parts.append(f"<h3>{_e(title)}: {e['hours']:,.1f} h ({e['weeks']:.1f} weeks)</h3><p class=\"small muted\">{_e(classes)}</p>{table}")
+        table = (
+            _table(
+                [
+                    ("Rule", False),
+                    ("Effort class", False),
+                    ("Units", True),
+                    ("Findings", True),
+                    ("Hours", True),
+                ],
+                rows,
+            )
+            if rows
+            else '<p class="muted">Nothing to change.</p>'
+        )
+        parts.append(
+            f'<h3>{_e(title)}: {e["hours"]:,.1f} h ({e["weeks"]:.1f} weeks)</h3><p class="small muted">{_e(classes)}</p>{table}'
+        )
     assumptions = "".join(f"<li>{_e(a)}</li>" for a in report["effort"]["cuda"]["assumptions"])
-    return (f'<section id="effort"><h2>Effort estimate</h2><p class="lead">Hours per rule, summed; an order of magnitude to '
-            f'plan with, not a quote.</p>{"".join(parts)}<h3>Assumptions</h3><ul class="small">{assumptions}</ul></section>')  # fmt: skip
+    return (
+        f'<section id="effort"><h2>Effort estimate</h2><p class="lead">Hours per rule, summed; an order of magnitude to '
+        f'plan with, not a quote.</p>{"".join(parts)}<h3>Assumptions</h3><ul class="small">{assumptions}</ul></section>'
+    )
 
 
 def _packages(report: dict[str, Any]) -> str:
     rows = []
     for p in report["packages"]:
         c, n = p["cuda"], p["neuron"]
-        rows.append(f'<tr><td class="mono">{_e(p["name"])}</td><td class="num">{p["files"]:,}</td><td class="num">{p["lines"]:,}</td>'
-                    f'<td data-sort="{c["value"]}">{c["score"]} {_grade(c["grade"])}</td><td class="num">{c["blockers"]:,}</td>'
-                    f'{_num(c["hours"])}<td data-sort="{n["value"]}">{n["score"]} {_grade(n["grade"])}</td>{_num(n["hours"])}</tr>')  # fmt: skip
+        rows.append(
+            f'<tr><td class="mono">{_e(p["name"])}</td><td class="num">{p["files"]:,}</td><td class="num">{p["lines"]:,}</td>'
+            f'<td data-sort="{c["value"]}">{c["score"]} {_grade(c["grade"])}</td><td class="num">{c["blockers"]:,}</td>'
+            f'{_num(c["hours"])}<td data-sort="{n["value"]}">{n["score"]} {_grade(n["grade"])}</td>{_num(n["hours"])}</tr>'
+        )
     depth = report["scope"]["package_depth"]
-    return (f'<section id="packages"><h2>Packages</h2><p class="lead">Top-level directories (depth {depth}) under '
-            f'<code>{_e(report["scope"]["root"] or ".")}</code>, scored on their own.</p>'
-            f'{_table([("Package", False), ("Files", True), ("Lines", True), ("CUDA coupling", True), ("CUDA blockers", True), ("CUDA hours", True), ("Neuron coupling", True), ("Neuron hours", True)], rows)}</section>')  # fmt: skip
+    return (
+        f'<section id="packages"><h2>Packages</h2><p class="lead">Top-level directories (depth {depth}) under '
+        f"<code>{_e(report['scope']['root'] or '.')}</code>, scored on their own.</p>"
+        f"{_table([('Package', False), ('Files', True), ('Lines', True), ('CUDA coupling', True), ('CUDA blockers', True), ('CUDA hours', True), ('Neuron coupling', True), ('Neuron hours', True)], rows)}</section>"
+    )
 
 
 def _neuron(report: dict[str, Any]) -> str:
     spots = report["hot_spots"]["neuron"]
     s = report["summary"]["neuron"]
-    body = (_hot_spot_table(spots, report["rules"]) if spots else
-            '<p class="muted">No Neuron-specific code (torch_xla, NKI, NeuronX Distributed, traced NEFF artifacts) was found.</p>')  # fmt: skip
-    return (f'<section id="neuron"><h2>Neuron coupling: the cost of leaving later</h2><p class="lead">Score {s["score"]} '
-            f'({_e(s["label"])}); {s["findings"]:,} findings, estimated {s["hours"]:,.1f} h to undo. torch_xla glue, NKI kernels, '
-            f'NeuronX Distributed layers and traced NEFF artifacts tie the code to Neuron the way CUDA ties it to NVIDIA.</p>{body}</section>')  # fmt: skip
+    body = (
+        _hot_spot_table(spots, report["rules"])
+        if spots
+        else '<p class="muted">No Neuron-specific code (torch_xla, NKI, NeuronX Distributed, traced NEFF artifacts) was found.</p>'
+    )
+    return (
+        f'<section id="neuron"><h2>Neuron coupling: the cost of leaving later</h2><p class="lead">Score {s["score"]} '
+        f"({_e(s['label'])}); {s['findings']:,} findings, estimated {s['hours']:,.1f} h to undo. torch_xla glue, NKI kernels, "
+        f"NeuronX Distributed layers and traced NEFF artifacts tie the code to Neuron the way CUDA ties it to NVIDIA.</p>{body}</section>"
+    )
 
 
 def _change(delta: int) -> str:
@@ -446,38 +653,67 @@ def _whatif(report: dict[str, Any]) -> str:
     if not c:
         return ""
     b, o = c["base"], c["other"]
-    head = f"SDK {b['sdk']} on {b['target']} ({b['backend']})", f"SDK {o['sdk']} on {o['target']} ({o['backend']})"
-    rows = [f'<tr><td>{_e(r["title"])}</td><td>{r["base"]} {_grade(r["base_grade"])}</td><td>{r["other"]} {_grade(r["other_grade"])}</td>'
-            f'<td>{_change(r["delta"])}</td><td class="num">{r["base_blockers"]:,} &rarr; {r["other_blockers"]:,}</td>'
-            f'<td class="num">{r["base_hours"]:,.0f} &rarr; {r["other_hours"]:,.0f}</td></tr>' for r in c["scores"].values()]  # fmt: skip
-    table = _table([("Direction", False), (head[0], False), (head[1], False), ("Change", False), ("Blockers", True), ("Hours", True)], rows, sortable=False)
+    head = (
+        f"SDK {b['sdk']} on {b['target']} ({b['backend']})",
+        f"SDK {o['sdk']} on {o['target']} ({o['backend']})",
+    )
+    rows = [
+        f"<tr><td>{_e(r['title'])}</td><td>{r['base']} {_grade(r['base_grade'])}</td><td>{r['other']} {_grade(r['other_grade'])}</td>"
+        f'<td>{_change(r["delta"])}</td><td class="num">{r["base_blockers"]:,} &rarr; {r["other_blockers"]:,}</td>'
+        f'<td class="num">{r["base_hours"]:,.0f} &rarr; {r["other_hours"]:,.0f}</td></tr>'
+        for r in c["scores"].values()
+    ]
+    table = _table(
+        [
+            ("Direction", False),
+            (head[0], False),
+            (head[1], False),
+            ("Change", False),
+            ("Blockers", True),
+            ("Hours", True),
+        ],
+        rows,
+        sortable=False,
+    )
 
     def listing(title: str, groups: Sequence[dict[str, Any]]) -> str:
         if not groups:
             return f"<h3>{_e(title)}: none</h3>"
-        items = "".join(f'<li>{_rule(g["rule"], report["rules"])} {_e(g["title"])} &times;{g["count"]}: '
-                        + ", ".join(f'<span class="mono">{_e(x["path"])}:{x["line"]}</span>' for x in g["examples"]) + "</li>"
-                        for g in groups)  # fmt: skip
-        return f"<h3>{_e(title)}: {sum(g['count'] for g in groups):,}</h3><ul class=\"small\">{items}</ul>"
+        items = "".join(
+            f"<li>{_rule(g['rule'], report['rules'])} {_e(g['title'])} &times;{g['count']}: "
+            + ", ".join(f'<span class="mono">{_e(x["path"])}:{x["line"]}</span>' for x in g["examples"])
+            + "</li>"
+            for g in groups
+        )
+        return f'<h3>{_e(title)}: {sum(g["count"] for g in groups):,}</h3><ul class="small">{items}</ul>'
 
-    return (f'<section id="whatif"><h2>What-if: {_e(head[0])} &rarr; {_e(head[1])}</h2>{table}'
-            f'{listing("Blockers gone", c["blockers_gone"])}{listing("Blockers new", c["blockers_new"])}'
-            f'<p class="small muted">{_e(c["note"])}</p></section>')  # fmt: skip
+    return (
+        f'<section id="whatif"><h2>What-if: {_e(head[0])} &rarr; {_e(head[1])}</h2>{table}'
+        f"{listing('Blockers gone', c['blockers_gone'])}{listing('Blockers new', c['blockers_new'])}"
+        f'<p class="small muted">{_e(c["note"])}</p></section>'
+    )
 
 
 def _trend(report: dict[str, Any]) -> str:
     t = report.get("trend")
     if not t:
         return ""
-    rows = [f'<tr><td>{_e(r["title"])}</td><td>{r["base"]} {_grade(r["base_grade"])}</td><td>{r["now"]} {_grade(r["now_grade"])}</td>'
-            f'<td>{_change(r["delta"])}</td><td class="num">+{r["blockers_added"]} / &minus;{r["blockers_removed"]}</td></tr>'
-            for r in t["scores"].values()]  # fmt: skip
+    rows = [
+        f"<tr><td>{_e(r['title'])}</td><td>{r['base']} {_grade(r['base_grade'])}</td><td>{r['now']} {_grade(r['now_grade'])}</td>"
+        f'<td>{_change(r["delta"])}</td><td class="num">+{r["blockers_added"]} / &minus;{r["blockers_removed"]}</td></tr>'
+        for r in t["scores"].values()
+    ]
     added = [x for r in t["scores"].values() for x in r["added"]]
-    items = "".join(f'<li>{_rule(x["rule"], report["rules"])} <span class="mono">{_e(x["path"])}:{x["line"]}</span> {_e(x["message"])}</li>' for x in added)
-    return (f'<section id="trend"><h2>Trend against <code>{_e(t["ref"])}</code></h2><p class="lead">{_e(t["summary"])} '
-            f'(base commit <code>{_e(t["commit"][:12])}</code>)</p>'
-            f'{_table([("Direction", False), ("Base", False), ("Now", False), ("Change", False), ("Blockers added / removed", True)], rows, sortable=False)}'
-            f'{"<h3>New blockers</h3><ul class=small>" + items + "</ul>" if items else ""}</section>')  # fmt: skip
+    items = "".join(
+        f'<li>{_rule(x["rule"], report["rules"])} <span class="mono">{_e(x["path"])}:{x["line"]}</span> {_e(x["message"])}</li>'
+        for x in added
+    )
+    return (
+        f'<section id="trend"><h2>Trend against <code>{_e(t["ref"])}</code></h2><p class="lead">{_e(t["summary"])} '
+        f"(base commit <code>{_e(t['commit'][:12])}</code>)</p>"
+        f"{_table([('Direction', False), ('Base', False), ('Now', False), ('Change', False), ('Blockers added / removed', True)], rows, sortable=False)}"
+        f"{'<h3>New blockers</h3><ul class=small>' + items + '</ul>' if items else ''}</section>"
+    )
 
 
 def _findings(report: dict[str, Any]) -> str:
@@ -485,28 +721,53 @@ def _findings(report: dict[str, Any]) -> str:
     directions = {"cuda": "CUDA", "neuron": "Neuron", "none": "not scored"}
     rows = []
     for r in report["findings"]:
-        counted = "" if r["counted"] else ' <span class="small muted" title="over the per-file cap of its rule">(not counted)</span>'
-        where = f'{directions.get(r["direction"], r["direction"])} &middot; {_e(titles.get(r["area"], r["area"]))}'
-        rows.append(f'<tr><td data-sort="{_sev_rank(r["severity"])}">{_sev(r["severity"])}</td><td class="path">{_loc(r)}</td>'
-                    f'<td>{_rule(r["rule"], report["rules"])}</td><td class="small">{where}</td><td>{_e(r["message"])}</td>'
-                    f'<td class="num" data-sort="{r["weight"]}" title="{_e(r["weight_source"])}">{r["weight"]:g}{counted}</td>'
-                    f'{_num(r["points"], 3)}<td>{_e(r["effort"])}</td>{_num(r["hours"], 2)}</tr>')  # fmt: skip
-    table = _table([("Severity", False), ("Location", False), ("Rule", False), ("Score · area", False), ("Message", False),
-                    ("Weight", True), ("Points", True), ("Effort", False), ("Hours", True)], rows, table_id="findings-table")  # fmt: skip
-    return (f'<section id="findings"><h2>All findings</h2><p class="lead">Every active finding with the weight and points it '
-            f'adds to its direction\'s repository score (hover a weight for where it comes from). Click a header to sort.</p>'
-            f'<input id="finding-filter" class="filter" type="search" placeholder="Filter: path, rule, word..." aria-label="Filter findings">'
-            f' <span class="small muted"><span id="finding-count">{len(rows):,}</span> shown</span>{table}</section>')  # fmt: skip
+        counted = (
+            ""
+            if r["counted"]
+            else ' <span class="small muted" title="over the per-file cap of its rule">(not counted)</span>'
+        )
+        where = f"{directions.get(r['direction'], r['direction'])} &middot; {_e(titles.get(r['area'], r['area']))}"
+        rows.append(
+            f'<tr><td data-sort="{_sev_rank(r["severity"])}">{_sev(r["severity"])}</td><td class="path">{_loc(r)}</td>'
+            f'<td>{_rule(r["rule"], report["rules"])}</td><td class="small">{where}</td><td>{_e(r["message"])}</td>'
+            f'<td class="num" data-sort="{r["weight"]}" title="{_e(r["weight_source"])}">{r["weight"]:g}{counted}</td>'
+            f"{_num(r['points'], 3)}<td>{_e(r['effort'])}</td>{_num(r['hours'], 2)}</tr>"
+        )
+    table = _table(
+        [
+            ("Severity", False),
+            ("Location", False),
+            ("Rule", False),
+            ("Score · area", False),
+            ("Message", False),
+            ("Weight", True),
+            ("Points", True),
+            ("Effort", False),
+            ("Hours", True),
+        ],
+        rows,
+        table_id="findings-table",
+    )
+    return (
+        f'<section id="findings"><h2>All findings</h2><p class="lead">Every active finding with the weight and points it '
+        f"adds to its direction's repository score (hover a weight for where it comes from). Click a header to sort.</p>"
+        f'<input id="finding-filter" class="filter" type="search" placeholder="Filter: path, rule, word..." aria-label="Filter findings">'
+        f' <span class="small muted"><span id="finding-count">{len(rows):,}</span> shown</span>{table}</section>'
+    )
 
 
 def _rules(report: dict[str, Any]) -> str:
     cards = []
     for rule_id, r in report["rules"].items():
-        sources = " &middot; ".join(f'<a href="{_e(u)}">{_e(u.split("/en/")[-1] if "/en/" in u else u)}</a>' for u in r["sources"])
-        cards.append(f'<div class="rule" id="rule-{_e(rule_id)}"><h3>{_e(rule_id)} {_e(r["name"])}: {_e(r["title"])}</h3>'
-                     f'<p class="small muted">{_e(r["category"])} &middot; effort {_e(r["effort"])} &middot; '
-                     f'<a href="{_e(r["doc_url"])}">rule documentation</a></p><p>{_e(r["summary"])}</p>'
-                     f'<p><b>Why:</b> {_e(r["why"])}</p><p><b>Instead:</b> {_e(r["instead"])}</p><p class="small">Sources: {sources}</p></div>')  # fmt: skip
+        sources = " &middot; ".join(
+            f'<a href="{_e(u)}">{_e(u.split("/en/")[-1] if "/en/" in u else u)}</a>' for u in r["sources"]
+        )
+        cards.append(
+            f'<div class="rule" id="rule-{_e(rule_id)}"><h3>{_e(rule_id)} {_e(r["name"])}: {_e(r["title"])}</h3>'
+            f'<p class="small muted">{_e(r["category"])} &middot; effort {_e(r["effort"])} &middot; '
+            f'<a href="{_e(r["doc_url"])}">rule documentation</a></p><p>{_e(r["summary"])}</p>'
+            f'<p><b>Why:</b> {_e(r["why"])}</p><p><b>Instead:</b> {_e(r["instead"])}</p><p class="small">Sources: {sources}</p></div>'
+        )
     return f'<section id="rules"><h2>Rules in this report</h2>{"".join(cards) or "<p class=muted>None.</p>"}</section>'
 
 
@@ -516,22 +777,40 @@ def _unanalysed(report: dict[str, Any]) -> str:
         return ""
     items = "".join(f'<li class="mono">{_e(f)}</li>' for f in files[:50])
     more = f"<li>{len(files) - 50} more</li>" if len(files) > 50 else ""
-    return (f'<section id="unanalysed"><h2>Files not analysed</h2><p class="lead">{len(files)} file(s) could not be parsed or '
-            f'analysed; their coupling is not in the scores.</p><ul>{items}{more}</ul></section>')  # fmt: skip
+    return (
+        f'<section id="unanalysed"><h2>Files not analysed</h2><p class="lead">{len(files)} file(s) could not be parsed or '
+        f"analysed; their coupling is not in the scores.</p><ul>{items}{more}</ul></section>"
+    )
 
 
 def render(report: dict[str, Any]) -> str:
     """The whole report as one HTML document."""
-    body = "".join([
-        _summary(report), _blockers(report), _breakdown(report), _hot_spots(report), _libraries(report),
-        _kernels(report), _verdicts(report), _effort(report), _packages(report), _neuron(report), _whatif(report),
-        _trend(report), _unanalysed(report), _findings(report), _rules(report),
-    ])  # fmt: skip
+    body = "".join(
+        [
+            _summary(report),
+            _blockers(report),
+            _breakdown(report),
+            _hot_spots(report),
+            _libraries(report),
+            _kernels(report),
+            _verdicts(report),
+            _effort(report),
+            _packages(report),
+            _neuron(report),
+            _whatif(report),
+            _trend(report),
+            _unanalysed(report),
+            _findings(report),
+            _rules(report),
+        ]
+    )
     csp = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
-            f'<title>{_e(report["meta"]["title"])}</title><style>{_CSS}</style></head><body>'
-            f'{_header(report)}{_nav(report)}<main>{body}</main>'
-            f'<footer>neuronlint {_e(report["meta"]["version"])} &middot; scores explained in docs/lock-in.md &middot; '
-            f'weights in rules/lockin.toml</footer><script>{_SCRIPT}</script></body></html>\n')  # fmt: skip
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+        f"<title>{_e(report['meta']['title'])}</title><style>{_CSS}</style></head><body>"
+        f"{_header(report)}{_nav(report)}<main>{body}</main>"
+        f"<footer>neuronlint {_e(report['meta']['version'])} &middot; scores explained in docs/lock-in.md &middot; "
+        f"weights in rules/lockin.toml</footer><script>{_SCRIPT}</script></body></html>\n"
+    )

@@ -85,27 +85,50 @@ def kernel_rows(lockin: LockinResult, base: Path | None = None) -> list[dict[str
             path, name = subject.rsplit(":", 1)
             subject = name if not path else f"{path}:{name}"
         kernels = 1
-        cuda_kernels = sum(i.facts["kernels"] for i in members if i.rule == "NL304" and isinstance(i.facts.get("kernels"), int))
+        cuda_kernels = sum(
+            i.facts["kernels"]
+            for i in members
+            if i.rule == "NL304" and isinstance(i.facts.get("kernels"), int)
+        )
         if cuda_kernels:
             kernels = cuda_kernels
         first = min(members, key=lambda i: i.finding.sort_key())
-        definition = next((i for i in sorted(members, key=lambda i: i.finding.sort_key()) if not i.facts.get("launch")), first)
+        definition = next(
+            (i for i in sorted(members, key=lambda i: i.finding.sort_key()) if not i.facts.get("launch")),
+            first,
+        )
         path = PurePosixPath(definition.path)
-        texts = [name, str(first.facts.get("module", "")) if kind_of == "module" else "", path.name, str(path.parent)]
+        texts = [
+            name,
+            str(first.facts.get("module", "")) if kind_of == "module" else "",
+            path.name,
+            str(path.parent),
+        ]
         kind = params.kernel_kind(*texts)
-        rows.append({
-            "subject": name or subject, "subject_kind": "kernel" if kind_of == "triton" else kind_of,
-            "rules": sorted({i.rule for i in members}), "kernels": kernels,
-            "files": sorted({i.path for i in members}), "findings": len(members),
-            "launches": sum(1 for i in members if i.facts.get("launch")),
-            "blockers": sum(1 for i in members if i.finding.severity.value == "blocker"),
-            "points": round(sum(i.points for i in members), 4), "hours": round(sum(i.hours for i in members), 2),
-            "kind": kind.kind if kind else None, "kind_title": kind.title if kind else "Not recognised",
-            "nki_kernels": list(kind.kernels) if kind else [],
-            "note": kind.note if kind else "No NKI Library kernel matched its names: port it to NKI or fall back to eager PyTorch.",
-            "source": kind.source if kind else "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.32.0/nki/library/about/index.html",
-            "first": _site(definition),
-        })  # fmt: skip
+        rows.append(
+            {
+                "subject": name or subject,
+                "subject_kind": "kernel" if kind_of == "triton" else kind_of,
+                "rules": sorted({i.rule for i in members}),
+                "kernels": kernels,
+                "files": sorted({i.path for i in members}),
+                "findings": len(members),
+                "launches": sum(1 for i in members if i.facts.get("launch")),
+                "blockers": sum(1 for i in members if i.finding.severity.value == "blocker"),
+                "points": round(sum(i.points for i in members), 4),
+                "hours": round(sum(i.hours for i in members), 2),
+                "kind": kind.kind if kind else None,
+                "kind_title": kind.title if kind else "Not recognised",
+                "nki_kernels": list(kind.kernels) if kind else [],
+                "note": kind.note
+                if kind
+                else "No NKI Library kernel matched its names: port it to NKI or fall back to eager PyTorch.",
+                "source": kind.source
+                if kind
+                else "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.32.0/nki/library/about/index.html",
+                "first": _site(definition),
+            }
+        )
     rows.sort(key=lambda r: (-r["points"], -r["hours"], r["subject"]))
     return rows
 
@@ -124,15 +147,22 @@ def library_rows(lockin: LockinResult, db: RuleDB) -> list[dict[str, Any]]:
     rows = []
     for name, items in groups.items():
         entry = table.get(name, {})
-        rows.append({
-            "library": name, "kind": entry.get("kind", ""), "neuron_status": entry.get("status", "unknown"),
-            "alternative": entry.get("alternative", "") or str(items[0].facts.get("alternative", "")),
-            "source": entry.get("source", ""), "findings": len(items),
-            "blockers": sum(1 for i in items if i.finding.severity.value == "blocker"),
-            "guarded": sum(1 for i in items if i.facts.get("guarded")),
-            "files": len({i.path for i in items}), "top_files": _top_files(items),
-            "points": round(sum(i.points for i in items), 4), "hours": round(sum(i.hours for i in items), 2),
-        })  # fmt: skip
+        rows.append(
+            {
+                "library": name,
+                "kind": entry.get("kind", ""),
+                "neuron_status": entry.get("status", "unknown"),
+                "alternative": entry.get("alternative", "") or str(items[0].facts.get("alternative", "")),
+                "source": entry.get("source", ""),
+                "findings": len(items),
+                "blockers": sum(1 for i in items if i.finding.severity.value == "blocker"),
+                "guarded": sum(1 for i in items if i.facts.get("guarded")),
+                "files": len({i.path for i in items}),
+                "top_files": _top_files(items),
+                "points": round(sum(i.points for i in items), 4),
+                "hours": round(sum(i.hours for i in items), 2),
+            }
+        )
     rows.sort(key=lambda r: (-r["points"], -r["findings"], r["library"]))
     return rows
 
@@ -160,7 +190,9 @@ def dtype_rows(lockin: LockinResult, db: RuleDB, ctx: Context) -> list[dict[str,
     for item in lockin.findings:
         if item.finding.category != "dtype":
             continue
-        construct = str(item.facts.get("dtype") or item.facts.get("api") or item.facts.get("op") or item.finding.name)
+        construct = str(
+            item.facts.get("dtype") or item.facts.get("api") or item.facts.get("op") or item.finding.name
+        )
         groups[(item.rule, construct)].append(item)
     rows = []
     for (rule_id, construct), items in groups.items():
@@ -168,13 +200,22 @@ def dtype_rows(lockin: LockinResult, db: RuleDB, ctx: Context) -> list[dict[str,
         on_chip = chip_dtypes.get(dtype, {})
         worst = max(items, key=lambda i: i.finding.severity.rank)
         rule = db.rules.get(rule_id)
-        rows.append({
-            "construct": construct, "rule": rule_id, "title": rule.title if rule else rule_id,
-            "severity": worst.finding.severity.value, "status": worst.finding.status, "findings": len(items),
-            "files": len({i.path for i in items}), "chip_status": on_chip.get("status", ""),
-            "chip_note": on_chip.get("note", ""), "chip_source": on_chip.get("source", ""),
-            "message": worst.finding.message, "first": _site(min(items, key=lambda i: i.finding.sort_key())),
-        })  # fmt: skip
+        rows.append(
+            {
+                "construct": construct,
+                "rule": rule_id,
+                "title": rule.title if rule else rule_id,
+                "severity": worst.finding.severity.value,
+                "status": worst.finding.status,
+                "findings": len(items),
+                "files": len({i.path for i in items}),
+                "chip_status": on_chip.get("status", ""),
+                "chip_note": on_chip.get("note", ""),
+                "chip_source": on_chip.get("source", ""),
+                "message": worst.finding.message,
+                "first": _site(min(items, key=lambda i: i.finding.sort_key())),
+            }
+        )
     order = {"blocker": 0, "warning": 1, "info": 2}
     rows.sort(key=lambda r: (order[r["severity"]], -r["findings"], r["construct"]))
     return rows
@@ -192,11 +233,18 @@ def op_rows(lockin: LockinResult, db: RuleDB) -> list[dict[str, Any]]:
     for (rule_id, op), items in groups.items():
         worst = max(items, key=lambda i: i.finding.severity.rank)
         rule = db.rules.get(rule_id)
-        rows.append({
-            "op": op, "rule": rule_id, "title": rule.title if rule else rule_id,
-            "severity": worst.finding.severity.value, "status": worst.finding.status, "findings": len(items),
-            "message": worst.finding.message, "first": _site(min(items, key=lambda i: i.finding.sort_key())),
-        })  # fmt: skip
+        rows.append(
+            {
+                "op": op,
+                "rule": rule_id,
+                "title": rule.title if rule else rule_id,
+                "severity": worst.finding.severity.value,
+                "status": worst.finding.status,
+                "findings": len(items),
+                "message": worst.finding.message,
+                "first": _site(min(items, key=lambda i: i.finding.sort_key())),
+            }
+        )
     order = {"blocker": 0, "warning": 1, "info": 2}
     rows.sort(key=lambda r: (order[r["severity"]], -r["findings"], r["op"]))
     return rows
@@ -211,12 +259,21 @@ def trace_summary(traces: Sequence[dict[str, Any]] | None) -> dict[str, Any] | N
     for trace in traces:
         count = int(trace.get("total_ops") or 0)
         share = trace.get("supported_percentage")
-        models.append({"name": trace.get("name") or trace.get("entrypoint", "?"), "status": trace.get("status", ""),
-                       "total_ops": count, "supported_percentage": share,
-                       "unsupported": len(trace.get("unsupported_operators") or []),
-                       "unknown": len(trace.get("unknown_operators") or [])})  # fmt: skip
+        models.append(
+            {
+                "name": trace.get("name") or trace.get("entrypoint", "?"),
+                "status": trace.get("status", ""),
+                "total_ops": count,
+                "supported_percentage": share,
+                "unsupported": len(trace.get("unsupported_operators") or []),
+                "unknown": len(trace.get("unknown_operators") or []),
+            }
+        )
         if count and share is not None:
             total += count
             lowered += round(count * float(share) / 100.0)
-    return {"models": models, "total_ops": total,
-            "supported_percentage": round(100.0 * lowered / total, 2) if total else None}  # fmt: skip
+    return {
+        "models": models,
+        "total_ops": total,
+        "supported_percentage": round(100.0 * lowered / total, 2) if total else None,
+    }

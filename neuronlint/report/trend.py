@@ -93,8 +93,14 @@ def against(ref: str, options: ScanOptions, now: LockinResult, package_depth: in
         base: LockinResult | None = None  # None: the scanned paths did not exist at the ref
         if paths:
             result = run_scan(replace(options, paths=paths, base=base_cwd, config_root=config_root))
-            base = score(result.active, result.results, result.db, result.context, root=now.root or None,
-                         package_depth=package_depth)  # fmt: skip
+            base = score(
+                result.active,
+                result.results,
+                result.db,
+                result.context,
+                root=now.root or None,
+                package_depth=package_depth,
+            )
     scores: dict[str, Any] = {}
     sentences = []
     for d in DIRECTIONS:
@@ -106,13 +112,18 @@ def against(ref: str, options: ScanOptions, now: LockinResult, package_depth: in
         removed = base_keys - now_keys
         scores[d] = {
             "title": DIRECTION_TITLES[d],
-            "base": base_value.score if base_value else 0, "now": now_score.score,
+            "base": base_value.score if base_value else 0,
+            "now": now_score.score,
             "delta": now_score.score - (base_value.score if base_value else 0),
-            "base_grade": base_value.grade if base_value else "A", "now_grade": now_score.grade,
-            "base_blockers": base_value.blockers if base_value else 0, "now_blockers": now_score.blockers,
-            "blockers_added": sum(added.values()), "blockers_removed": sum(removed.values()),
-            "added": _examples(now, added, d), "removed": _examples(base, removed, d) if base is not None else [],
-        }  # fmt: skip
+            "base_grade": base_value.grade if base_value else "A",
+            "now_grade": now_score.grade,
+            "base_blockers": base_value.blockers if base_value else 0,
+            "now_blockers": now_score.blockers,
+            "blockers_added": sum(added.values()),
+            "blockers_removed": sum(removed.values()),
+            "added": _examples(now, added, d),
+            "removed": _examples(base, removed, d) if base is not None else [],
+        }
         sentences.append(_sentence(scores[d]))
     return {"ref": ref, "commit": commit, "scores": scores, "summary": "; ".join(sentences) + "."}
 
@@ -121,8 +132,12 @@ def _sentence(row: dict[str, Any]) -> str:
     name = row["title"].split()[0]  # "CUDA" or "Neuron"
     parts = []
     if row["blockers_added"]:
-        parts.append(f"adds {row['blockers_added']} {name} blocker{'s' if row['blockers_added'] != 1 else ''}")
+        parts.append(
+            f"adds {row['blockers_added']} {name} blocker{'s' if row['blockers_added'] != 1 else ''}"
+        )
     if row["blockers_removed"]:
-        parts.append(f"removes {row['blockers_removed']} {name} blocker{'s' if row['blockers_removed'] != 1 else ''}")
+        parts.append(
+            f"removes {row['blockers_removed']} {name} blocker{'s' if row['blockers_removed'] != 1 else ''}"
+        )
     change = " and ".join(parts) if parts else f"changes no {name} blockers"
     return f"this change {change}, {row['title']} {row['base']} \u2192 {row['now']}"

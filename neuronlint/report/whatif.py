@@ -33,9 +33,15 @@ def _by_rule(findings: list[Finding], db: Any, limit: int = 5) -> list[dict[str,
     for rule_id, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         rule = db.rules.get(rule_id)
         items.sort(key=Finding.sort_key)
-        rows.append({"rule": rule_id, "title": rule.title if rule else rule_id, "category": items[0].category,
-                     "count": len(items), "examples": [{"path": f.path, "line": f.line, "message": f.message}
-                                                       for f in items[:limit]]})  # fmt: skip
+        rows.append(
+            {
+                "rule": rule_id,
+                "title": rule.title if rule else rule_id,
+                "category": items[0].category,
+                "count": len(items),
+                "examples": [{"path": f.path, "line": f.line, "message": f.message} for f in items[:limit]],
+            }
+        )
     return rows
 
 
@@ -56,10 +62,18 @@ def compare(scan: ScanResult, options: ScanOptions, other: Context, package_dept
     scores = {}
     for d in DIRECTIONS:
         b, o = base_score.repository.scores[d], other_score.repository.scores[d]
-        scores[d] = {"title": DIRECTION_TITLES[d], "base": b.score, "other": o.score, "delta": o.score - b.score,
-                     "base_grade": b.grade, "other_grade": o.grade, "base_blockers": b.blockers,
-                     "other_blockers": o.blockers, "base_hours": round(base_score.effort[d].hours, 1),
-                     "other_hours": round(other_score.effort[d].hours, 1)}  # fmt: skip
+        scores[d] = {
+            "title": DIRECTION_TITLES[d],
+            "base": b.score,
+            "other": o.score,
+            "delta": o.score - b.score,
+            "base_grade": b.grade,
+            "other_grade": o.grade,
+            "base_blockers": b.blockers,
+            "other_blockers": o.blockers,
+            "base_hours": round(base_score.effort[d].hours, 1),
+            "other_hours": round(other_score.effort[d].hours, 1),
+        }
     other_index = {_key(f): f for f in other_findings}
     changed_severity = Counter(
         (f.severity.value, other_index[_key(f)].severity.value)
@@ -72,8 +86,14 @@ def compare(scan: ScanResult, options: ScanOptions, other: Context, package_dept
         "scores": scores,
         "blockers_gone": _by_rule(gone, db),
         "blockers_new": _by_rule(new, db),
-        "counts": {"blockers_gone": len(gone), "blockers_new": len(new),
-                   "findings_gone": len(base_keys - other_keys), "findings_new": len(other_keys - base_keys),
-                   "severity_changes": [{"from": a, "to": b, "count": n} for (a, b), n in sorted(changed_severity.items())]},
+        "counts": {
+            "blockers_gone": len(gone),
+            "blockers_new": len(new),
+            "findings_gone": len(base_keys - other_keys),
+            "findings_new": len(other_keys - base_keys),
+            "severity_changes": [
+                {"from": a, "to": b, "count": n} for (a, b), n in sorted(changed_severity.items())
+            ],
+        },
         "note": "Both sides are judged from the same static analysis; traced op verdicts belong to the base frame only.",
-    }  # fmt: skip
+    }

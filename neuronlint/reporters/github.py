@@ -82,11 +82,18 @@ def step_summary(report: Report, not_annotated: list[Finding]) -> str:
     text = markdown.render(report)
     if not_annotated:
         prefix = report.extra.get("repo_prefix", "")
-        lines = ["", f"### {len(not_annotated)} finding(s) without an annotation", "",
-                 "GitHub shows at most 10 annotations of each level per step; these were left out:", ""]  # fmt: skip
+        lines = [
+            "",
+            f"### {len(not_annotated)} finding(s) without an annotation",
+            "",
+            "GitHub shows at most 10 annotations of each level per step; these were left out:",
+            "",
+        ]
         for f in not_annotated:
-            lines.append(f"- `{fingerprints.repo_path(f.path, prefix)}:{f.line}` {f.severity.value} "
-                         f"[{f.rule}]({DOCS_URL.format(id=f.rule)}): {markdown.cell(f.message)}")  # fmt: skip
+            lines.append(
+                f"- `{fingerprints.repo_path(f.path, prefix)}:{f.line}` {f.severity.value} "
+                f"[{f.rule}]({DOCS_URL.format(id=f.rule)}): {markdown.cell(f.message)}"
+            )
         text += "\n".join(lines) + "\n"
     if len(text.encode("utf-8")) > SUMMARY_LIMIT:
         text = text.encode("utf-8")[: SUMMARY_LIMIT - 200].decode("utf-8", "ignore")
@@ -99,8 +106,10 @@ def render(report: Report) -> str:
     shown, rest = select_annotations(ordered(report))
     lines = [annotation(f, fingerprints.repo_path(f.path, prefix)) for f in shown]
     if rest:
-        lines.append(f"neuronlint: {len(rest)} more finding(s) not annotated (GitHub shows at most "
-                     f"{PER_LEVEL_LIMIT} per level in a step); they are listed below and in the job summary:")  # fmt: skip
+        lines.append(
+            f"neuronlint: {len(rest)} more finding(s) not annotated (GitHub shows at most "
+            f"{PER_LEVEL_LIMIT} per level in a step); they are listed below and in the job summary:"
+        )
         lines += [_plain(f, fingerprints.repo_path(f.path, prefix)) for f in rest]
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
@@ -108,5 +117,7 @@ def render(report: Report) -> str:
             with open(summary_file, "a", encoding="utf-8") as handle:
                 handle.write(step_summary(report, rest))
         except OSError as exc:
-            lines.append(f"neuronlint: could not write the job summary to {summary_file}: {exc.strerror or exc}")
+            lines.append(
+                f"neuronlint: could not write the job summary to {summary_file}: {exc.strerror or exc}"
+            )
     return "\n".join(lines) + ("\n" if lines else "")

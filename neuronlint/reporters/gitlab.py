@@ -23,7 +23,9 @@ _CATEGORIES = {"host-sync": "Performance", "dynamic-shape": "Performance", "pars
 
 def issue(f: Finding, path: str) -> dict[str, Any]:
     # GitLab expects a hex digest; hashing our fingerprint keeps it stable and uniform in length.
-    digest = hashlib.md5(f"neuronlint\0{f.extra[fingerprints.FINGERPRINT_KEY]}".encode(), usedforsecurity=False).hexdigest()
+    digest = hashlib.md5(
+        f"neuronlint\0{f.extra[fingerprints.FINGERPRINT_KEY]}".encode(), usedforsecurity=False
+    ).hexdigest()
     body = f.message + (f"\n\nSuggested fix: `{f.fix.replacement}`" if f.fix is not None else "")
     body += f"\n\n[{f.rule} documentation]({DOCS_URL.format(id=f.rule)})"
     return {

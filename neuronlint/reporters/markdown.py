@@ -33,7 +33,9 @@ def _plural(count: int, word: str) -> str:
 def _location(f: Finding, prefix: str) -> str:
     path = fingerprints.repo_path(f.path, prefix)
     label = f"`{path}:{f.line}`"
-    server, repository, sha = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA"))
+    server, repository, sha = (
+        os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA")
+    )
     if server and repository and sha and not path.startswith("/"):
         return f"[{label}]({server}/{repository}/blob/{sha}/{path}#L{f.line})"
     return label
@@ -42,7 +44,9 @@ def _location(f: Finding, prefix: str) -> str:
 def lockin_counts(active: list[Finding]) -> list[str]:
     """CUDA-side against Neuron-side finding counts: the fallback when no lock-in score can be computed."""
     neuron = [f for f in active if f.category in NEURON_SIDE_CATEGORIES]
-    cuda = [f for f in active if f.category not in NEURON_SIDE_CATEGORIES and f.category not in _NOT_PORTABILITY]
+    cuda = [
+        f for f in active if f.category not in NEURON_SIDE_CATEGORIES and f.category not in _NOT_PORTABILITY
+    ]
     cuda_blockers = sum(1 for f in cuda if f.severity is Severity.BLOCKER)
     return [
         f"- **CUDA coupling** (to remove before running on Neuron): {_plural(len(cuda), 'finding')} "
@@ -67,14 +71,22 @@ def lockin_lines(report: Report) -> list[str]:
         result = score(findings, scan.get("results"), report.db, report.context)
     except (ImportError, RuleDBError):
         return lines + lockin_counts([f for f in findings if f.suppressed is None])
-    questions = {"cuda": "what must change to run on Neuron", "neuron": "what must change to leave Neuron later"}
+    questions = {
+        "cuda": "what must change to run on Neuron",
+        "neuron": "what must change to leave Neuron later",
+    }
     titles = {"cuda": "CUDA coupling", "neuron": "Neuron coupling"}
-    lines += ["| Direction | Score (0-100) | Grade | Findings | Blockers | Effort |", "|---|---:|---|---:|---:|---:|"]
+    lines += [
+        "| Direction | Score (0-100) | Grade | Findings | Blockers | Effort |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
     for direction in ("cuda", "neuron"):
         value = result.repository.scores[direction]
         hours = result.effort[direction].hours
-        lines.append(f"| **{titles[direction]}**: {questions[direction]} | {value.score} | {value.grade} "
-                     f"({cell(value.label)}) | {value.findings} | {value.blockers} | {hours:.0f} h |")  # fmt: skip
+        lines.append(
+            f"| **{titles[direction]}**: {questions[direction]} | {value.score} | {value.grade} "
+            f"({cell(value.label)}) | {value.findings} | {value.blockers} | {hours:.0f} h |"
+        )
     spots = result.hot_spots["cuda"][: result.hot_spot_count["cuda"]][:3]
     if spots:
         prefix = report.extra.get("repo_prefix", "")
@@ -95,26 +107,38 @@ def render(report: Report) -> str:
         f"{_plural(len(report.files), 'file')}, {report.lines} lines scanned.",
         "",
     ]
-    status = (f"**{_plural(sev['blocker'], 'blocker')}**, {_plural(sev['warning'], 'warning')}, "
-              f"{sev['info']} info")  # fmt: skip
+    status = (
+        f"**{_plural(sev['blocker'], 'blocker')}**, {_plural(sev['warning'], 'warning')}, {sev['info']} info"
+    )
     if counts["suppressed"]:
         status += f", {counts['suppressed']} suppressed in source"
     lines.append(status + ".")
     baseline = report.extra.get("baseline")
     if baseline:
-        text = (f"Baseline `{baseline['file']}`: {baseline['unchanged']} known finding(s) hidden, "
-                f"only new ones are listed")  # fmt: skip
+        text = (
+            f"Baseline `{baseline['file']}`: {baseline['unchanged']} known finding(s) hidden, "
+            f"only new ones are listed"
+        )
         if baseline["fixed"]:
             text += f"; {baseline['fixed']} baselined finding(s) are fixed, so the baseline can be tightened"
         lines += ["", text + "."]
     diff = report.extra.get("diff_base")
     if diff:
-        lines += ["", f"Only findings on lines changed since `{diff['ref']}` (merge base `{diff['merge_base'][:12]}`); "
-                      f"{diff['outside_changed_lines']} finding(s) elsewhere are not listed."]  # fmt: skip
+        lines += [
+            "",
+            f"Only findings on lines changed since `{diff['ref']}` (merge base `{diff['merge_base'][:12]}`); "
+            f"{diff['outside_changed_lines']} finding(s) elsewhere are not listed.",
+        ]
     if not counts["total"]:
         lines += ["", "No findings.", ""]
         return "\n".join(lines)
-    lines += ["", "### Findings by category", "", "| Category | Blocker | Warning | Info |", "|---|---:|---:|---:|"]
+    lines += [
+        "",
+        "### Findings by category",
+        "",
+        "| Category | Blocker | Warning | Info |",
+        "|---|---:|---:|---:|",
+    ]
     for category in CATEGORIES:
         row = counts["by_category"].get(category)
         if row:
@@ -125,7 +149,9 @@ def render(report: Report) -> str:
     if blockers:
         lines += ["", "### Top blockers", "", "| Rule | Where | What |", "|---|---|---|"]
         for f in blockers[:TOP_BLOCKERS]:
-            lines.append(f"| [{f.rule} {f.name}]({DOCS_URL.format(id=f.rule)}) | {_location(f, prefix)} | {cell(f.message)} |")
+            lines.append(
+                f"| [{f.rule} {f.name}]({DOCS_URL.format(id=f.rule)}) | {_location(f, prefix)} | {cell(f.message)} |"
+            )
         if len(blockers) > TOP_BLOCKERS:
             lines += ["", f"… and {len(blockers) - TOP_BLOCKERS} more blocker(s)."]
     lines += [""] + lockin_lines(report) + [""]

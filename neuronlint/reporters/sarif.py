@@ -48,8 +48,15 @@ def rule_help_text(rule: Rule) -> str:
 
 def rule_help_markdown(rule: Rule) -> str:
     """Markdown help shown by GitHub code scanning instead of the text form."""
-    lines = [f"**{rule.id} {rule.name}**: {rule.title}", "", rule.summary.strip(), "",
-             "## Why it matters on Neuron", "", rule.why.strip()]  # fmt: skip
+    lines = [
+        f"**{rule.id} {rule.name}**: {rule.title}",
+        "",
+        rule.summary.strip(),
+        "",
+        "## Why it matters on Neuron",
+        "",
+        rule.why.strip(),
+    ]
     if rule.example.strip():
         lines += ["", "## Example", "", "```python", rule.example.rstrip(), "```"]
     if rule.example_fixed.strip():
@@ -58,7 +65,10 @@ def rule_help_markdown(rule: Rule) -> str:
     if alternatives:
         lines += ["", "## The Neuron alternative", ""]
         lines += [f"- **{_BACKEND_LABELS[key]}:** {text.strip()}" for key, text in alternatives]
-    lines += ["", f"[Full documentation, verdicts per Neuron SDK release and sources]({DOCS_URL.format(id=rule.id)})"]
+    lines += [
+        "",
+        f"[Full documentation, verdicts per Neuron SDK release and sources]({DOCS_URL.format(id=rule.id)})",
+    ]
     return "\n".join(lines)
 
 
@@ -74,8 +84,13 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
         "help": {"text": rule_help_text(rule), "markdown": rule_help_markdown(rule)},
         "helpUri": DOCS_URL.format(id=rule.id),
         "defaultConfiguration": {"level": LEVELS[rule.severity], "enabled": rule.default_enabled},
-        "properties": {"tags": tags, "category": rule.category, "neuronStatus": rule.status,
-                       "effort": rule.effort, "analysis": rule.origin},  # fmt: skip
+        "properties": {
+            "tags": tags,
+            "category": rule.category,
+            "neuronStatus": rule.status,
+            "effort": rule.effort,
+            "analysis": rule.origin,
+        },
     }
 
 
@@ -106,19 +121,29 @@ def result_object(f: Finding, rule_index: int, path: str, with_baseline: bool) -
         },
     }
     if f.fix is not None:
-        result["fixes"] = [{
-            "description": {"text": f.fix.description},
-            "artifactChanges": [{
-                "artifactLocation": artifact_location(path),
-                "replacements": [{"deletedRegion": region(f), "insertedContent": {"text": f.fix.replacement}}],
-            }],
-        }]  # fmt: skip
+        result["fixes"] = [
+            {
+                "description": {"text": f.fix.description},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": artifact_location(path),
+                        "replacements": [
+                            {"deletedRegion": region(f), "insertedContent": {"text": f.fix.replacement}}
+                        ],
+                    }
+                ],
+            }
+        ]
     if f.suppressed is not None:
         result["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": f.suppressed}]
     if with_baseline:
         result["baselineState"] = f.baseline_state or "new"
-    result["properties"] = {"category": f.category, "severity": f.severity.value, "neuronStatus": f.status,
-                            "analysis": f.origin}  # fmt: skip
+    result["properties"] = {
+        "category": f.category,
+        "severity": f.severity.value,
+        "neuronStatus": f.status,
+        "analysis": f.origin,
+    }
     return result
 
 
@@ -140,10 +165,17 @@ def as_dict(report: Report) -> dict[str, Any]:
             }
         },
         "columnKind": "unicodeCodePoints",
-        "results": [result_object(f, index[f.rule], fingerprints.repo_path(f.path, prefix), with_baseline)
-                    for f in report.findings],  # fmt: skip
-        "properties": {"neuronSdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend,
-                       "filesScanned": len(report.files), "linesScanned": report.lines},  # fmt: skip
+        "results": [
+            result_object(f, index[f.rule], fingerprints.repo_path(f.path, prefix), with_baseline)
+            for f in report.findings
+        ],
+        "properties": {
+            "neuronSdk": ctx.sdk,
+            "target": ctx.target,
+            "backend": ctx.backend,
+            "filesScanned": len(report.files),
+            "linesScanned": report.lines,
+        },
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 

@@ -47,15 +47,22 @@ def _finding_block(f: Finding, lines: list[str], show_source: bool) -> Text:
         width = max(1, min(end, len(source) + 1) - f.column)
         start = max(0, f.column - 1 - indent)
         if start < 160:
-            text.append(f"\n{'':10}{' ' * start}{'^' * min(width, 160 - start)}", style=_STYLE[f.severity.value])
+            text.append(
+                f"\n{'':10}{' ' * start}{'^' * min(width, 160 - start)}", style=_STYLE[f.severity.value]
+            )
     return text
 
 
 def render(report: Report) -> str:
     buffer = io.StringIO()
     force = os.environ.get("FORCE_COLOR") is not None
-    console = Console(file=buffer, force_terminal=force or None, width=max(100, _terminal_width()), highlight=False,
-                      no_color=os.environ.get("NO_COLOR") is not None or not force and not _stdout_is_tty())  # fmt: skip
+    console = Console(
+        file=buffer,
+        force_terminal=force or None,
+        width=max(100, _terminal_width()),
+        highlight=False,
+        no_color=os.environ.get("NO_COLOR") is not None or not force and not _stdout_is_tty(),
+    )
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
         if f.suppressed is None or report.extra.get("show_suppressed"):
@@ -81,7 +88,9 @@ def render(report: Report) -> str:
             row = counts["by_category"].get(cat)
             if row:
                 table.add_row(cat, *(str(row[s]) for s in ("blocker", "warning", "info")))
-        table.add_row("total", *(str(counts["by_severity"][s]) for s in ("blocker", "warning", "info")), style="bold")
+        table.add_row(
+            "total", *(str(counts["by_severity"][s]) for s in ("blocker", "warning", "info")), style="bold"
+        )
         console.print(table)
     if report.statistics and counts["by_rule"]:
         stats = Table(title="Statistics by rule", title_justify="left")

@@ -109,8 +109,15 @@ class ReleaseDiff:
         """JSON-ready form (used by `rules diff --format json`)."""
 
         def frame(ctx: Context, backends: list[str], torch: list[str]) -> dict[str, Any]:
-            return {"sdk": ctx.sdk, "target": ctx.target, "backend": ctx.backend, "training": ctx.training,
-                    "backends_available": backends, "torch": torch, "compiler_flags": sorted(ctx.flags)}  # fmt: skip
+            return {
+                "sdk": ctx.sdk,
+                "target": ctx.target,
+                "backend": ctx.backend,
+                "training": ctx.training,
+                "backends_available": backends,
+                "torch": torch,
+                "compiler_flags": sorted(ctx.flags),
+            }
 
         return {
             "old": frame(self.old, self.backends_old, self.torch_old),
@@ -156,8 +163,19 @@ def rule_changes(db: RuleDB, old: Context, new: Context) -> list[RuleChange]:
             reason = before.note if use_old else after.note
             sources = tuple(dict.fromkeys([*before.sources, *after.sources]))
             label = ", ".join(f"{k}={v}" for k, v in case.items())
-            changes.append(RuleChange(rule.id, rule.name, rule.title, label, _state(before), _state(after),
-                                      _plain(reason), use_old and bool(reason), sources))  # fmt: skip
+            changes.append(
+                RuleChange(
+                    rule.id,
+                    rule.name,
+                    rule.title,
+                    label,
+                    _state(before),
+                    _state(after),
+                    _plain(reason),
+                    use_old and bool(reason),
+                    sources,
+                )
+            )
     return changes
 
 
@@ -269,8 +287,14 @@ def ops_diff(db: RuleDB, old: Context, new: Context) -> OpsDiff | None:
     by_torch_xla = any("torch_xla" in e for e in entries)
     old_ok, old_xla, old_label = _op_basis(db, old, by_torch_xla)
     new_ok, new_xla, new_label = _op_basis(db, new, by_torch_xla)
-    result = OpsDiff(table=str(name), old_basis=old_label, new_basis=new_label, comparable=old_ok and new_ok,
-                     gained=[], lost=[])  # fmt: skip
+    result = OpsDiff(
+        table=str(name),
+        old_basis=old_label,
+        new_basis=new_label,
+        comparable=old_ok and new_ok,
+        gained=[],
+        lost=[],
+    )
     if not result.comparable:
         return result
     before = {op for e in entries if (op := _op_name(e)) and _op_available(e, old, old_xla)}

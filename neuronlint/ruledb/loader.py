@@ -207,8 +207,11 @@ def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = Non
         when = _condition(v["when"])
         if when.depends_on_platform and not v.get("sources"):
             keys = ", ".join(k for k in PLATFORM_CONDITIONS if k in v["when"])
-            raise SchemaError(f"{where}.verdict[{index}]", "sources",
-                              f"a verdict that depends on {keys} states a Neuron fact and needs its own sources")  # fmt: skip
+            raise SchemaError(
+                f"{where}.verdict[{index}]",
+                "sources",
+                f"a verdict that depends on {keys} states a Neuron fact and needs its own sources",
+            )
         verdicts.append(
             VerdictRule(
                 when=when,
@@ -289,8 +292,11 @@ def _check_references(db: RuleDB, entries: _Entries) -> None:
         for index, verdict in enumerate(rule.verdicts):
             for name in verdict.when.platform:
                 if name not in facts:
-                    raise SchemaError(f"{where}.verdict[{index}].when.platform", name,
-                                      f"unknown platform fact (rules/platform.toml defines: {', '.join(sorted(facts))})")  # fmt: skip
+                    raise SchemaError(
+                        f"{where}.verdict[{index}].when.platform",
+                        name,
+                        f"unknown platform fact (rules/platform.toml defines: {', '.join(sorted(facts))})",
+                    )
     for key, release in db.releases.items():
         where = entries.where[("release", key)]
         if not release.backends:

@@ -326,8 +326,14 @@ class RuleDB:
         training = bool(release.backends[backend]["training"])
         declared = normalise_flags(flags)
         platform = self.platform_facts(release.version, target, backend, declared)
-        return Context(sdk=release.version, target=target, backend=backend, training=training,
-                       flags=declared, platform=platform)  # fmt: skip
+        return Context(
+            sdk=release.version,
+            target=target,
+            backend=backend,
+            training=training,
+            flags=declared,
+            platform=platform,
+        )
 
     def platform_facts(
         self, sdk: str, target: str, backend: str, flags: frozenset[str] = frozenset()

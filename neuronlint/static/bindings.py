@@ -129,8 +129,26 @@ def _derived_read(value: cst.BaseExpression, ctx: FileContext) -> str | None:
 
 
 # Methods and torch functions that return a boolean tensor.
-_MASK_METHODS = frozenset({"bool", "eq", "ne", "gt", "lt", "ge", "le", "logical_not", "logical_and", "logical_or",
-                           "logical_xor", "isnan", "isinf", "isfinite", "isin", "bernoulli"})  # fmt: skip
+_MASK_METHODS = frozenset(
+    {
+        "bool",
+        "eq",
+        "ne",
+        "gt",
+        "lt",
+        "ge",
+        "le",
+        "logical_not",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "isin",
+        "bernoulli",
+    }
+)
 _ORDERING = (cst.Equal, cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 _TEXT = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 

@@ -14,9 +14,18 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-def _detection(rule: str, line: int, column: int, end_column: int, snippet: str, **facts: Any) -> dict[str, Any]:
-    return {"rule": rule, "line": line, "column": column, "end_line": line, "end_column": end_column,
-            "facts": {"in_loop": False, **facts}, "snippet": snippet}  # fmt: skip
+def _detection(
+    rule: str, line: int, column: int, end_column: int, snippet: str, **facts: Any
+) -> dict[str, Any]:
+    return {
+        "rule": rule,
+        "line": line,
+        "column": column,
+        "end_line": line,
+        "end_column": end_column,
+        "facts": {"in_loop": False, **facts},
+        "snippet": snippet,
+    }
 
 
 def analyze_cuda_source(rel_path: str, data: bytes) -> FileResult:
@@ -26,12 +35,22 @@ def analyze_cuda_source(rel_path: str, data: bytes) -> FileResult:
     first = text.splitlines()[0] if text else ""
     result = FileResult(path=rel_path, lines=lines, parsed=True, defines_kernels=["cuda-source"])
     result.detections.append(
-        _detection("NL304", 1, 1, len(first) + 1, f"{rel_path} ({kernels} __global__ kernels)", lines=lines, kernels=kernels)
+        _detection(
+            "NL304",
+            1,
+            1,
+            len(first) + 1,
+            f"{rel_path} ({kernels} __global__ kernels)",
+            lines=lines,
+            kernels=kernels,
+        )
     )
     return result
 
 
-def _dependency_findings(rel_path: str, lines: list[str], requirements: list[str], static_data: Any) -> list[dict]:
+def _dependency_findings(
+    rel_path: str, lines: list[str], requirements: list[str], static_data: Any
+) -> list[dict]:
     out = []
     for requirement in requirements:
         name = requirement_name(requirement)
@@ -45,8 +64,16 @@ def _dependency_findings(rel_path: str, lines: list[str], requirements: list[str
                 line_no, column = index, position + 1
                 break
         out.append(
-            _detection("NL404", line_no, column, column + len(requirement), requirement, library=lib["name"],
-                       package=requirement, alternative=lib["alternative"])  # fmt: skip
+            _detection(
+                "NL404",
+                line_no,
+                column,
+                column + len(requirement),
+                requirement,
+                library=lib["name"],
+                package=requirement,
+                alternative=lib["alternative"],
+            )
         )
     return out
 
@@ -54,7 +81,11 @@ def _dependency_findings(rel_path: str, lines: list[str], requirements: list[str
 def analyze_requirements(rel_path: str, data: bytes, static_data: Any) -> FileResult:
     text = data.decode("utf-8", "replace")
     lines = text.splitlines()
-    requirements = [line.split("#")[0].strip() for line in lines if line.strip() and not line.strip().startswith(("#", "-"))]
+    requirements = [
+        line.split("#")[0].strip()
+        for line in lines
+        if line.strip() and not line.strip().startswith(("#", "-"))
+    ]
     result = FileResult(path=rel_path, lines=len(lines), parsed=True)
     result.detections = _dependency_findings(rel_path, lines, requirements, static_data)
     return result
@@ -67,7 +98,9 @@ def analyze_pyproject(rel_path: str, data: bytes, static_data: Any) -> FileResul
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        result.detections.append(_tool_detection("NL001", getattr(exc, "lineno", 1) or 1, f"invalid TOML: {exc}"))
+        result.detections.append(
+            _tool_detection("NL001", getattr(exc, "lineno", 1) or 1, f"invalid TOML: {exc}")
+        )
         return result
     requirements: list[str] = list(doc.get("build-system", {}).get("requires", []))
     project = doc.get("project", {})

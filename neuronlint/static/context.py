@@ -83,8 +83,17 @@ _HOST_KINDS = frozenset({"numpy", "read", "host"})
 _HOST_COPIES = frozenset({"numpy", "to_numpy", "cpu", "tolist", "item"})
 _DEVICE_MOVES = frozenset({"to", "cuda", "xla", "neuron"})
 # torch functions whose result is a CPU tensor wrapping host data (until it is moved).
-_HOST_CONSTRUCTORS = frozenset({"torch.from_numpy", "torch.LongTensor", "torch.FloatTensor", "torch.IntTensor",
-                                "torch.BoolTensor", "torch.ByteTensor", "torch.DoubleTensor"})  # fmt: skip
+_HOST_CONSTRUCTORS = frozenset(
+    {
+        "torch.from_numpy",
+        "torch.LongTensor",
+        "torch.FloatTensor",
+        "torch.IntTensor",
+        "torch.BoolTensor",
+        "torch.ByteTensor",
+        "torch.DoubleTensor",
+    }
+)
 # Variable names that say where the value lives.
 _HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$")
 # Test code reads tensor values on purpose (assertions, reference checks).
@@ -440,25 +449,123 @@ class FileContext:
 
 # ---- what torch calls return -------------------------------------------------------------------
 # Tensor methods whose result is a host value or not a tensor at all.
-HOST_RESULT_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "nelement", "ndimension",
-                                 "element_size", "stride", "data_ptr", "storage_offset", "get_device", "is_contiguous",
-                                 "is_floating_point", "is_complex", "equal", "allclose", "type", "__len__",
-                                 "register_hook", "backward", "untyped_storage"})  # fmt: skip
+HOST_RESULT_METHODS = frozenset(
+    {
+        "item",
+        "tolist",
+        "numpy",
+        "size",
+        "dim",
+        "numel",
+        "nelement",
+        "ndimension",
+        "element_size",
+        "stride",
+        "data_ptr",
+        "storage_offset",
+        "get_device",
+        "is_contiguous",
+        "is_floating_point",
+        "is_complex",
+        "equal",
+        "allclose",
+        "type",
+        "__len__",
+        "register_hook",
+        "backward",
+        "untyped_storage",
+    }
+)
 # Methods only torch tensors have (numpy arrays and Python numbers do not): their result is a tensor.
-TENSOR_ONLY_METHODS = frozenset({"detach", "contiguous", "float", "double", "half", "bfloat16", "unsqueeze",
-                                 "softmax", "log_softmax", "masked_fill", "clamp", "abs", "type_as", "view_as",
-                                 "expand_as", "new_zeros", "new_ones", "new_full", "new_empty", "sigmoid",
-                                 "logsumexp", "amax", "amin", "narrow", "permute"})  # fmt: skip
+TENSOR_ONLY_METHODS = frozenset(
+    {
+        "detach",
+        "contiguous",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "unsqueeze",
+        "softmax",
+        "log_softmax",
+        "masked_fill",
+        "clamp",
+        "abs",
+        "type_as",
+        "view_as",
+        "expand_as",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "new_empty",
+        "sigmoid",
+        "logsumexp",
+        "amax",
+        "amin",
+        "narrow",
+        "permute",
+    }
+)
 _TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 # torch.<name> functions that do not return a tensor.
-_NOT_TENSOR_FUNCTIONS = frozenset({"numel", "equal", "allclose", "device", "dtype", "finfo", "iinfo", "compile",
-                                   "no_grad", "enable_grad", "inference_mode", "load", "save", "manual_seed", "seed",
-                                   "typename", "result_type", "can_cast", "promote_types", "autocast", "vmap",
-                                   "cond", "while_loop", "broadcast_shapes", "chunk", "split", "unbind",
-                                   "tensor_split", "meshgrid", "sort", "topk", "max", "min", "std_mean",
-                                   "var_mean", "unique", "frexp", "lu", "qr", "svd", "eig", "kthvalue", "mode",
-                                   "median", "nanmedian", "aminmax", "histogram", "cummax", "cummin",
-                                   "sym_int", "sym_float", "sym_max", "sym_min", "from_file"})  # fmt: skip
+_NOT_TENSOR_FUNCTIONS = frozenset(
+    {
+        "numel",
+        "equal",
+        "allclose",
+        "device",
+        "dtype",
+        "finfo",
+        "iinfo",
+        "compile",
+        "no_grad",
+        "enable_grad",
+        "inference_mode",
+        "load",
+        "save",
+        "manual_seed",
+        "seed",
+        "typename",
+        "result_type",
+        "can_cast",
+        "promote_types",
+        "autocast",
+        "vmap",
+        "cond",
+        "while_loop",
+        "broadcast_shapes",
+        "chunk",
+        "split",
+        "unbind",
+        "tensor_split",
+        "meshgrid",
+        "sort",
+        "topk",
+        "max",
+        "min",
+        "std_mean",
+        "var_mean",
+        "unique",
+        "frexp",
+        "lu",
+        "qr",
+        "svd",
+        "eig",
+        "kthvalue",
+        "mode",
+        "median",
+        "nanmedian",
+        "aminmax",
+        "histogram",
+        "cummax",
+        "cummin",
+        "sym_int",
+        "sym_float",
+        "sym_max",
+        "sym_min",
+        "from_file",
+    }
+)
 _TENSOR_NAMESPACES = frozenset({"torch.nn.functional", "torch.linalg", "torch.special", "torch.fft"})
 
 

@@ -60,5 +60,7 @@ def build_static_data(db: RuleDB) -> StaticData:
         else:
             attributes[entry["name"]] = entry
     modules = {m: lib for lib in db.tables.get("library", ()) for m in lib["modules"]}
-    packages = {p.lower().replace("_", "-"): lib for lib in db.tables.get("library", ()) for p in lib["packages"]}
+    packages = {
+        p.lower().replace("_", "-"): lib for lib in db.tables.get("library", ()) for p in lib["packages"]
+    }
     return StaticData(exact, prefix, methods, attributes, modules, packages)

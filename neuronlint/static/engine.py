@@ -45,12 +45,37 @@ def triggers(*words: str) -> None:
 # Fields that hold only whitespace, punctuation or comments: never walked.
 _SKIP_FIELDS = frozenset(
     {
-        "lpar", "rpar", "comma", "semicolon", "header", "footer", "leading_lines", "lines_after_decorators",
-        "newline", "trailing_whitespace", "equal", "colon", "star", "dot", "default_indent", "default_newline",
-        "encoding", "has_trailing_newline", "indent", "lbracket", "rbracket", "lbrace", "rbrace", "operator",
-        "asynchronous", "arrow", "whitespace_before", "whitespace_after", "first_line",
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "header",
+        "footer",
+        "leading_lines",
+        "lines_after_decorators",
+        "newline",
+        "trailing_whitespace",
+        "equal",
+        "colon",
+        "star",
+        "dot",
+        "default_indent",
+        "default_newline",
+        "encoding",
+        "has_trailing_newline",
+        "indent",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "operator",
+        "asynchronous",
+        "arrow",
+        "whitespace_before",
+        "whitespace_after",
+        "first_line",
     }
-)  # fmt: skip
+)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -58,7 +83,9 @@ def _fields(tp: type) -> tuple[str, ...]:
     names = _FIELDS.get(tp)
     if names is None:
         names = tuple(
-            f.name for f in dataclasses.fields(tp) if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+            f.name
+            for f in dataclasses.fields(tp)
+            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
         )
         _FIELDS[tp] = names
     return names
@@ -147,11 +174,15 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any) -> FileResult:
     """Analyse one Python file's bytes. Never raises: problems become NL001/NL002 detections."""
     from neuronlint.filters.suppressions import parse_suppressions
 
-    result = FileResult(path=rel_path, lines=data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0))
+    result = FileResult(
+        path=rel_path, lines=data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    )
     if _SUPPRESSION_MARK in data:
         result.suppressions = parse_suppressions(data)
     if b"\0" in data:
-        result.detections.append(_tool_detection("NL001", 1, "the file contains NUL bytes (binary data, not Python source)"))
+        result.detections.append(
+            _tool_detection("NL001", 1, "the file contains NUL bytes (binary data, not Python source)")
+        )
         return result
     if not any(word in data for word in _TRIGGERS):
         # Not parsed, but its imports still count: importing an in-repo kernel module is a finding.

@@ -82,10 +82,18 @@ def _not_a_call_site(node: cst.Attribute, qualname: str, ctx: FileContext) -> bo
     if qualname != "torch.cuda":
         return False
     parent, call = ctx.parent(), ctx.parent(2)
-    if not (isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and call.args and call.args[0] is parent):
+    if not (
+        isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and call.args and call.args[0] is parent
+    ):
         return False
     func = call.func
-    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    name = (
+        func.value
+        if isinstance(func, cst.Name)
+        else func.attr.value
+        if isinstance(func, cst.Attribute)
+        else ""
+    )
     return name in _REFLECTION or name == "object"
 
 
@@ -139,7 +147,9 @@ def _in_step_closure(ctx: FileContext) -> bool:
         if isinstance(ctx.parents[index], cst.Lambda):
             arg, call = ctx.parents[index - 1], ctx.parents[index - 2]
             if isinstance(arg, cst.Arg) and isinstance(call, cst.Call):
-                name = ctx.qualname(call.func) or (call.func.attr.value if isinstance(call.func, cst.Attribute) else "")
+                name = ctx.qualname(call.func) or (
+                    call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+                )
                 return name.endswith("add_step_closure")
     return False
 

@@ -21,9 +21,18 @@ triggers("cuda", "pin_memory", ".to(", "device=")
 
 CUDA_DEVICE = re.compile(r"^cuda(:(\d+|\{\}|%d|%s|%i)?)?$")
 CUDA_TENSOR_TYPE = re.compile(r"^torch\.cuda\.[A-Za-z0-9]*Tensor$")  # `x.type() == "torch.cuda.HalfTensor"`
-_AUTOCAST = {"torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler", "torch.cuda.amp.autocast",
-             "torch.amp.custom_fwd", "torch.amp.custom_bwd", "torch.is_autocast_enabled", "torch.get_autocast_dtype",
-             "torch.amp.grad_scaler.GradScaler", "torch.amp.autocast_mode.autocast"}  # fmt: skip
+_AUTOCAST = {
+    "torch.autocast",
+    "torch.amp.autocast",
+    "torch.amp.GradScaler",
+    "torch.cuda.amp.autocast",
+    "torch.amp.custom_fwd",
+    "torch.amp.custom_bwd",
+    "torch.is_autocast_enabled",
+    "torch.get_autocast_dtype",
+    "torch.amp.grad_scaler.GradScaler",
+    "torch.amp.autocast_mode.autocast",
+}
 _PARTIAL = {"functools.partial", "partial"}
 _ORDINAL_NAME = re.compile(
     r"(^|_)(local_?rank|rank|gpu|gpus|gpu_id|gpu_idx|device_id|dev_id|device_idx|local_device|cuda_device)$"

@@ -16,11 +16,39 @@ from neuronlint.static.calls import is_true, name_of
 from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
 
-triggers("flash_attn", "xformers", "apex", "bitsandbytes", "triton", "mamba_ssm", "causal_conv1d", "amp_C",
-         "transformer_engine", "deepspeed", "tensorrt", "cupy", "pycuda", "dali", "load_in_8bit",
-         "load_in_4bit", "BitsAndBytesConfig", "liger_kernel", "vllm", "selective_scan", "install_requires",
-         "flashinfer", "flash_mla", "deep_ep", "deep_gemm", "nvshmem", "sageattention", "pynvml", "helion",
-         "flash_attn_interface", "flashattn_hopper")  # fmt: skip
+triggers(
+    "flash_attn",
+    "xformers",
+    "apex",
+    "bitsandbytes",
+    "triton",
+    "mamba_ssm",
+    "causal_conv1d",
+    "amp_C",
+    "transformer_engine",
+    "deepspeed",
+    "tensorrt",
+    "cupy",
+    "pycuda",
+    "dali",
+    "load_in_8bit",
+    "load_in_4bit",
+    "BitsAndBytesConfig",
+    "liger_kernel",
+    "vllm",
+    "selective_scan",
+    "install_requires",
+    "flashinfer",
+    "flash_mla",
+    "deep_ep",
+    "deep_gemm",
+    "nvshmem",
+    "sageattention",
+    "pynvml",
+    "helion",
+    "flash_attn_interface",
+    "flashattn_hopper",
+)
 
 _KERNEL_LANGUAGES = frozenset({"triton", "helion"})
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -55,8 +83,13 @@ def _guarded(ctx: FileContext, lib: dict) -> bool:
 
 
 def _lib_facts(lib: dict, module: str, ctx: FileContext) -> dict:
-    return {"library": lib["name"], "module": module, "alternative": lib["alternative"],
-            "lib_status": lib["status"], "guarded": _guarded(ctx, lib)}  # fmt: skip
+    return {
+        "library": lib["name"],
+        "module": module,
+        "alternative": lib["alternative"],
+        "lib_status": lib["status"],
+        "guarded": _guarded(ctx, lib),
+    }
 
 
 @on(cst.Import)

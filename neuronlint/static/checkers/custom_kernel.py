@@ -29,10 +29,32 @@ triggers(
 
 # torch.ops namespaces that ship with PyTorch itself (not user-compiled kernels).
 _BUILTIN_OP_NAMESPACES = frozenset(
-    {"aten", "prims", "quantized", "quantized_decomposed", "c10d", "_c10d_functional", "c10d_functional",
-     "_dtensor", "profiler", "higher_order", "fbgemm", "torchvision", "torchaudio", "_quantized", "mkldnn",
-     "onednn", "inductor", "debugprims", "rngprims", "_inductor_test", "_test", "xla", "neuron"}
-)  # fmt: skip
+    {
+        "aten",
+        "prims",
+        "quantized",
+        "quantized_decomposed",
+        "c10d",
+        "_c10d_functional",
+        "c10d_functional",
+        "_dtensor",
+        "profiler",
+        "higher_order",
+        "fbgemm",
+        "torchvision",
+        "torchaudio",
+        "_quantized",
+        "mkldnn",
+        "onednn",
+        "inductor",
+        "debugprims",
+        "rngprims",
+        "_inductor_test",
+        "_test",
+        "xla",
+        "neuron",
+    }
+)
 
 
 def _is_grid(node: cst.BaseExpression) -> bool:
@@ -70,8 +92,13 @@ def _launch(node: cst.Call, ctx: FileContext) -> None:
         ctx.report("NL301", func, kernel=dotted(kernel), launch=True, end_node=node)
 
 
-_EXTENSIONS = {"torch.utils.cpp_extension.CUDAExtension", "torch.utils.cpp_extension.CppExtension",
-               "setuptools.Extension", "distutils.core.Extension", "setuptools.extension.Extension"}  # fmt: skip
+_EXTENSIONS = {
+    "torch.utils.cpp_extension.CUDAExtension",
+    "torch.utils.cpp_extension.CppExtension",
+    "setuptools.Extension",
+    "distutils.core.Extension",
+    "setuptools.extension.Extension",
+}
 
 
 @on(cst.Call)

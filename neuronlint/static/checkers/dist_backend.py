@@ -11,8 +11,17 @@ from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
 from neuronlint.static.literal_roles import ROLE_ATTRIBUTE, ROLE_OPTION, ROLE_TEST, ROLE_VALUE, literal_role
 
-triggers("nccl", "NCCL", "device_ids", "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "CUDA_LAUNCH_BLOCKING",
-         "CUDA_DEVICE_MAX_CONNECTIONS", "DataParallel", "fully_shard")  # fmt: skip
+triggers(
+    "nccl",
+    "NCCL",
+    "device_ids",
+    "CUDA_VISIBLE_DEVICES",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "CUDA_LAUNCH_BLOCKING",
+    "CUDA_DEVICE_MAX_CONNECTIONS",
+    "DataParallel",
+    "fully_shard",
+)
 
 _ENV = re.compile(
     r"^((TORCH_)?NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES|PYTORCH_CUDA_ALLOC_CONF|CUDA_LAUNCH_BLOCKING|CUDA_DEVICE_MAX_CONNECTIONS|PYTORCH_NVML_BASED_CUDA_CHECK)$"
@@ -29,8 +38,14 @@ def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
         role = literal_role(node, ctx)
         if role not in (ROLE_VALUE, ROLE_TEST):
             return  # a dispatch-table key, a `choices=`/`Literal[...]` option, an attribute name
-        ctx.report("NL201", node, symbol=repr(value), comparison=role == ROLE_TEST, fallback=_falls_back(ctx),
-                   xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None)  # fmt: skip
+        ctx.report(
+            "NL201",
+            node,
+            symbol=repr(value),
+            comparison=role == ROLE_TEST,
+            fallback=_falls_back(ctx),
+            xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None,
+        )
     elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):
         ctx.report("NL204", node, symbol=value)
 

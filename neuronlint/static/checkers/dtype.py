@@ -8,8 +8,23 @@ from neuronlint.static.calls import is_true
 from neuronlint.static.context import FileContext
 from neuronlint.static.engine import on, triggers
 
-triggers("float64", "double", "complex", "cfloat", "cdouble", "chalf", "float8", "float4", "polar", "fft", "stft",
-         "int64", "long", "uint64", "triangular")  # fmt: skip
+triggers(
+    "float64",
+    "double",
+    "complex",
+    "cfloat",
+    "cdouble",
+    "chalf",
+    "float8",
+    "float4",
+    "polar",
+    "fft",
+    "stft",
+    "int64",
+    "long",
+    "uint64",
+    "triangular",
+)
 
 
 @on(cst.Arg)

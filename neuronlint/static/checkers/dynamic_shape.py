@@ -17,8 +17,28 @@ from neuronlint.static.engine import on, triggers
 triggers("where", "mask", "if ", "while ", "assert ", ".item(", ".any(", ".all(", ":", "repeat_interleave")
 
 # Tensor reductions whose value (not shape) decides a branch: the graph must be cut to read it.
-_VALUE_METHODS = frozenset({"item", "any", "all", "sum", "max", "min", "mean", "norm", "std", "var", "prod",
-                            "count_nonzero", "isnan", "isinf", "isfinite", "equal", "allclose", "is_nonzero"})  # fmt: skip
+_VALUE_METHODS = frozenset(
+    {
+        "item",
+        "any",
+        "all",
+        "sum",
+        "max",
+        "min",
+        "mean",
+        "norm",
+        "std",
+        "var",
+        "prod",
+        "count_nonzero",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "equal",
+        "allclose",
+        "is_nonzero",
+    }
+)
 _VALUE_FUNCTIONS = frozenset(f"torch.{n}" for n in _VALUE_METHODS | {"is_nonzero", "equal", "allclose"})
 # Receivers that are modules or configuration objects, never tensors.
 _PLAIN_OBJECTS = frozenset(

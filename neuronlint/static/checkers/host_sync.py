@@ -19,11 +19,41 @@ triggers("cpu", "print(")
 # separates them from numpy's `arr.item(0)` / `arr.tolist()` and from `Module.cpu()` look-alikes.
 HOST_COPY_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
 # Receivers that are never tensors: literals and containers.
-_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float, cst.List,
-             cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)  # fmt: skip
+_LITERALS = (
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+    cst.Integer,
+    cst.Float,
+    cst.List,
+    cst.Tuple,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.DictComp,
+    cst.SetComp,
+)
 # Tensor reductions and views whose printed value needs a host copy.
-_PRINTED_METHODS = frozenset({"mean", "sum", "max", "min", "norm", "std", "var", "abs", "detach", "float", "argmax",
-                              "argmin", "softmax", "exp", "sigmoid", "round"})  # fmt: skip
+_PRINTED_METHODS = frozenset(
+    {
+        "mean",
+        "sum",
+        "max",
+        "min",
+        "norm",
+        "std",
+        "var",
+        "abs",
+        "detach",
+        "float",
+        "argmax",
+        "argmin",
+        "softmax",
+        "exp",
+        "sigmoid",
+        "round",
+    }
+)
 
 
 def is_cpu_device(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
