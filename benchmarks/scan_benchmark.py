@@ -24,7 +24,7 @@ from pathlib import Path
 
 
 def _python_files(root: Path) -> list[Path]:
-    from neuronlint.files import discover
+    from neuronlint.discover import discover
 
     return [p for p in discover([root], [], root) if p.suffix == ".py"]
 
@@ -46,7 +46,7 @@ def _child(mode: str, root: str, cache: str, jobs: int) -> None:
             except Exception:  # noqa: BLE001 - unparsable files cost their attempt, as in a scan
                 pass
     else:
-        from neuronlint.scanner import ScanOptions, run_scan
+        from neuronlint.pipeline import ScanOptions, run_scan
 
         options = ScanOptions(paths=[root_path], jobs=jobs, cache_dir=Path(cache), base=root_path)
         result = run_scan(options)

@@ -63,8 +63,8 @@ print(json.dumps({{"export_decompose": done - ready, "total": done - started,
 def run_case(name: str, baseline: bool) -> dict:
     from neuronlint.graph.analysis import TraceTarget, judge_all
     from neuronlint.graph.runner import run_children
+    from neuronlint.pipeline import ScanOptions
     from neuronlint.ruledb import load_ruledb
-    from neuronlint.scanner import ScanOptions
 
     entry, inputs = CASES[name]
     target = TraceTarget(entry, inputs)

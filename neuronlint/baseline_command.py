@@ -64,7 +64,7 @@ def create(
     baselined findings were fixed, to tighten the baseline.
     """
     from neuronlint.filters import baseline as baseline_filter
-    from neuronlint.scanner import run_scan
+    from neuronlint.pipeline import run_scan
 
     settings = _resolve(
         paths,

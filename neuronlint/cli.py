@@ -230,8 +230,8 @@ def scan(
     ] = False,
 ) -> None:
     """Scan Python sources, CUDA files and build inputs for CUDA coupling and Neuron blockers."""
-    from neuronlint.reporters import FORMATS, Report, render
-    from neuronlint.scanner import run_scan
+    from neuronlint.formats import FORMATS, Report, render
+    from neuronlint.pipeline import run_scan
 
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")

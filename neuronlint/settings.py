@@ -8,7 +8,7 @@ from pathlib import Path
 
 from neuronlint.config import Config, ConfigError, find_pyproject, load_config
 from neuronlint.findings import Severity
-from neuronlint.scanner import ScanOptions, default_cache_dir
+from neuronlint.pipeline import ScanOptions, default_cache_dir
 
 DEFAULT_TARGET = "trn2"
 DEFAULT_FAIL_ON = "warning"

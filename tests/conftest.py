@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronlint.scanner import ScanOptions, run_scan
+from neuronlint.pipeline import ScanOptions, run_scan
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

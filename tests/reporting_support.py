@@ -22,9 +22,9 @@ import sys
 from pathlib import Path
 
 from neuronlint.filters.pipeline import FilterRequest, apply_filters
-from neuronlint.reporters import Report
+from neuronlint.formats import Report
+from neuronlint.pipeline import ScanOptions, run_scan
 from neuronlint.ruledb.model import Rule
-from neuronlint.scanner import ScanOptions, run_scan
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE_ENV = "NEURONLINT_UPDATE_SNAPSHOTS"

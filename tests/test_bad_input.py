@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from neuronlint.pipeline import MAX_FILE_BYTES, _analyze, _init_worker
 from neuronlint.ruledb import load_ruledb
-from neuronlint.scanner import MAX_FILE_BYTES, _analyze, _init_worker
 from neuronlint.static.data import build_static_data
 from tests.conftest import scan_paths
 

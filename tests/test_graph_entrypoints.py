@@ -130,7 +130,7 @@ def test_static_analysis_works_without_torch(tmp_path):
         from pathlib import Path
         from neuronlint.cli import app  # registers every command, trace included
         from neuronlint.ruledb import load_ruledb
-        from neuronlint.scanner import ScanOptions, run_scan
+        from neuronlint.pipeline import ScanOptions, run_scan
         assert len(load_ruledb().tables["op"]) > 300
         result = run_scan(ScanOptions(paths=[Path({str(source)!r})], base=Path({str(tmp_path)!r}), jobs=1))
         print(sorted({{f.rule for f in result.findings}}))

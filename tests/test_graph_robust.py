@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from neuronlint.graph.analysis import TraceTarget, capture, judge_all
+from neuronlint.pipeline import ScanOptions
 from neuronlint.ruledb import load_ruledb
-from neuronlint.scanner import ScanOptions
 from tests.conftest import FIXTURES, ROOT
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ import pytest
 
 from neuronlint.findings import Finding, Severity
 from neuronlint.lockin import load_params, score
-from neuronlint.lockin.model import direction_score, package_of, weigh
+from neuronlint.lockin.scoring import direction_score, package_of, weigh
 from neuronlint.ruledb import RuleDBError, load_ruledb
 from neuronlint.ruledb.loader import default_rules_dir, load_dirs
 from tests.conftest import FIXTURES, ROOT, scan_paths

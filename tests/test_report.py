@@ -275,8 +275,8 @@ def test_against_outside_git_is_a_clear_error(tmp_path: Path) -> None:
 
 # ---- what-if --------------------------------------------------------------------------------------------
 def test_what_if_matches_a_real_scan_of_the_other_frame(fixture_report) -> None:
+    from neuronlint.pipeline import ScanOptions
     from neuronlint.report.whatif import compare
-    from neuronlint.scanner import ScanOptions
 
     result, lockin, _ = fixture_report
     other = result.db.context("2.29", "trn1")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from neuronlint.findings import Finding, Severity
-from neuronlint.reporters import github, render
+from neuronlint.formats import github, render
 from tests.reporting_support import (
     GITHUB_ENV,
     SAMPLE,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronlint.reporters import render
+from neuronlint.formats import render
 from tests.reporting_support import (
     GITHUB_ENV,
     SAMPLE,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronlint.reporters import markdown, render
+from neuronlint.formats import markdown, render
 from tests.reporting_support import GITHUB_ENV, SAMPLE, assert_snapshot, pin_prose, scan_report, write_files
 
 
@@ -87,7 +87,7 @@ def test_lockin_score_covers_the_whole_scan_when_a_baseline_hides_findings(tmp_p
 
 def test_lockin_counts_fallback() -> None:
     from neuronlint.findings import Finding, Severity
-    from neuronlint.reporters.markdown import lockin_counts
+    from neuronlint.formats.markdown import lockin_counts
 
     def finding(category: str, severity: Severity, path: str) -> Finding:
         return Finding(

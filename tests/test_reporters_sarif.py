@@ -15,7 +15,7 @@ import pytest
 
 from neuronlint.filters import baseline as baseline_filter
 from neuronlint.filters.pipeline import FilterRequest
-from neuronlint.reporters import render, sarif
+from neuronlint.formats import render, sarif
 from tests.conftest import FIXTURES, ROOT
 from tests.reporting_support import (
     GITHUB_ENV,

@@ -199,7 +199,7 @@ def test_duplicate_id_in_one_file(tmp_path: Path) -> None:
 
 def test_duplicate_id_across_files_of_one_directory(tmp_path: Path) -> None:
     base = _base_copy(tmp_path)
-    (base / "rules" / "extra.toml").write_text(NEW_RULE.replace("NL990", "NL101"), encoding="utf-8")
+    (base / "catalogue" / "extra.toml").write_text(NEW_RULE.replace("NL990", "NL101"), encoding="utf-8")
     with pytest.raises(RuleDBError) as info:
         load_dirs([base])
     message = str(info.value)

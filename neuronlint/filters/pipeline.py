@@ -19,7 +19,7 @@ from neuronlint import fingerprints, gitrepo
 from neuronlint.filters import baseline as baseline_filter
 from neuronlint.filters import changed_lines
 from neuronlint.findings import Finding
-from neuronlint.scanner import ScanOptions, ScanResult, rule_enabled
+from neuronlint.pipeline import ScanOptions, ScanResult, rule_enabled
 
 UNUSED_SUPPRESSION_RULE = "NL003"
 

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neuronlint.files import excluded, relative_posix
+from neuronlint.discover import excluded, relative_posix
 from neuronlint.filters import suppressions as suppression_filter
 from neuronlint.findings import Finding
 from neuronlint.graph.entrypoints import Entrypoint, locate, parse_entrypoint
 from neuronlint.graph.ops import LOWERED, NOT_LOWERED, REJECTED, UNKNOWN, VERDICTS, OpDatabase, OpVerdict
 from neuronlint.graph.runner import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, ChildOutcome, run_children
+from neuronlint.pipeline import ScanOptions, rule_enabled
 from neuronlint.ruledb import Context, RuleDB
-from neuronlint.scanner import ScanOptions, rule_enabled
 
 RULE_FOR_VERDICT = {NOT_LOWERED: "NL010", REJECTED: "NL011", UNKNOWN: "NL012"}
 TRACE_STAGES = ("export", "symbolic_trace", "partial")

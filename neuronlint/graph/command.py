@@ -163,7 +163,7 @@ def trace(
     Imports and runs the model's constructor and forward (in a child process with a timeout and a
     memory cap); run it from the project root.
     """
-    from neuronlint.reporters import FORMATS
+    from neuronlint.formats import FORMATS
 
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
@@ -224,7 +224,7 @@ def _write_report(
     show_source: bool,
 ) -> None:
     from neuronlint import fingerprints, gitrepo
-    from neuronlint.reporters import Report, render
+    from neuronlint.formats import Report, render
 
     prefix = gitrepo.prefix(Path.cwd())
     fingerprints.assign(findings, prefix)
@@ -256,7 +256,7 @@ def render_text(results: list[TraceResult], report: Any) -> str:
     from rich.table import Table
     from rich.text import Text
 
-    from neuronlint.reporters import render, summary
+    from neuronlint.formats import render, summary
 
     buffer = io.StringIO()
     force = os.environ.get("FORCE_COLOR") is not None

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from neuronlint.files import discover as discover_files
-from neuronlint.files import relative_posix
+from neuronlint.discover import discover as discover_files
+from neuronlint.discover import relative_posix
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 

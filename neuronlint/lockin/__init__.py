@@ -29,14 +29,14 @@ __all__ = [
 ]
 
 _LAZY = {
-    "score": "neuronlint.lockin.model",
-    "AreaScore": "neuronlint.lockin.model",
-    "DirectionScore": "neuronlint.lockin.model",
-    "Effort": "neuronlint.lockin.model",
-    "HotSpot": "neuronlint.lockin.model",
-    "LockinResult": "neuronlint.lockin.model",
-    "UnitScore": "neuronlint.lockin.model",
-    "WeightedFinding": "neuronlint.lockin.model",
+    "score": "neuronlint.lockin.scoring",
+    "AreaScore": "neuronlint.lockin.scoring",
+    "DirectionScore": "neuronlint.lockin.scoring",
+    "Effort": "neuronlint.lockin.scoring",
+    "HotSpot": "neuronlint.lockin.scoring",
+    "LockinResult": "neuronlint.lockin.scoring",
+    "UnitScore": "neuronlint.lockin.scoring",
+    "WeightedFinding": "neuronlint.lockin.scoring",
     "LockinParams": "neuronlint.lockin.params",
     "load_params": "neuronlint.lockin.params",
 }

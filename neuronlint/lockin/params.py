@@ -1,6 +1,6 @@
 """The lock-in model's parameters, read from the rule database tables of rules/lockin.toml.
 
-The formula lives in neuronlint.lockin.model; every number it uses comes from here, so that a
+The formula lives in neuronlint.lockin.scoring; every number it uses comes from here, so that a
 policy pack (--rules-dir) can retune the score without touching code.
 """
 

@@ -2,7 +2,7 @@
 
 Schema (docs/lock-in.md, "Report JSON"): meta, frame, summary, breakdown, blockers, categories,
 hot_spots, packages, libraries, kernels, dtypes, ops, trace, effort, comparison, trend, findings,
-rules, unanalysed. Numbers come from neuronlint.lockin.score; nothing here re-scores.
+rules, unanalysed. Numbers come from neuronlint.lockin.scoring; nothing here re-scores.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 from neuronlint import __version__
 from neuronlint.docs import DOCS_URL
 from neuronlint.findings import CATEGORIES
-from neuronlint.lockin.model import LockinResult, WeightedFinding, effort_assumptions
 from neuronlint.lockin.params import DIRECTION_QUESTIONS, DIRECTION_TITLES, DIRECTIONS
+from neuronlint.lockin.scoring import LockinResult, WeightedFinding, effort_assumptions
 from neuronlint.report.inventory import dtype_rows, kernel_rows, library_rows, op_rows, trace_summary
 from neuronlint.ruledb.model import Context, RuleDB
 

@@ -133,9 +133,9 @@ def report_command(
 ) -> None:
     """Migration report: CUDA and Neuron coupling scores with their breakdown, blockers, hot spots,
     replacements for CUDA-only libraries and custom kernels, effort, and optional what-if and trend."""
-    from neuronlint.lockin.model import score
+    from neuronlint.lockin.scoring import score
+    from neuronlint.pipeline import run_scan
     from neuronlint.report.build import SourceLinker, build_report
-    from neuronlint.scanner import run_scan
 
     fmt = format or (_SUFFIXES.get(output.suffix.lower()) if output is not None else None) or "markdown"
     if fmt not in REPORT_FORMATS:

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from neuronlint.gitrepo import GitError, resolve_commit, run_git_bytes, toplevel
-from neuronlint.lockin.model import LockinResult, score
 from neuronlint.lockin.params import DIRECTION_TITLES, DIRECTIONS
-from neuronlint.scanner import ScanOptions, run_scan
+from neuronlint.lockin.scoring import LockinResult, score
+from neuronlint.pipeline import ScanOptions, run_scan
 
 _TIMEOUT = 300  # seconds for `git archive` of a large tree
 

@@ -11,10 +11,10 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from neuronlint.findings import Finding
-from neuronlint.lockin.model import score
 from neuronlint.lockin.params import DIRECTION_TITLES, DIRECTIONS
+from neuronlint.lockin.scoring import score
+from neuronlint.pipeline import ScanOptions, ScanResult, judge
 from neuronlint.ruledb.model import Context
-from neuronlint.scanner import ScanOptions, ScanResult, judge
 
 
 def frame_dict(ctx: Context) -> dict[str, Any]:

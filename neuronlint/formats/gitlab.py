@@ -14,7 +14,7 @@ from typing import Any
 from neuronlint import fingerprints
 from neuronlint.docs import DOCS_URL
 from neuronlint.findings import Finding, Severity
-from neuronlint.reporters import Report
+from neuronlint.formats import Report
 
 SEVERITIES = {Severity.BLOCKER: "blocker", Severity.WARNING: "major", Severity.INFO: "info"}
 # Code Climate categories: portability problems are compatibility issues, stalls are performance ones.

@@ -14,7 +14,7 @@ from pathlib import Path
 from neuronlint import fingerprints
 from neuronlint.docs import DOCS_URL
 from neuronlint.findings import Finding, Severity
-from neuronlint.reporters import Report
+from neuronlint.formats import Report
 
 COMMANDS = {Severity.BLOCKER: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 PER_LEVEL_LIMIT = 10  # annotations GitHub keeps per level in one step
@@ -77,7 +77,7 @@ def _plain(f: Finding, path: str) -> str:
 
 
 def step_summary(report: Report, not_annotated: list[Finding]) -> str:
-    from neuronlint.reporters import markdown
+    from neuronlint.formats import markdown
 
     text = markdown.render(report)
     if not_annotated:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from neuronlint import __version__
-from neuronlint.reporters import Report, summary
+from neuronlint.formats import Report, summary
 
 SCHEMA_VERSION = 1
 

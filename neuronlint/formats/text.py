@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from neuronlint.findings import CATEGORIES, Finding
-from neuronlint.reporters import Report, summary
+from neuronlint.formats import Report, summary
 
 _STYLE = {"blocker": "bold red", "warning": "yellow", "info": "cyan"}
 

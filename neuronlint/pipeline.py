@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from neuronlint.cache import CACHE_DIR_NAME, Cache, entry_key
-from neuronlint.files import discover, relative_posix
+from neuronlint.discover import discover, relative_posix
 from neuronlint.filters import suppressions as suppression_filter
 from neuronlint.findings import Finding, Fix
 from neuronlint.ruledb import Context, RuleDB, load_ruledb
@@ -255,7 +255,7 @@ def _site(rule: str, line: int, column: int, end: int, **facts: Any) -> dict[str
 def judge(
     results: list[dict[str, Any]], db: RuleDB, ctx: Context, options: ScanOptions
 ) -> tuple[list[Finding], list[tuple[str, dict[str, Any]]]]:
-    from neuronlint.files import excluded
+    from neuronlint.discover import excluded
 
     findings: list[Finding] = []
     unused: list[tuple[str, dict[str, Any]]] = []

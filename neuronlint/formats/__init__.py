@@ -9,7 +9,7 @@ from typing import Any
 from neuronlint.findings import Finding
 from neuronlint.ruledb import Context, RuleDB
 
-# format name -> module under neuronlint.reporters exposing render(report) -> str
+# format name -> module under neuronlint.formats exposing render(report) -> str
 FORMATS: dict[str, str] = {
     "text": "text",
     "json": "json",
@@ -39,7 +39,7 @@ class Report:
 
 
 def render(format_name: str, report: Report) -> str:
-    module = importlib.import_module(f"neuronlint.reporters.{FORMATS[format_name]}")
+    module = importlib.import_module(f"neuronlint.formats.{FORMATS[format_name]}")
     return module.render(report)
 
 

@@ -13,7 +13,7 @@ import os
 from neuronlint import fingerprints
 from neuronlint.docs import DOCS_URL
 from neuronlint.findings import CATEGORIES, NEURON_SIDE_CATEGORIES, Finding, Severity
-from neuronlint.reporters import Report, summary
+from neuronlint.formats import Report, summary
 from neuronlint.ruledb import RuleDBError
 
 TOP_BLOCKERS = 10

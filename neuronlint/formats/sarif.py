@@ -16,7 +16,7 @@ from urllib.parse import quote
 from neuronlint import __version__, fingerprints
 from neuronlint.docs import DOCS_URL
 from neuronlint.findings import Finding, Severity
-from neuronlint.reporters import Report
+from neuronlint.formats import Report
 from neuronlint.ruledb.model import Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
