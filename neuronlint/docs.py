@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from neuronlint.ruledb import RuleDB, RuleDBError, load_ruledb
-from neuronlint.ruledb.model import TARGETS, Rule, Verdict
+from neuronlint.ruledb.model import Rule, Verdict
 
 DOCS_URL = "https://github.com/neuronlint/neuronlint/blob/main/docs/rules/{id}.md"
 REGENERATE = "python -m neuronlint.docs"
@@ -36,7 +36,7 @@ def verdict_grid(db: RuleDB, rule: Rule) -> dict[tuple[str, str], dict[str, str]
     """(release, chip) -> {backend: 'severity, status'} for every backend the release offers there."""
     grid: dict[tuple[str, str], dict[str, str]] = {}
     for version in db.versions():
-        for target in TARGETS:
+        for target in db.chips:
             cells = {}
             for backend in db.releases[version].backends_for(target):
                 try:
@@ -54,7 +54,7 @@ def version_table(db: RuleDB, rule: Rule) -> list[list[str]]:
     rows = []
     for version in reversed(db.versions()):
         row = [version]
-        for target in TARGETS:
+        for target in db.chips:
             cells = grid[(version, target)]
             if not cells:
                 row.append("—")
@@ -71,7 +71,7 @@ def verdict_history(db: RuleDB, rule: Rule) -> list[str]:
     """HIPIFY-style history per chip and backend: the release each verdict starts, and where it ends."""
     grid = verdict_grid(db, rule)
     lines = []
-    for target in TARGETS:
+    for target in db.chips:
         for backend in ("xla", "native"):
             spans: list[list[Any]] = []  # [verdict, first release, last release]
             for version in db.versions():
@@ -201,8 +201,8 @@ def rule_markdown(db: RuleDB, rule: Rule) -> str:
         "is in parentheses, and both are shown where a release offers two. '—' means the release "
         "supports no PyTorch backend on that chip.",
         "",
-        "| SDK | " + " | ".join(TARGETS) + " |",
-        "|---|" + "---|" * len(TARGETS),
+        "| SDK | " + " | ".join(db.chips) + " |",
+        "|---|" + "---|" * len(db.chips),
     ]
     for row in version_table(db, rule):
         lines.append("| " + " | ".join(row) + " |")

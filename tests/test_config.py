@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,7 +59,8 @@ def test_pyproject_without_our_table_is_skipped(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "body, key, problem",
     [
-        ('target = "h100"', "target", "expected one of inf2, trn1, trn2, trn3"),
+        ('fail-on = "error"', "fail-on", "expected one of blocker, warning, info, never"),
+        ("target = 3", "target", "expected a string"),
         ('select = "NL101"', "select", "expected an array of strings"),
         ('colour = "red"', "colour", "unknown key"),
         ("fail-on = 3", "fail-on", "expected a string"),
@@ -71,6 +74,21 @@ def test_malformed_config_names_file_key_problem(tmp_path: Path, body: str, key:
         load_config(path)
     message = str(err.value)
     assert str(path) in message and f"'{key}'" in message and problem in message
+
+
+def test_unknown_target_in_config_is_refused_with_the_chips_of_the_database(tmp_path: Path) -> None:
+    """The chip list is rules/chips.toml: the database refuses an unknown chip, wherever it is written."""
+    _write(tmp_path / "pyproject.toml", '[tool.neuronlint]\ntarget = "h100"\n')
+    _write(tmp_path / "train.py", "x = 1\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "neuronlint", "scan", ".", "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "unknown target 'h100'; expected one of: inf2, trn1, trn2, trn3" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_invalid_toml_is_a_config_error(tmp_path: Path) -> None:

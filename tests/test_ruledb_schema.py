@@ -221,6 +221,32 @@ def test_pack_adds_complete_rule_and_overrides_key_by_key(tmp_path: Path) -> Non
     assert db.rules["NL801"].name == "torch-compile" and db.rules["NL801"].verdicts
 
 
+def test_a_new_chip_is_one_data_change(tmp_path: Path) -> None:
+    """A [[chip]] added to rules/chips.toml is a target everywhere, with no Python edit."""
+    base = _base_copy(tmp_path)
+    chips = (base / "chips.toml").read_text(encoding="utf-8")
+    trn2 = chips[chips.index('[[chip]]\nname = "trn2"') :].split("\n[[chip]]", 1)[0]
+    (base / "chips.toml").write_text(chips + "\n" + trn2.replace('name = "trn2"', 'name = "trn9"'), "utf-8")
+    releases = (base / "releases.toml").read_text(encoding="utf-8")
+    head, newest = releases.rsplit('version = "2.33"', 1)
+    newest = newest.replace('chips = ["trn2", "trn3"]', 'chips = ["trn2", "trn3", "trn9"]', 1)
+    (base / "releases.toml").write_text(head + 'version = "2.33"' + newest, "utf-8")
+    pack = _pack(
+        tmp_path,
+        '[[rule]]\nid = "NL101"\n[[rule.verdict]]\nwhen = { targets = ["trn9"] }\nseverity = "info"\n'
+        f'sources = ["{HTTPS}"]\n',
+    )
+    db = load_dirs([base, pack])
+    assert list(db.chips)[-1] == "trn9"
+    ctx = db.context("2.33", "trn9")
+    assert ctx.target == "trn9"
+    assert db.judge("NL101", {}, ctx).severity.value == "info"
+    with pytest.raises(
+        RuleDBError, match="unknown target 'trn8'; expected one of: inf2, trn1, trn2, trn3, trn9"
+    ):
+        db.context("2.33", "trn8")
+
+
 def test_empty_pack_directory_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(RuleDBError, match="no .toml files in this rules directory"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from neuronlint.ruledb import load_ruledb
-from neuronlint.ruledb.model import TARGETS, UNKNOWN
+from neuronlint.ruledb.model import UNKNOWN
 from neuronlint.ruledb.schema import is_https_url
 
 
@@ -39,7 +39,7 @@ def test_every_release_backend_and_change_has_https_source() -> None:
 
 def test_every_chip_dtype_platform_api_and_library_has_https_source() -> None:
     db = load_ruledb()
-    assert set(db.chips) == set(TARGETS)
+    assert list(db.chips) == ["inf2", "trn1", "trn2", "trn3"]  # rules/chips.toml, in file order
     for chip in db.chips.values():
         assert not _bad([chip.source]), chip.name
         for name, entry in chip.dtypes.items():

@@ -6,14 +6,21 @@ Public API (stable; docs/lock-in.md):
     result = score(scan.findings, scan.results, scan.db, scan.context)
     result.repository.scores["cuda"].score, .grade, .breakdown
     result.files, result.packages, result.hot_spots["cuda"], result.effort["cuda"].hours
-
-The submodules load lazily: neuronlint.ruledb imports neuronlint.lockin.tables while it is itself
-being imported, so this package must not import the rule database at import time.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from neuronlint.lockin.params import LockinParams, load_params
+from neuronlint.lockin.scoring import (
+    AreaScore,
+    DirectionScore,
+    Effort,
+    HotSpot,
+    LockinResult,
+    UnitScore,
+    WeightedFinding,
+    score,
+)
 
 __all__ = [
     "AreaScore",
@@ -27,25 +34,3 @@ __all__ = [
     "load_params",
     "score",
 ]
-
-_LAZY = {
-    "score": "neuronlint.lockin.scoring",
-    "AreaScore": "neuronlint.lockin.scoring",
-    "DirectionScore": "neuronlint.lockin.scoring",
-    "Effort": "neuronlint.lockin.scoring",
-    "HotSpot": "neuronlint.lockin.scoring",
-    "LockinResult": "neuronlint.lockin.scoring",
-    "UnitScore": "neuronlint.lockin.scoring",
-    "WeightedFinding": "neuronlint.lockin.scoring",
-    "LockinParams": "neuronlint.lockin.params",
-    "load_params": "neuronlint.lockin.params",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'neuronlint.lockin' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)

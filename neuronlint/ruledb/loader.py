@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +64,8 @@ class _Entries:
 
 def load_dirs(dirs: Sequence[Path]) -> RuleDB:
     """Load the given directories in order (the first is the base database); no caching."""
-    entries = _Entries()
     digest = hashlib.sha256()
+    parsed: list[tuple[Path, dict[str, Any], int]] = []
     for rank, directory in enumerate(dirs):
         if not directory.is_dir():
             raise RuleDBError(f"{directory}: rules directory does not exist")
@@ -80,13 +80,29 @@ def load_dirs(dirs: Sequence[Path]) -> RuleDB:
                 data = tomllib.loads(raw.decode("utf-8"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise RuleDBError(f"{path}: not valid TOML: {exc}") from None
-            _merge_file(path, data, entries, rank)
+            parsed.append((path, data, rank))
+    # Names other tables may refer to (a verdict's `targets`), known before any entry is validated.
+    known = {"chip": _chip_names(data for _, data, _ in parsed)}
+    entries = _Entries()
+    for path, data, rank in parsed:
+        _merge_file(path, data, entries, rank, known)
     try:
         db = _build(entries, digest.hexdigest()[:16])
         _check_references(db, entries)
     except SchemaError as exc:
         raise RuleDBError(str(exc)) from None
     return db
+
+
+def _chip_names(files: Iterable[dict[str, Any]]) -> tuple[str, ...]:
+    """The `name` of every [[chip]] in every file, in file order: the chips are data, nowhere else."""
+    names: dict[str, None] = {}
+    for data in files:
+        chips = data.get("chip")
+        for chip in chips if isinstance(chips, list) else ():
+            if isinstance(chip, dict) and isinstance(chip.get("name"), str):
+                names[chip["name"]] = None
+    return tuple(names)
 
 
 def _display(path: Path) -> Path:
@@ -97,7 +113,9 @@ def _display(path: Path) -> Path:
         return path
 
 
-def _merge_file(path: Path, data: dict[str, Any], entries: _Entries, rank: int) -> None:
+def _merge_file(
+    path: Path, data: dict[str, Any], entries: _Entries, rank: int, known: Mapping[str, Sequence[str]]
+) -> None:
     for table_name, items in data.items():
         if table_name not in FILE_TABLES:
             known = ", ".join(f"[[{t}]]" for t in FILE_TABLES)
@@ -139,7 +157,7 @@ def _merge_file(path: Path, data: dict[str, Any], entries: _Entries, rank: int) 
                 if table_name == "rule" and previous is not None and rank > 0 and "severity" in item:
                     entries.policy_severity[ident] = item["severity"]
             try:
-                validate_table(merged, spec, label)
+                validate_table(merged, spec, label, known)
                 if table_name == "rule" and merged["category"] not in CATEGORIES:
                     raise SchemaError(
                         label,

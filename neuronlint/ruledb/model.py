@@ -13,7 +13,6 @@ from neuronlint.ruledb.versions import parse_version, release_key
 
 BACKENDS = ("xla", "native")
 STATUSES = ("supported", "partial", "unsupported", "unknown")
-TARGETS = ("inf2", "trn1", "trn2", "trn3")
 UNKNOWN = "unknown"  # value of a platform fact no entry covers: never guessed
 NOT_APPLICABLE = "n/a"  # a platform fact that only concerns another backend
 

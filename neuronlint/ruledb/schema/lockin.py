@@ -1,7 +1,4 @@
-"""Schema of the lock-in tables in rules/lockin.toml, registered with the rule-database loader.
-
-Imported by neuronlint.ruledb.schema so that every load validates these tables with file, table and
-key in the message; it must therefore import nothing but the schema module.
+"""Schema of the lock-in tables in rules/lockin.toml (read by neuronlint/lockin/params.py).
 
 Tables:
   [[lockin_area]]    a group of findings that saturates on its own (custom kernels, CUDA API, ...)
@@ -18,14 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from neuronlint.ruledb.schema import EFFORTS, SEVERITIES, SOURCE, F, Table, register_table
+from neuronlint.ruledb.schema.spec import EFFORTS, SEVERITIES, SOURCE, F, Table, each, matches, rule_id
 
 DIRECTIONS = ("cuda", "neuron", "none")
-
-
-def _rule_ids(value: list[Any]) -> str | None:
-    bad = [v for v in value if not re.fullmatch(r"NL\d{3}", str(v))]
-    return f"rule IDs are 'NL' and three digits, got {bad[0]!r}" if bad else None
 
 
 def _non_negative(value: Any) -> str | None:
@@ -72,7 +64,7 @@ AREA = Table(
         "title": F(str, required=True),
         "direction": F(str, required=True, choices=DIRECTIONS),
         "categories": F(list, items=str, doc="finding categories that belong here"),
-        "rules": F(list, items=str, check=_rule_ids, doc="rules that belong here (win over categories)"),
+        "rules": F(list, items=str, check=each(rule_id), doc="rules that belong here (win over categories)"),
         "max": F(
             float, required=True, check=_percent, doc="highest coupling (0-100) this area alone reaches"
         ),
@@ -86,7 +78,7 @@ AREA = Table(
 WEIGHT = Table(
     {
         "name": F(str, required=True),
-        "rule": F(str, required=True, check=lambda v: _rule_ids([v])),
+        "rule": F(str, required=True, check=rule_id),
         "facts": F(
             dict,
             table=Table({}, open=True, extra=(str, bool, int, list)),
@@ -123,7 +115,7 @@ GRADE = Table(
         "grade": F(
             str,
             required=True,
-            check=lambda v: None if re.fullmatch(r"[A-Z][+-]?", v) else f"expected a letter, got {v!r}",
+            check=matches(r"[A-Z][+-]?", "expected a letter"),
         ),
         "below": F(
             int, required=True, check=lambda v: None if 1 <= v <= 101 else f"expected 1..101, got {v!r}"
@@ -177,11 +169,3 @@ NKI_REPLACEMENT = Table(
         "source": SOURCE,
     }
 )
-
-register_table("lockin_area", AREA, "name")
-register_table("lockin_weight", WEIGHT, "name")
-register_table("lockin_scope", SCOPE, "name")
-register_table("lockin_effort", EFFORT, "effort")
-register_table("lockin_grade", GRADE, "grade")
-register_table("lockin_model", MODEL, "name")
-register_table("nki_replacement", NKI_REPLACEMENT, "kind")

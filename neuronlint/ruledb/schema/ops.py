@@ -1,7 +1,4 @@
-"""Schema of the operator tables in rules/ops/*.toml, registered with the rule-database loader.
-
-Imported by neuronlint.ruledb.schema so that every load (a plain static scan too) validates these
-tables; it must therefore stay free of torch and of anything that imports the loader.
+"""Schema of the operator tables in rules/ops/*.toml (read by the graph analysis, neuronlint/graph/ops.py).
 
 Tables:
   [[torch_xla]]     one per torch-xla version: its git tag and the lowering list it was read from
@@ -12,20 +9,20 @@ Tables:
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from neuronlint.ruledb.schema import (
+from neuronlint.ruledb.schema.spec import (
     BACKENDS,
+    CHIPS,
     SOURCE,
     STATUSES,
     F,
     Table,
-    _is_sdk_range,
-    _is_version,
-    _scalars,
-    _targets,
-    register_table,
+    each,
+    is_sdk_range,
+    is_version,
+    matches,
+    scalars,
 )
 
 # torch dtype names as `str(torch.float32)` minus the "torch." prefix (what capture records).
@@ -54,21 +51,10 @@ DTYPE_NAMES = (
     "float4_e2m1fn_x2",
 )
 
-_ATEN_NAME = re.compile(r"aten::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?")
-
-
-def _aten_name(value: Any) -> str | None:
-    if not _ATEN_NAME.fullmatch(str(value)):
-        return f"expected an aten op name such as 'aten::add.Tensor' or 'aten::topk', got {value!r}"
-    return None
-
-
-def _aten_names(value: list[Any]) -> str | None:
-    return next((p for p in map(_aten_name, value) if p), None)
-
-
-def _versions(value: list[Any]) -> str | None:
-    return next((p for p in map(_is_version, value) if p), None)
+aten_name = matches(
+    r"aten::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?",
+    "expected an aten op name such as 'aten::add.Tensor' or 'aten::topk'",
+)
 
 
 def _dtypes(value: list[Any]) -> str | None:
@@ -80,23 +66,13 @@ def _dtypes(value: list[Any]) -> str | None:
     return None
 
 
-def _error_code(value: Any) -> str | None:
-    if not re.fullmatch(r"NCC_[A-Z]{4}\d{3}", str(value)):
-        return f"expected a neuronx-cc error code such as 'NCC_EVRF004', got {value!r}"
-    return None
-
-
-def _identifier(value: Any) -> str | None:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", str(value)):
-        return f"expected a lower-case id such as 'complex-dtype', got {value!r}"
-    return None
+error_code = matches(r"NCC_[A-Z]{4}\d{3}", "expected a neuronx-cc error code such as 'NCC_EVRF004'")
+identifier = matches(r"[a-z0-9][a-z0-9-]*", "expected a lower-case id such as 'complex-dtype'")
 
 
 TORCH_XLA = Table(
     {
-        "version": F(
-            str, required=True, check=lambda v: _versions([v]), doc="torch-xla major.minor, e.g. '2.9'"
-        ),
+        "version": F(str, required=True, check=is_version, doc="torch-xla major.minor, e.g. '2.9'"),
         "tag": F(str, required=True, doc="git tag of pytorch/xla the lowering list was read at"),
         "source": SOURCE,
     }
@@ -104,9 +80,9 @@ TORCH_XLA = Table(
 
 OP = Table(
     {
-        "name": F(str, required=True, check=_aten_name, doc="aten op and overload, e.g. 'aten::add.Tensor'"),
+        "name": F(str, required=True, check=aten_name, doc="aten op and overload, e.g. 'aten::add.Tensor'"),
         "torch_xla": F(
-            list, required=True, items=str, check=_versions, doc="torch-xla versions that lower it"
+            list, required=True, items=str, check=each(is_version), doc="torch-xla versions that lower it"
         ),
         "historical": F(bool, doc="the installed PyTorch no longer registers this op"),
         "note": F(str),
@@ -115,8 +91,8 @@ OP = Table(
 
 OP_CONFIRMED = Table(
     {
-        "name": F(str, required=True, check=_aten_name, doc="aten op, any overload, e.g. 'aten::add'"),
-        "sdk": F(str, required=True, check=_is_sdk_range, doc="Neuron SDK releases whose page lists it"),
+        "name": F(str, required=True, check=aten_name, doc="aten op, any overload, e.g. 'aten::add'"),
+        "sdk": F(str, required=True, check=is_sdk_range, doc="Neuron SDK releases whose page lists it"),
         "status": F(str, required=True, choices=STATUSES),
         "historical": F(bool, doc="the installed PyTorch no longer registers this op"),
         "source": SOURCE,
@@ -125,28 +101,28 @@ OP_CONFIRMED = Table(
 
 OP_REJECTION = Table(
     {
-        "id": F(str, required=True, check=_identifier),
+        "id": F(str, required=True, check=identifier),
         "code": F(
             str,
-            check=_error_code,
+            check=error_code,
             doc="neuronx-cc error code, e.g. NCC_EVRF004 (absent when the source gives none)",
         ),
         "ops": F(
             list,
             items=str,
-            check=_aten_names,
+            check=each(aten_name),
             doc="ops it applies to (base name = any overload); absent = every op",
         ),
         "dtypes": F(list, items=str, check=_dtypes, doc="dtypes that trigger it; absent = any dtype"),
         "operands": F(
             str, choices=("any", "inputs", "outputs"), doc="where the dtype must appear (default any)"
         ),
-        "sdk": F(str, check=_is_sdk_range),
-        "targets": F(list, items=str, check=_targets),
+        "sdk": F(str, check=is_sdk_range),
+        "targets": F(list, items=str, names=CHIPS),
         "backend": F(str, choices=BACKENDS),
         "platform": F(
             dict,
-            check=_scalars,
+            check=scalars,
             doc="platform facts (rules/platform.toml), e.g. { complex64 = 'unsupported' }",
         ),
         "status": F(
@@ -159,8 +135,3 @@ OP_REJECTION = Table(
         "source": SOURCE,
     }
 )
-
-register_table("torch_xla", TORCH_XLA, "version")
-register_table("op", OP, "name")
-register_table("op_confirmed", OP_CONFIRMED, "name")
-register_table("op_rejection", OP_REJECTION, "id")

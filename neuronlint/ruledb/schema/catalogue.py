@@ -1,0 +1,70 @@
+"""Schema of the rule catalogue, rules/catalogue/*.toml: `[[rule]]` with its `[[rule.verdict]]`s."""
+
+from __future__ import annotations
+
+from neuronlint.ruledb.schema.spec import (
+    BACKENDS,
+    CHIPS,
+    EFFORTS,
+    SEVERITIES,
+    SOURCES,
+    STATUSES,
+    F,
+    Table,
+    is_sdk_range,
+    rule_id,
+    scalars,
+    urls,
+)
+
+WHEN = Table(
+    {
+        "sdk": F(str, check=is_sdk_range, doc="SDK range, e.g. '>=2.30,<2.33'"),
+        "targets": F(list, items=str, names=CHIPS, doc="chips, e.g. ['trn2', 'trn3']"),
+        "backend": F(str, choices=BACKENDS, doc="xla or native"),
+        "platform": F(
+            dict, check=scalars, doc="platform facts (rules/platform.toml), e.g. { int64 = 'native' }"
+        ),
+        "facts": F(
+            dict, check=scalars, doc="facts the checker found at the construct, e.g. { in_loop = true }"
+        ),
+    }
+)
+
+# `when` keys that describe the Neuron platform: a verdict using them states a Neuron fact and
+# must cite its own source; verdicts on construct facts alone inherit the rule's sources.
+PLATFORM_CONDITIONS = ("sdk", "targets", "backend", "platform")
+
+VERDICT = Table(
+    {
+        "when": F(dict, required=True, table=WHEN),
+        "severity": F(str, choices=SEVERITIES),
+        "status": F(str, choices=STATUSES),
+        "note": F(str),
+        "enabled": F(bool),
+        "sources": SOURCES,
+    }
+)
+
+RULE = Table(
+    {
+        "id": F(str, required=True, check=rule_id),
+        "name": F(str, required=True),
+        "title": F(str, required=True),
+        "category": F(str, required=True),  # checked against findings.CATEGORIES by the loader
+        "severity": F(str, required=True, choices=SEVERITIES),
+        "status": F(str, required=True, choices=STATUSES),
+        "message": F(str, required=True),
+        "summary": F(str, required=True),
+        "why": F(str, required=True),
+        "instead": F(dict, required=True, table=Table({"xla": F(str), "native": F(str), "any": F(str)})),
+        "example": F(str, required=True),
+        "example_fixed": F(str),
+        "sources": F(list, required=True, items=str, check=urls),
+        "verdict": F(list, items=VERDICT),
+        "replacement": F(dict, table=Table({"xla": F(str), "native": F(str)})),
+        "effort": F(str, choices=EFFORTS),
+        "origin": F(str, choices=("static", "graph")),
+        "default_enabled": F(bool),
+    }
+)
