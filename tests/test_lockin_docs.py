@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from neuronlint.lockin.doc import DOC, current_doc
 from neuronlint.lockin.params import load_params
 from neuronlint.ruledb import load_ruledb
+from scripts.generate_lockin_tables import DOC, current_doc
 
 
 def test_generated_tables_are_current() -> None:
     params = load_params(load_ruledb())
     text = DOC.read_text(encoding="utf-8")
     assert current_doc(text, params) == text, (
-        "docs/lock-in.md is out of date with rules/lockin.toml: run `python -m neuronlint.lockin.doc` and commit it"
+        "docs/lock-in.md is out of date with rules/lockin.toml: run `python scripts/generate_lockin_tables.py` and commit it"
     )
 
 

@@ -54,7 +54,7 @@ def test_every_chip_dtype_platform_api_and_library_has_https_source() -> None:
 
 
 def test_release_facts_match_the_reference() -> None:
-    """Spot checks of the data against /work/shared/reference/neuron-facts.md §6."""
+    """Spot checks of the data against the Neuron facts dossier (neuron-facts.md) §6."""
     db = load_ruledb()
     r = db.releases
     assert r["2.21"].date == "2024-12-20" and r["2.21"].backends["xla"]["torch"] == ["1.13", "2.1", "2.5"]

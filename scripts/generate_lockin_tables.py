@@ -1,7 +1,8 @@
 """The parameter tables of docs/lock-in.md, generated from rules/lockin.toml so that they cannot drift.
 
-Regenerate with `python -m neuronlint.lockin.doc` (rewrites the block between the markers in
-docs/lock-in.md); tests/test_lockin_docs.py fails when the committed block is stale.
+Regenerate with `python scripts/generate_lockin_tables.py` (rewrites the block between the markers
+in docs/lock-in.md); tests/test_lockin_docs.py fails when the committed block is stale. A
+development tool of the checkout: it is not installed with neuronlint.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from pathlib import Path
 from neuronlint.lockin.params import LockinParams, load_params
 from neuronlint.ruledb import load_ruledb
 
-BEGIN = "<!-- BEGIN generated lock-in tables (python -m neuronlint.lockin.doc) -->"
+BEGIN = "<!-- BEGIN generated lock-in tables (python scripts/generate_lockin_tables.py) -->"
 END = "<!-- END generated lock-in tables -->"
-DOC = Path(__file__).resolve().parent.parent.parent / "docs" / "lock-in.md"
+DOC = Path(__file__).resolve().parent.parent / "docs" / "lock-in.md"
 
 
 def _cell(text: object) -> str:
