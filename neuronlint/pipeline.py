@@ -16,6 +16,7 @@ from neuronlint.filters import suppressions as suppression_filter
 from neuronlint.findings import Finding, Fix
 from neuronlint.ruledb import Context, RuleDB, load_ruledb
 from neuronlint.static.data import StaticData, build_static_data
+from neuronlint.static.link import link_across_files
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger .py files are generated code or data; report and skip
 _IN_PROCESS_BELOW = 24  # starting worker processes costs more than analysing a few files
@@ -59,10 +60,12 @@ class ScanResult:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(static_data: StaticData, cache_dir: str | None, fingerprint: str) -> None:
-    from neuronlint.static.engine import load_checkers
+def _init_worker(
+    static_data: StaticData, cache_dir: str | None, fingerprint: str, checkers: tuple[type, ...] | None = None
+) -> None:
+    from neuronlint.static.engine import Engine, default_engine
 
-    load_checkers()
+    _WORKER["engine"] = Engine(checkers, static_data) if checkers is not None else default_engine(static_data)
     _WORKER["data"] = static_data
     _WORKER["cache"] = Cache(Path(cache_dir)) if cache_dir else None
     _WORKER["fingerprint"] = fingerprint
@@ -107,7 +110,7 @@ def _analyze(task: tuple[str, str]) -> dict[str, Any]:
         elif name.endswith(".txt"):
             result = build_inputs.analyze_requirements(module_path, data, _WORKER["data"])
         else:
-            result = analyze_python(module_path, data, _WORKER["data"])
+            result = analyze_python(module_path, data, _WORKER["data"], _WORKER["engine"])
     except Exception as exc:  # noqa: BLE001 - a bug on one file must not abort the scan
         result = FileResult(path=module_path)
         result.detections.append(_tool_detection("NL002", 1, f"internal error: {type(exc).__name__}: {exc}"))
@@ -137,13 +140,15 @@ def analyse_files(
     jobs: int,
     cache_dir: Path | None,
     progress: Callable[[int], None] | None = None,
+    checkers: tuple[type, ...] | None = None,
 ) -> list[dict[str, Any]]:
+    """Analyse every file; `checkers` (default: all) are the static checkers to run."""
     tasks = [(str(f), _module_path(f, roots)) for f in files]
     cache_arg = str(cache_dir) if cache_dir else None
     workers = jobs or os.cpu_count() or 1
     results: list[dict[str, Any]] = []
     if workers == 1 or len(tasks) < _IN_PROCESS_BELOW:
-        _init_worker(static_data, cache_arg, fingerprint)
+        _init_worker(static_data, cache_arg, fingerprint, checkers)
         for task in tasks:
             results.append(_analyze(task))
             if progress:
@@ -151,7 +156,7 @@ def analyse_files(
         return results
     chunk = max(1, min(64, len(tasks) // (workers * 8)))
     with ProcessPoolExecutor(
-        workers, initializer=_init_worker, initargs=(static_data, cache_arg, fingerprint)
+        workers, initializer=_init_worker, initargs=(static_data, cache_arg, fingerprint, checkers)
     ) as pool:
         for value in pool.map(_analyze, tasks, chunksize=chunk):
             results.append(value)
@@ -175,81 +180,6 @@ def rule_enabled(
     if select:
         return _rule_matches(rule_id, rule.category, select)
     return rule.default_enabled
-
-
-def _module_names(module_path: str, packages: set[str]) -> tuple[str, set[str]]:
-    """Dotted names under which a scanned file can be imported.
-
-    The full path from the scan root always counts (relative imports resolve against it). So does
-    the name from the top of its package chain (directories with `__init__.py`), which is how it is
-    imported when the scan root sits above a source root such as `src/`.
-    """
-    parts = module_path.removesuffix(".py").split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    full = ".".join(parts)
-    names = {full}
-    start = len(parts) - 1
-    directory_parts = module_path.split("/")[:-1]
-    while start > 0 and "/".join(directory_parts[:start]) in packages:
-        start -= 1
-    names.add(".".join(parts[start:]))
-    return full, {n for n in names if n}
-
-
-def _link_across_files(results: list[dict[str, Any]]) -> None:
-    """Imports of in-repo modules that define kernels (NL306) or are compiled extensions (NL303)."""
-    python = [r for r in results if r["module_path"].endswith(".py")]
-    packages = {
-        r["module_path"].removesuffix("/__init__.py")
-        for r in python
-        if r["module_path"].endswith("/__init__.py")
-    }
-    kernel_modules: dict[str, tuple[str, list[str]]] = {}  # importable name -> (full name, kernel kinds)
-    for result in python:
-        if result["defines_kernels"]:
-            full, names = _module_names(result["module_path"], packages)
-            for name in names:
-                kernel_modules[name] = (full, result["defines_kernels"])
-    extensions = {name for r in results for name in r["extension_modules"]}
-    if not kernel_modules and not extensions:
-        return
-    for result in python:
-        own, _ = _module_names(result["module_path"], packages)
-        flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in ("NL303", "NL306", "NL401")}
-        for module, line, column, end in result["import_sites"]:
-            if line in flagged_lines:
-                continue
-            found = kernel_modules.get(module)
-            if found and found[0] != own:
-                result["detections"].append(
-                    _site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1]))
-                )
-                flagged_lines.add(line)
-            elif any(module == ext or module.endswith("." + ext) for ext in extensions):
-                result["detections"].append(
-                    _site(
-                        "NL303",
-                        line,
-                        column,
-                        end,
-                        module=module,
-                        kind="compiled extension built by this project",
-                    )
-                )
-                flagged_lines.add(line)
-
-
-def _site(rule: str, line: int, column: int, end: int, **facts: Any) -> dict[str, Any]:
-    return {
-        "rule": rule,
-        "line": line,
-        "column": column,
-        "end_line": line,
-        "end_column": end,
-        "facts": {"in_loop": False, **facts},
-        "snippet": f"import {facts.get('module', '')}",
-    }
 
 
 def judge(
@@ -312,6 +242,23 @@ def judge(
     return findings, unused
 
 
+def _selected_checkers(db: RuleDB, options: ScanOptions) -> tuple[tuple[type, ...] | None, str]:
+    """The checkers that can emit a selected rule (None: all), and the cache fingerprint for them.
+
+    Per-file ignores only narrow a file's rules, so they do not narrow the checkers.
+    """
+    from neuronlint.static.checkers import CHECKERS
+    from neuronlint.static.engine import select_checkers
+
+    selected = [
+        r for r in db.rules if rule_enabled(db, r, options.select, options.extend_select, options.ignore)
+    ]
+    checkers = select_checkers(CHECKERS, selected, db.tables)
+    if checkers == CHECKERS:
+        return None, db.fingerprint
+    return checkers, db.fingerprint + ":" + ",".join(c.__name__ for c in checkers)
+
+
 def default_cache_dir(base: Path) -> Path:
     return Path(os.environ.get("NEURONLINT_CACHE_DIR") or base / CACHE_DIR_NAME)
 
@@ -329,13 +276,14 @@ def run_scan(
     )
     static_data = build_static_data(db)
     progress = progress_factory(len(files)) if progress_factory else None
+    checkers, fingerprint = _selected_checkers(db, options)
     results = analyse_files(
-        files, roots, static_data, db.fingerprint, options.jobs, options.cache_dir, progress
+        files, roots, static_data, fingerprint, options.jobs, options.cache_dir, progress, checkers
     )
     for file, result in zip(files, results, strict=True):
         result["module_path"] = result["path"]  # path inside its scan root: module names come from it
         result["path"] = relative_posix(file, base)
-    _link_across_files(results)
+    link_across_files(results)
     findings, unused = judge(results, db, ctx, options)
     return ScanResult(
         findings=findings,

@@ -11,7 +11,7 @@ from neuronlint.ruledb import load_ruledb
 from neuronlint.static import positions
 from neuronlint.static.context import FileContext
 from neuronlint.static.data import build_static_data
-from neuronlint.static.engine import load_checkers, walk
+from neuronlint.static.engine import default_engine, walk
 from tests.conftest import FIXTURES, scan_source
 
 TRICKY = '''\
@@ -65,10 +65,9 @@ def run(name, mode) -> None:
 
 
 def _both(source: bytes) -> tuple[dict, dict]:
-    load_checkers()
     module = cst.parse_module(source)
     ctx = FileContext("t.py", module, "t", build_static_data(load_ruledb()))
-    walk(module, ctx)
+    walk(module, ctx, default_engine(ctx.data))
     targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
     fast = positions.locate(module, source, targets)
     whole = positions._whole_module(module, {id(n) for n, _, _, _ in targets})

@@ -48,6 +48,7 @@ class WeightedFinding:
     points: float = 0.0  # its share of the repository score of its direction
     effort: str = "none"
     unit: str = ""  # the effort unit it belongs to
+    unit_kind: str = ""  # its rule's `unit` (triton-kernel, compiled-module, cuda-source) or ""
     hours: float = 0.0  # its share of the effort estimate
 
     @property
@@ -411,11 +412,12 @@ def direction_score(
     return score, factors
 
 
-def _cuda_source_names(items: Sequence[WeightedFinding]) -> set[str]:
-    """File stems and directory names of the CUDA sources in the scan (NL304 findings)."""
+def _cuda_source_names(items: Sequence[WeightedFinding], db: RuleDB) -> set[str]:
+    """File stems and directory names of the CUDA sources in the scan (findings of `unit = "cuda-source"` rules)."""
     names: set[str] = set()
     for item in items:
-        if item.rule == "NL304":
+        rule = db.rules.get(item.rule)
+        if rule is not None and rule.unit == "cuda-source":
             parts = item.path.replace("\\", "/").split("/")
             names.add(parts[-1].rsplit(".", 1)[0])
             if len(parts) > 1:
@@ -433,8 +435,8 @@ def _unit_key(item: WeightedFinding, cuda_sources: set[str]) -> tuple[str, str, 
     as it defines `__global__` kernels (a header without any repeats its directory's kernels);
     anything else is one rule in one file.
     """
-    rule, facts = item.rule, item.facts
-    if rule == "NL303" and facts.get("module"):
+    rule, facts, kind = item.rule, item.facts, item.unit_kind
+    if kind == "compiled-module" and facts.get("module"):
         last = str(facts["module"]).rsplit(".", 1)[-1]
         if any(name == last or name.startswith(last + "_") for name in cuda_sources):
             return f"{rule}:module:{facts['module']}", "repeat", 1
@@ -445,11 +447,11 @@ def _unit_key(item: WeightedFinding, cuda_sources: set[str]) -> tuple[str, str, 
         if item.finding.category in NEURON_SIDE_CATEGORIES:  # nki, nki.isa, nki.language: one package
             module = module.split(".", 1)[0]
         return f"{rule}:module:{module}", "any", 1
-    if rule == "NL301":
+    if kind == "triton-kernel":
         if str(facts.get("kernel", "")).endswith(".jit") or str(facts.get("api", "")).endswith(".jit"):
             return f"{rule}:{item.path}:{item.finding.line}", "any", 1
         return f"{rule}:{item.path}:extra", "repeat", 1
-    if rule == "NL304":
+    if kind == "cuda-source":
         kernels = facts.get("kernels")
         if isinstance(kernels, int) and not isinstance(kernels, bool):
             directory = item.path.rsplit("/", 1)[0] if "/" in item.path else ""
@@ -467,11 +469,12 @@ def estimate_effort(
     """Hours per effort class and rule; also sets each finding's `effort`, `unit` and `hours`."""
     opened: set[str] = set()
     per_rule: dict[str, list[WeightedFinding]] = defaultdict(list)
-    cuda_sources = _cuda_source_names(items)
+    cuda_sources = _cuda_source_names(items, db)
     for item in sorted(items, key=lambda w: w.finding.sort_key()):
         if item.direction != direction:
             continue
         rule = db.rules.get(item.rule)
+        item.unit_kind = rule.unit if rule else ""
         override = params.override_for(item.rule, item.facts)
         item.effort = (override.effort if override and override.effort else None) or (
             rule.effort if rule else "none"

@@ -60,7 +60,7 @@ def kernel_rows(lockin: LockinResult, base: Path | None = None) -> list[dict[str
     defined: dict[str, str] = {}  # Triton kernel name -> its group key
     keys: dict[int, str] = {}
     for item in items:
-        if item.rule == "NL301" and not item.facts.get("launch"):
+        if item.unit_kind == "triton-kernel" and not item.facts.get("launch"):
             name = sources.decorated(item.path, item.finding.line) or f"line {item.finding.line}"
             keys[id(item)] = f"triton:{item.path}:{name}"
             defined.setdefault(name, keys[id(item)])
@@ -68,9 +68,9 @@ def kernel_rows(lockin: LockinResult, base: Path | None = None) -> list[dict[str
     for item in items:
         key = keys.get(id(item))
         if key is None:
-            module = item.facts.get("module") if item.rule == "NL303" else None
+            module = item.facts.get("module") if item.unit_kind == "compiled-module" else None
             kernel = str(item.facts.get("kernel", ""))
-            if item.rule == "NL301" and item.facts.get("launch"):
+            if item.unit_kind == "triton-kernel" and item.facts.get("launch"):
                 key = defined.get(kernel) or f"triton::{kernel}"
             elif module:
                 key = f"module:{module}"
@@ -88,7 +88,7 @@ def kernel_rows(lockin: LockinResult, base: Path | None = None) -> list[dict[str
         cuda_kernels = sum(
             i.facts["kernels"]
             for i in members
-            if i.rule == "NL304" and isinstance(i.facts.get("kernels"), int)
+            if i.unit_kind == "cuda-source" and isinstance(i.facts.get("kernels"), int)
         )
         if cuda_kernels:
             kernels = cuda_kernels
@@ -140,7 +140,8 @@ def library_rows(lockin: LockinResult, db: RuleDB) -> list[dict[str, Any]]:
     for item in lockin.findings:
         if item.finding.category != "cuda-only-lib":
             continue
-        name = item.facts.get("library") or ("bitsandbytes" if item.rule == "NL403" else "")
+        rule = db.rules.get(item.rule)
+        name = item.facts.get("library") or (rule.library if rule else "")
         if not name:
             name = _library_from_modules(item, table) or "(unrecognised)"
         groups[str(name)].append(item)

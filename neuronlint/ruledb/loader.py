@@ -259,6 +259,8 @@ def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = Non
         effort=d.get("effort", "mechanical"),
         origin=d.get("origin", "static"),
         default_enabled=d.get("default_enabled", True),
+        unit=d.get("unit", ""),
+        library=d.get("library", ""),
         file=where.split(": [[", 1)[0],
         policy_severity=Severity(policy_severity) if policy_severity else None,
     )

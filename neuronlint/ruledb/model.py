@@ -138,6 +138,8 @@ class Rule:
     effort: str = "mechanical"
     origin: str = "static"
     default_enabled: bool = True
+    unit: str = ""  # what one lock-in effort unit is: triton-kernel, compiled-module, cuda-source
+    library: str = ""  # the CUDA-only library the rule is about, when its findings name none
     file: str = ""
     # Set when a policy pack overrides `severity`: the team's choice wins over every verdict.
     policy_severity: Severity | None = None

@@ -20,7 +20,7 @@ from neuronlint.static.context import (
     FileContext,
     Scope,
 )
-from neuronlint.static.engine import on
+from neuronlint.static.registry import Checker, on
 
 
 def dotted(node: cst.CSTNode | None) -> str:
@@ -45,33 +45,6 @@ def absolute_module(node: cst.ImportFrom, ctx: FileContext) -> str:
         return ""
     base = base[: len(base) - (level - 1)]
     return ".".join([*base, name] if name else base)
-
-
-@on(cst.Import)
-def _import(node: cst.Import, ctx: FileContext) -> None:
-    for alias in node.names:
-        full = dotted(alias.name)
-        ctx.imports.add(full)
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            ctx.bind(alias.asname.name.value, ("module", full))
-        else:
-            root = full.split(".")[0]
-            ctx.bind(root, ("module", root))
-
-
-@on(cst.ImportFrom)
-def _import_from(node: cst.ImportFrom, ctx: FileContext) -> None:
-    module = absolute_module(node, ctx)
-    if not module:
-        return
-    ctx.imports.add(module)
-    if isinstance(node.names, cst.ImportStar):
-        return  # a star import binds names we cannot list: they stay unresolved (never guessed)
-    for alias in node.names:
-        name = dotted(alias.name)
-        local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
-        ctx.bind(local, ("module", f"{module}.{name}"))
-        ctx.imports.add(f"{module}.{name}")
 
 
 # Methods and builtins whose result is a host number read from a tensor value.
@@ -284,29 +257,6 @@ def _shadow(target: cst.CSTNode, ctx: FileContext) -> None:
             _shadow(element.value, ctx)
 
 
-@on(cst.Assign, leave=True)
-def _assign(node: cst.Assign, ctx: FileContext) -> None:
-    for target in node.targets:
-        _bind_value(target.target, node.value, ctx)
-
-
-@on(cst.AnnAssign, leave=True)
-def _ann_assign(node: cst.AnnAssign, ctx: FileContext) -> None:
-    if node.value is None:
-        if isinstance(node.target, cst.Name):
-            kind = _annotated_kind(node.annotation.annotation, ctx)
-            if kind is not None:
-                ctx.bind(node.target.value, kind)
-        return
-    _bind_value(node.target, node.value, ctx)
-
-
-@on(cst.Global)
-def _global(node: cst.Global, ctx: FileContext) -> None:
-    names = frozenset(item.name.value for item in node.names)
-    ctx.scope.global_names = ctx.scope.global_names | names
-
-
 def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: FileContext) -> None:
     """`for row in np_array` makes row a numpy value and `for n in t.tolist()` a host number; any
     other loop target just rebinds its names."""
@@ -323,16 +273,6 @@ def _bind_kind_or_shadow(target: cst.Name, kind: tuple[str, str] | None, ctx: Fi
         ctx.bind(target.value, kind)
     else:
         _shadow(target, ctx)
-
-
-@on(cst.WithItem)
-def _with_item(node: cst.WithItem, ctx: FileContext) -> None:
-    if node.asname is not None:
-        target = node.asname.name
-        if isinstance(target, cst.Name):
-            _bind_kind_or_shadow(target, _host_kind(node.item, ctx), ctx)
-        else:
-            _shadow(target, ctx)
 
 
 def _decorator_names(node: cst.FunctionDef, ctx: FileContext) -> list[str]:
@@ -378,51 +318,6 @@ def _function_site(name: str, enclosing: Scope) -> str:
     return ""
 
 
-@on(cst.FunctionDef)
-def _function(node: cst.FunctionDef, ctx: FileContext) -> None:
-    name = node.name.value
-    if node.decorators:
-        kinds = {_KERNEL_DECORATORS[d] for d in _decorator_names(node, ctx) if d in _KERNEL_DECORATORS}
-    else:
-        kinds = set()
-    if kinds:
-        kind = sorted(kinds)[0]
-        ctx.bind(name, ("kernel", kind))
-        ctx.defines_kernels.append(kind)
-    elif ctx.lookup(name) is not None:
-        ctx.bind(name, ("other", None))
-    scope = Scope("function", site=_function_site(name, ctx.scope))
-    params = node.params
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        annotation = param.annotation
-        kind = _annotated_kind(annotation.annotation, ctx) if annotation is not None else None
-        scope.bindings[param.name.value] = kind or ("other", None)
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            scope.bindings[star.name.value] = ("other", None)
-    ctx.push_scope(scope)
-
-
-@on(cst.Lambda)
-def _lambda(node: cst.Lambda, ctx: FileContext) -> None:
-    outer = ctx.scope
-    scope = Scope("lambda", loop_depth=outer.loop_depth, site=outer.site)
-    params = node.params
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        scope.bindings[param.name.value] = ("other", None)
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            scope.bindings[star.name.value] = ("other", None)
-    ctx.push_scope(scope)
-
-
-@on(cst.ClassDef)
-def _class(node: cst.ClassDef, ctx: FileContext) -> None:
-    if ctx.lookup(node.name.value) is not None:
-        ctx.bind(node.name.value, ("other", None))
-    ctx.push_scope(Scope("class", site=_class_site(node, ctx.scope)))
-
-
 def _class_site(node: cst.ClassDef, enclosing: Scope) -> str:
     if enclosing.site in (SITE_TEST, SITE_HOST):
         return enclosing.site
@@ -438,38 +333,137 @@ def _class_site(node: cst.ClassDef, enclosing: Scope) -> str:
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
-@on(*_COMPREHENSIONS)
-def _comprehension(
-    node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp, ctx: FileContext
-) -> None:
-    # Comprehensions have their own scope, and the element is walked before the `for` clauses,
-    # so every clause's target is bound now.
-    outer = ctx.scope
-    ctx.push_scope(Scope("comprehension", loop_depth=outer.loop_depth + 1, site=outer.site))
-    clause: cst.CompFor | None = node.for_in
-    ctx.evaluated_once.add(id(clause.iter))
-    while clause is not None:
-        _loop_target(clause.target, clause.iter, ctx)
-        clause = clause.inner_for_in
+class Bindings(Checker):
+    """Name resolution: imports, assignments, scopes and loop depth. Emits nothing; every checker reads it."""
 
+    triggers = ()
 
-@on(cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS, leave=True)
-def _pop_scope(node: cst.CSTNode, ctx: FileContext) -> None:
-    ctx.pop_scope()
+    @on(cst.Import)
+    def import_(self, node: cst.Import, ctx: FileContext) -> None:
+        for alias in node.names:
+            full = dotted(alias.name)
+            ctx.imports.add(full)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                ctx.bind(alias.asname.name.value, ("module", full))
+            else:
+                root = full.split(".")[0]
+                ctx.bind(root, ("module", root))
 
+    @on(cst.ImportFrom)
+    def import_from(self, node: cst.ImportFrom, ctx: FileContext) -> None:
+        module = absolute_module(node, ctx)
+        if not module:
+            return
+        ctx.imports.add(module)
+        if isinstance(node.names, cst.ImportStar):
+            return  # a star import binds names we cannot list: they stay unresolved (never guessed)
+        for alias in node.names:
+            name = dotted(alias.name)
+            local = (
+                alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            )
+            ctx.bind(local, ("module", f"{module}.{name}"))
+            ctx.imports.add(f"{module}.{name}")
 
-@on(cst.For)
-def _enter_for(node: cst.For, ctx: FileContext) -> None:
-    ctx.scope.loop_depth += 1
-    ctx.evaluated_once.add(id(node.iter))
-    _loop_target(node.target, node.iter, ctx)
+    @on(cst.Assign, leave=True)
+    def assign(self, node: cst.Assign, ctx: FileContext) -> None:
+        for target in node.targets:
+            _bind_value(target.target, node.value, ctx)
 
+    @on(cst.AnnAssign, leave=True)
+    def ann_assign(self, node: cst.AnnAssign, ctx: FileContext) -> None:
+        if node.value is None:
+            if isinstance(node.target, cst.Name):
+                kind = _annotated_kind(node.annotation.annotation, ctx)
+                if kind is not None:
+                    ctx.bind(node.target.value, kind)
+            return
+        _bind_value(node.target, node.value, ctx)
 
-@on(cst.While)
-def _enter_while(node: cst.While, ctx: FileContext) -> None:
-    ctx.scope.loop_depth += 1
+    @on(cst.Global)
+    def global_(self, node: cst.Global, ctx: FileContext) -> None:
+        names = frozenset(item.name.value for item in node.names)
+        ctx.scope.global_names = ctx.scope.global_names | names
 
+    @on(cst.WithItem)
+    def with_item(self, node: cst.WithItem, ctx: FileContext) -> None:
+        if node.asname is not None:
+            target = node.asname.name
+            if isinstance(target, cst.Name):
+                _bind_kind_or_shadow(target, _host_kind(node.item, ctx), ctx)
+            else:
+                _shadow(target, ctx)
 
-@on(cst.For, cst.While, leave=True)
-def _leave_loop(node: cst.CSTNode, ctx: FileContext) -> None:
-    ctx.scope.loop_depth -= 1
+    @on(cst.FunctionDef)
+    def function(self, node: cst.FunctionDef, ctx: FileContext) -> None:
+        name = node.name.value
+        if node.decorators:
+            kinds = {_KERNEL_DECORATORS[d] for d in _decorator_names(node, ctx) if d in _KERNEL_DECORATORS}
+        else:
+            kinds = set()
+        if kinds:
+            kind = sorted(kinds)[0]
+            ctx.bind(name, ("kernel", kind))
+            ctx.defines_kernels.append(kind)
+        elif ctx.lookup(name) is not None:
+            ctx.bind(name, ("other", None))
+        scope = Scope("function", site=_function_site(name, ctx.scope))
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            annotation = param.annotation
+            kind = _annotated_kind(annotation.annotation, ctx) if annotation is not None else None
+            scope.bindings[param.name.value] = kind or ("other", None)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bindings[star.name.value] = ("other", None)
+        ctx.push_scope(scope)
+
+    @on(cst.Lambda)
+    def lambda_(self, node: cst.Lambda, ctx: FileContext) -> None:
+        outer = ctx.scope
+        scope = Scope("lambda", loop_depth=outer.loop_depth, site=outer.site)
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            scope.bindings[param.name.value] = ("other", None)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bindings[star.name.value] = ("other", None)
+        ctx.push_scope(scope)
+
+    @on(cst.ClassDef)
+    def class_(self, node: cst.ClassDef, ctx: FileContext) -> None:
+        if ctx.lookup(node.name.value) is not None:
+            ctx.bind(node.name.value, ("other", None))
+        ctx.push_scope(Scope("class", site=_class_site(node, ctx.scope)))
+
+    @on(*_COMPREHENSIONS)
+    def comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp, ctx: FileContext
+    ) -> None:
+        # Comprehensions have their own scope, and the element is walked before the `for` clauses,
+        # so every clause's target is bound now.
+        outer = ctx.scope
+        ctx.push_scope(Scope("comprehension", loop_depth=outer.loop_depth + 1, site=outer.site))
+        clause: cst.CompFor | None = node.for_in
+        ctx.evaluated_once.add(id(clause.iter))
+        while clause is not None:
+            _loop_target(clause.target, clause.iter, ctx)
+            clause = clause.inner_for_in
+
+    @on(cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS, leave=True)
+    def pop_scope(self, node: cst.CSTNode, ctx: FileContext) -> None:
+        ctx.pop_scope()
+
+    @on(cst.For)
+    def enter_for(self, node: cst.For, ctx: FileContext) -> None:
+        ctx.scope.loop_depth += 1
+        ctx.evaluated_once.add(id(node.iter))
+        _loop_target(node.target, node.iter, ctx)
+
+    @on(cst.While)
+    def enter_while(self, node: cst.While, ctx: FileContext) -> None:
+        ctx.scope.loop_depth += 1
+
+    @on(cst.For, cst.While, leave=True)
+    def leave_loop(self, node: cst.CSTNode, ctx: FileContext) -> None:
+        ctx.scope.loop_depth -= 1

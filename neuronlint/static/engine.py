@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,28 +18,47 @@ import libcst as cst
 from neuronlint.static.context import FileContext
 from neuronlint.static.import_sites import import_sites
 from neuronlint.static.positions import locate
+from neuronlint.static.registry import Checker
 
 Handler = Callable[[Any, FileContext], None]
-_ENTER: dict[type, list[Handler]] = {}
-_LEAVE: dict[type, list[Handler]] = {}
-_TRIGGERS: set[bytes] = set()
+
+# The engine's own rules: files it cannot parse (NL001) and its internal errors (NL002).
+TOOL_EMITS: dict[str, tuple[str, ...]] = {"NL001": ("detail",), "NL002": ("detail",)}
 
 
-def on(*types: type, leave: bool = False) -> Callable[[Handler], Handler]:
-    """Register a checker function for LibCST node types (on entering, or on leaving the node)."""
+def select_checkers(
+    checkers: Sequence[type[Checker]], selected: Collection[str] | None, tables: Mapping[str, Any]
+) -> tuple[type[Checker], ...]:
+    """The checkers that can emit (or feed) a selected rule, in their given order; all when `selected` is None.
 
-    def register(fn: Handler) -> Handler:
-        table = _LEAVE if leave else _ENTER
-        for tp in types:
-            table.setdefault(tp, []).append(fn)
-        return fn
+    A checker that emits nothing (name resolution) always runs: the others read its bindings.
+    """
+    if selected is None:
+        return tuple(checkers)
+    wanted = set(selected)
+    return tuple(c for c in checkers if not c.declared(tables) or c.rules(tables) & wanted)
 
-    return register
 
+class Engine:
+    """Dispatch tables and the prefilter of an ordered list of checkers (one instance each)."""
 
-def triggers(*words: str) -> None:
-    """Declare substrings without which a checker cannot fire; files containing none are not parsed."""
-    _TRIGGERS.update(w.encode() for w in words)
+    def __init__(self, checkers: Sequence[type[Checker]], data: Any = None):
+        self.checkers = tuple(checkers)
+        self.enter: dict[type, list[Handler]] = {}
+        self.leave: dict[type, list[Handler]] = {}
+        words: set[bytes] = set()
+        for cls in self.checkers:
+            instance = cls()
+            words.update(w.encode() for w in cls.trigger_words(data))
+            for name, types, on_leave in cls.handlers():
+                table = self.leave if on_leave else self.enter
+                for tp in types:
+                    table.setdefault(tp, []).append(getattr(instance, name))
+        self.triggers = tuple(sorted(words))
+
+    def wanted(self, data: bytes) -> bool:
+        """Whether a file contains a trigger word of one of the checkers (else it is not parsed)."""
+        return any(word in data for word in self.triggers)
 
 
 # Fields that hold only whitespace, punctuation or comments: never walked.
@@ -108,11 +127,11 @@ _NODE_TYPES = _concrete_node_types()
 _OPAQUE = (cst.Import, cst.ImportFrom)
 
 
-def walk(module: cst.Module, ctx: FileContext) -> None:
+def walk(module: cst.Module, ctx: FileContext, engine: Engine) -> None:
     """Visit every syntactic node in document order, calling enter handlers, then children, then leave."""
     parents = ctx.parents
     push, pop = parents.append, parents.pop
-    enter, leave = _ENTER.get, _LEAVE.get
+    enter, leave = engine.enter.get, engine.leave.get
     node_types, opaque, fields = _NODE_TYPES, _OPAQUE, _fields
 
     # Recursion measured 2x faster than an explicit stack of (node, leaving) tuples here.
@@ -170,9 +189,15 @@ def _module_name(rel_path: str) -> str:
     return ".".join(p for p in parts if p and p != ".")
 
 
-def analyze_python(rel_path: str, data: bytes, static_data: Any) -> FileResult:
-    """Analyse one Python file's bytes. Never raises: problems become NL001/NL002 detections."""
+def analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine | None = None) -> FileResult:
+    """Analyse one Python file's bytes. Never raises: problems become NL001/NL002 detections.
+
+    `engine`: the checkers to run (default: every checker in neuronlint.static.checkers.CHECKERS).
+    """
     from neuronlint.filters.suppressions import parse_suppressions
+
+    if engine is None:
+        engine = default_engine(static_data)
 
     result = FileResult(
         path=rel_path, lines=data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
@@ -184,7 +209,7 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any) -> FileResult:
             _tool_detection("NL001", 1, "the file contains NUL bytes (binary data, not Python source)")
         )
         return result
-    if not any(word in data for word in _TRIGGERS):
+    if not engine.wanted(data):
         # Not parsed, but its imports still count: importing an in-repo kernel module is a finding.
         result.import_sites = import_sites(data, _module_name(rel_path), rel_path.endswith("__init__.py"))
         return result
@@ -203,7 +228,7 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any) -> FileResult:
     result.parsed = True
     ctx = FileContext(rel_path, module, _module_name(rel_path), static_data)
     try:
-        walk(module, ctx)
+        walk(module, ctx, engine)
         targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
         targets += [(d.end_node, d.top, d.stmt, d.indents) for d in ctx.detections if d.end_node is not None]
         spans = locate(module, data, targets) if targets else {}
@@ -262,21 +287,18 @@ def _tool_detection(rule: str, line: int, message: str, column: int = 1) -> dict
     }
 
 
-def load_checkers() -> None:
-    """Import every checker module so that it registers its handlers."""
-    from neuronlint.static import bindings  # noqa: F401  (scopes, imports, constants)
-    from neuronlint.static.checkers import (  # noqa: F401
-        api_names,
-        compile_backend,
-        cuda_api,
-        cuda_only_lib,
-        custom_kernel,
-        dist_backend,
-        dtype,
-        dynamic_shape,
-        host_sync,
-        neuron_lockin,
-    )
+_DEFAULT: dict[int, tuple[Any, Engine]] = {}
+
+
+def default_engine(data: Any = None) -> Engine:
+    """An engine over every checker for these lookup tables, built once per process."""
+    cached = _DEFAULT.get(id(data))
+    if cached is None or cached[0] is not data:
+        from neuronlint.static.checkers import CHECKERS
+
+        _DEFAULT.clear()
+        cached = _DEFAULT[id(data)] = (data, Engine(CHECKERS, data))
+    return cached[1]
 
 
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))

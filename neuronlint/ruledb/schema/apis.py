@@ -9,6 +9,9 @@ API = Table(
         "name": F(str, required=True),
         "kind": F(str, required=True, choices=("name", "prefix", "method", "attribute")),
         "rule": F(str, required=True, check=rule_id),
+        # method rows: "device" = only calls on values that may live on the device count (a host
+        # tensor's `.unique()` is CPU work); by default any receiver that is not numpy/pandas does.
+        "receiver": F(str, choices=("device",)),
         "xla": F(str),
         "native": F(str),
         "note": F(str),

@@ -35,6 +35,9 @@ WHEN = Table(
 # must cite its own source; verdicts on construct facts alone inherit the rule's sources.
 PLATFORM_CONDITIONS = ("sdk", "targets", "backend", "platform")
 
+# Kinds of lock-in effort unit a rule's findings can be (see RULE's `unit`).
+UNITS = ("triton-kernel", "compiled-module", "cuda-source")
+
 VERDICT = Table(
     {
         "when": F(dict, required=True, table=WHEN),
@@ -66,5 +69,13 @@ RULE = Table(
         "effort": F(str, choices=EFFORTS),
         "origin": F(str, choices=("static", "graph")),
         "default_enabled": F(bool),
+        # What one effort unit of lock-in is for this rule's findings (docs/lock-in.md, "Effort
+        # estimate"); without it a unit is one library or module if the finding names one, else
+        # the rule in one file.
+        "unit": F(str, choices=UNITS),
+        "library": F(
+            str,
+            doc="the CUDA-only library (rules/libraries.toml) a rule is about when its findings name none",
+        ),
     }
 )

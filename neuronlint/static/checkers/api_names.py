@@ -9,26 +9,14 @@ or the argument of `torch.finfo`/`torch.iinfo`: no tensor of that type is made t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import libcst as cst
 
 from neuronlint.static.checkers.host_sync import HOST_COPY_METHODS, reads_device_value
 from neuronlint.static.context import FileContext
-from neuronlint.static.engine import on, triggers
-
-triggers(
-    "torch.", "cuda", "torch_xla", "torch_neuronx", "neuronx", "nki", "triton", "cupy", "numba", "pycuda"
-)
-triggers(
-    ".item(",
-    ".tolist(",
-    ".cpu(",
-    ".numpy(",
-    ".double(",
-    ".pin_memory(",
-    ".nonzero(",
-    ".unique(",
-    ".masked_select(",
-)
+from neuronlint.static.registry import Checker, on
 
 # Parents under which a Name is a definition or part of an import, not a use of an API.
 # (Under a Param only the parameter's own name is a definition; its default value is a use.)
@@ -50,25 +38,6 @@ def _entry_facts(entry: dict, qualname: str) -> dict:
     if entry.get("note"):
         facts["api_note"] = entry["note"]
     return facts
-
-
-@on(cst.Attribute)
-def _attribute(node: cst.Attribute, ctx: FileContext) -> None:
-    parent = ctx.parent()
-    if isinstance(parent, cst.Attribute) and parent.value is node:
-        return  # only the outermost attribute of a chain is looked up
-    if isinstance(parent, _NOT_A_USE):
-        return
-    qualname = ctx.qualname(node)
-    if qualname is None:
-        entry = ctx.data.attributes.get(node.attr.value)
-        if entry is not None and not ctx.is_numpy(node.value):
-            ctx.report(entry["rule"], node.attr, **_entry_facts(entry, entry["name"]))
-        return
-    entry = ctx.data.api(qualname)
-    if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-        if not _not_a_call_site(node, qualname, ctx):
-            ctx.report(entry["rule"], node, **_entry_facts(entry, qualname))
 
 
 _REFLECTION = frozenset({"hasattr", "getattr", "setattr", "delattr"})
@@ -97,28 +66,6 @@ def _not_a_call_site(node: cst.Attribute, qualname: str, ctx: FileContext) -> bo
     return name in _REFLECTION or name == "object"
 
 
-@on(cst.Name)
-def _name(node: cst.Name, ctx: FileContext) -> None:
-    binding = ctx.lookup(node.value)  # cheapest test first: most names are not imported API aliases
-    if binding is None or binding[0] != "module" or "." not in binding[1]:
-        return
-    parent = ctx.parent()
-    if isinstance(parent, cst.Attribute):
-        return  # roots and attribute names are handled with the whole chain
-    if isinstance(parent, _NOT_A_USE) or (isinstance(parent, cst.Param) and parent.name is node):
-        return
-    if isinstance(parent, cst.Arg) and parent.keyword is node:
-        return
-    if isinstance(parent, cst.AssignTarget):
-        return
-    entry = ctx.data.api(binding[1])
-    if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-        ctx.report(entry["rule"], node, **_entry_facts(entry, binding[1]))
-
-
-# Method entries about device values (dtype, dynamic shapes): a host tensor's `.unique()` or
-# `.double()` is CPU work. Other categories (`.cuda()` on a host tensor) still apply to host values.
-_VALUE_RULES = frozenset(f"NL{n}" for n in range(500, 800))
 _DTYPE_INFO = frozenset({"torch.finfo", "torch.iinfo"})
 
 
@@ -154,27 +101,104 @@ def _in_step_closure(ctx: FileContext) -> bool:
     return False
 
 
-@on(cst.Call)
-def _method_call(node: cst.Call, ctx: FileContext) -> None:
-    func = node.func
-    if not isinstance(func, cst.Attribute):
-        return
-    entry = ctx.data.methods.get(func.attr.value)
-    if entry is None:
-        return
-    if ctx.qualname(func) is not None:
-        return  # `torch.cuda(...)`, `np.unique(...)`: a module function, not a tensor method
-    method = func.attr.value
-    if method in HOST_COPY_METHODS:
-        if not reads_device_value(node, ctx):
+class ApiNames(Checker):
+    """Every reference to an API listed in rules/apis.toml ([[api]] rows), resolved through imports.
+
+    Its rules and their facts come from the table (`declared`): a table-driven rule is one row.
+    """
+
+    triggers = (
+        "torch.",
+        "cuda",
+        "torch_xla",
+        "torch_neuronx",
+        "neuronx",
+        "nki",
+        "triton",
+        "cupy",
+        "numba",
+        "pycuda",
+        ".item(",
+        ".tolist(",
+        ".cpu(",
+        ".numpy(",
+        ".double(",
+        ".pin_memory(",
+        ".nonzero(",
+        ".unique(",
+        ".masked_select(",
+    )
+
+    @classmethod
+    def declared(cls, tables: Mapping[str, Any] | None = None) -> dict[str, tuple[str, ...]]:
+        """The rules of the [[api]] rows and the facts each row gives its detections."""
+        facts: dict[str, dict[str, None]] = {}
+        for entry in (tables or {}).get("api", ()):
+            names = facts.setdefault(entry["rule"], {})
+            names.update(dict.fromkeys(_entry_facts(entry, entry["name"])))
+            if entry["kind"] == "method" and entry["name"] == "cuda":
+                names["ordinal"] = None  # `.cuda(rank)`
+        return {rule: tuple(names) for rule, names in facts.items()}
+
+    @on(cst.Attribute)
+    def attribute(self, node: cst.Attribute, ctx: FileContext) -> None:
+        parent = ctx.parent()
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return  # only the outermost attribute of a chain is looked up
+        if isinstance(parent, _NOT_A_USE):
             return
-    elif ctx.is_host_value(func.value) if entry["rule"] in _VALUE_RULES else ctx.is_numpy(func.value):
-        return
-    if method in HOST_COPY_METHODS and _in_step_closure(ctx):
-        return  # the recommended XLA pattern: the read runs after the step, off the device's path
-    facts = _entry_facts(entry, entry["name"])
-    if method == "cuda" and node.args:
-        facts.pop("xla_alt", None)  # `.cuda(rank)`: the ordinal needs a decision, no mechanical fix
-        facts.pop("native_alt", None)
-        facts["ordinal"] = True
-    ctx.report(entry["rule"], func.attr, end_node=node, **facts)
+        qualname = ctx.qualname(node)
+        if qualname is None:
+            entry = ctx.data.attributes.get(node.attr.value)
+            if entry is not None and not ctx.is_numpy(node.value):
+                ctx.report(entry["rule"], node.attr, **_entry_facts(entry, entry["name"]))
+            return
+        entry = ctx.data.api(qualname)
+        if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
+            if not _not_a_call_site(node, qualname, ctx):
+                ctx.report(entry["rule"], node, **_entry_facts(entry, qualname))
+
+    @on(cst.Name)
+    def name(self, node: cst.Name, ctx: FileContext) -> None:
+        binding = ctx.lookup(node.value)  # cheapest test first: most names are not imported API aliases
+        if binding is None or binding[0] != "module" or "." not in binding[1]:
+            return
+        parent = ctx.parent()
+        if isinstance(parent, cst.Attribute):
+            return  # roots and attribute names are handled with the whole chain
+        if isinstance(parent, _NOT_A_USE) or (isinstance(parent, cst.Param) and parent.name is node):
+            return
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return
+        if isinstance(parent, cst.AssignTarget):
+            return
+        entry = ctx.data.api(binding[1])
+        if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
+            ctx.report(entry["rule"], node, **_entry_facts(entry, binding[1]))
+
+    @on(cst.Call)
+    def method_call(self, node: cst.Call, ctx: FileContext) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        entry = ctx.data.methods.get(func.attr.value)
+        if entry is None:
+            return
+        if ctx.qualname(func) is not None:
+            return  # `torch.cuda(...)`, `np.unique(...)`: a module function, not a tensor method
+        method = func.attr.value
+        if method in HOST_COPY_METHODS:
+            if not reads_device_value(node, ctx):
+                return
+        elif ctx.is_host_value(func.value) if entry.get("receiver") == "device" else ctx.is_numpy(func.value):
+            # `receiver = "device"` rows (dtype, dynamic shapes): a host tensor's `.unique()` is CPU
+            # work. Other rows (`.cuda()`) apply to any receiver that is not a numpy/pandas object.
+            return
+        if method in HOST_COPY_METHODS and _in_step_closure(ctx):
+            return  # the recommended XLA pattern: the read runs after the step, off the device's path
+        facts = _entry_facts(entry, entry["name"])
+        if method == "cuda" and node.args:
+            facts.pop("xla_alt", None)  # `.cuda(rank)`: the ordinal needs a decision, no mechanical fix
+            facts.pop("native_alt", None)
+            facts["ordinal"] = True
+        ctx.report(entry["rule"], func.attr, end_node=node, **facts)

@@ -10,9 +10,7 @@ import libcst as cst
 
 from neuronlint.static.calls import is_true, kwarg
 from neuronlint.static.context import FileContext
-from neuronlint.static.engine import on, triggers
-
-triggers("compile", "inductor", "mark_dynamic")
+from neuronlint.static.registry import Checker, on
 
 _CUDA_MODES = frozenset({"reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"})
 _CUDA_BACKENDS = frozenset({"inductor", "cudagraphs", "tensorrt", "torch_tensorrt", "onnxrt", "tvm"})
@@ -37,53 +35,64 @@ def _module_compile(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> bo
     return "torch" in ctx.imports_seen()
 
 
-@on(cst.Call)
-def _compile_call(node: cst.Call, ctx: FileContext) -> None:
-    func = node.func
-    if isinstance(func, cst.Attribute):
-        if func.attr.value != "compile":
-            return
-        api = "torch.compile" if ctx.qualname(func) == "torch.compile" else None
-        if api is None and _module_compile(node, func, ctx):
-            api = "nn.Module.compile"
-    elif isinstance(func, cst.Name):
-        api = (
-            "torch.compile" if ctx.qualname(func) == "torch.compile" else None
-        )  # `from torch import compile`
-    else:
-        return
-    if api is None:
-        return
-    backend = kwarg(node, "backend")
-    backend_names = ctx.strings(backend.value) if backend is not None else None
-    name = backend_names[0] if backend_names else None
-    if name in _NEURON_BACKENDS:
-        ctx.report("NL909", backend, backend=name)
-        return
-    if name in _CUDA_BACKENDS:
-        ctx.report("NL803", backend, option=f'backend="{name}"')
-    mode = kwarg(node, "mode")
-    mode_names = ctx.strings(mode.value) if mode is not None else None
-    if mode_names and mode_names[0] in _CUDA_MODES:
-        ctx.report("NL802", mode, mode=mode_names[0])
-    options = kwarg(node, "options")
-    if options is not None:
-        ctx.report("NL803", options, option="options={...}")
-    dynamic = kwarg(node, "dynamic")
-    if dynamic is not None and is_true(dynamic.value):
-        ctx.report("NL804", dynamic, symbol="dynamic=True")
-    if backend is None:
-        if any(arg.star == "**" for arg in node.args):
-            chosen = "the backend in its `**` arguments (Inductor unless they set one)"
+class CompileBackend(Checker):
+    """torch.compile / nn.Module.compile calls and decorators: their backend, mode, options and dynamic."""
+
+    emits = {
+        "NL801": ("api", "backend"),
+        "NL802": ("mode",),
+        "NL803": ("option",),
+        "NL804": ("symbol",),
+        "NL909": ("backend",),
+    }
+    triggers = ("compile", "inductor", "mark_dynamic")
+
+    @on(cst.Call)
+    def compile_call(self, node: cst.Call, ctx: FileContext) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value != "compile":
+                return
+            api = "torch.compile" if ctx.qualname(func) == "torch.compile" else None
+            if api is None and _module_compile(node, func, ctx):
+                api = "nn.Module.compile"
+        elif isinstance(func, cst.Name):
+            api = (
+                "torch.compile" if ctx.qualname(func) == "torch.compile" else None
+            )  # `from torch import compile`
         else:
-            chosen = "the default backend, Inductor"
-        ctx.report("NL801", func, end_node=node, api=api, backend=chosen)
-    elif name is None:
-        text = " ".join(ctx.module.code_for_node(backend.value).split())
-        ctx.report("NL801", func, end_node=node, api=api, backend=f"the backend in `{text[:60]}`")
+            return
+        if api is None:
+            return
+        backend = kwarg(node, "backend")
+        backend_names = ctx.strings(backend.value) if backend is not None else None
+        name = backend_names[0] if backend_names else None
+        if name in _NEURON_BACKENDS:
+            ctx.report("NL909", backend, backend=name)
+            return
+        if name in _CUDA_BACKENDS:
+            ctx.report("NL803", backend, option=f'backend="{name}"')
+        mode = kwarg(node, "mode")
+        mode_names = ctx.strings(mode.value) if mode is not None else None
+        if mode_names and mode_names[0] in _CUDA_MODES:
+            ctx.report("NL802", mode, mode=mode_names[0])
+        options = kwarg(node, "options")
+        if options is not None:
+            ctx.report("NL803", options, option="options={...}")
+        dynamic = kwarg(node, "dynamic")
+        if dynamic is not None and is_true(dynamic.value):
+            ctx.report("NL804", dynamic, symbol="dynamic=True")
+        if backend is None:
+            if any(arg.star == "**" for arg in node.args):
+                chosen = "the backend in its `**` arguments (Inductor unless they set one)"
+            else:
+                chosen = "the default backend, Inductor"
+            ctx.report("NL801", func, end_node=node, api=api, backend=chosen)
+        elif name is None:
+            text = " ".join(ctx.module.code_for_node(backend.value).split())
+            ctx.report("NL801", func, end_node=node, api=api, backend=f"the backend in `{text[:60]}`")
 
-
-@on(cst.Decorator)
-def _compile_decorator(node: cst.Decorator, ctx: FileContext) -> None:
-    if not isinstance(node.decorator, cst.Call) and ctx.qualname(node.decorator) == "torch.compile":
-        ctx.report("NL801", node.decorator, api="torch.compile", backend="the default backend, Inductor")
+    @on(cst.Decorator)
+    def compile_decorator(self, node: cst.Decorator, ctx: FileContext) -> None:
+        if not isinstance(node.decorator, cst.Call) and ctx.qualname(node.decorator) == "torch.compile":
+            ctx.report("NL801", node.decorator, api="torch.compile", backend="the default backend, Inductor")

@@ -14,10 +14,8 @@ import libcst as cst
 from neuronlint.static.calls import arg_value, kwarg, name_of, positional
 from neuronlint.static.checkers.custom_kernel import registers_cuda_kernel
 from neuronlint.static.context import FileContext
-from neuronlint.static.engine import on, triggers
 from neuronlint.static.literal_roles import ROLE_TEST, ROLE_VALUE, literal_role
-
-triggers("cuda", "pin_memory", ".to(", "device=")
+from neuronlint.static.registry import Checker, on
 
 CUDA_DEVICE = re.compile(r"^cuda(:(\d+|\{\}|%d|%s|%i)?)?$")
 CUDA_TENSOR_TYPE = re.compile(r"^torch\.cuda\.[A-Za-z0-9]*Tensor$")  # `x.type() == "torch.cuda.HalfTensor"`
@@ -104,20 +102,6 @@ def _tensor_type_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> Non
         ctx.report("NL101", node, symbol=f".type({value!r})")  # `x.type("torch.cuda.FloatTensor")` moves x
 
 
-def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
-    value = ctx.literal_value(node)
-    if value is None:
-        return
-    if CUDA_DEVICE.match(value):
-        _device_literal(node, value, ctx)
-    elif CUDA_TENSOR_TYPE.match(value):
-        _tensor_type_literal(node, value, ctx)
-
-
-on(cst.SimpleString)(_literal)
-on(cst.FormattedString)(_literal)
-
-
 def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     if isinstance(node, cst.Integer):
         return True
@@ -126,32 +110,53 @@ def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     return False
 
 
-@on(cst.Call)
-def _device_ordinals(node: cst.Call, ctx: FileContext) -> None:
-    func = node.func
-    callee = ctx.qualname(func)
-    if isinstance(func, cst.Attribute) and func.attr.value == "to" and callee is None:
-        args = positional(node)
-        target = args[0].value if args else arg_value(node, None, "device")
-        if _is_ordinal(target, ctx) and not ctx.is_numpy(func.value):
-            ctx.report("NL112", target, symbol=ctx.module.code_for_node(target))
-        return
-    if callee == "torch.device":
-        target = arg_value(node, 0, "type")
-        if _is_ordinal(target, ctx):
-            ctx.report("NL112", target, symbol=ctx.module.code_for_node(target))
-        return
-    if not callee or not callee.startswith("torch.") or callee.startswith("torch.cuda."):
-        return  # torch.cuda.* calls are reported as such (NL105/NL106); their ordinal is part of that
-    device = kwarg(node, "device")
-    if device is not None and _is_ordinal(device.value, ctx):
-        ctx.report("NL112", device.value, symbol=ctx.module.code_for_node(device.value))
+class CudaApi(Checker):
+    """'cuda' device strings and tensor types by where they stand, integer device ordinals, pin_memory."""
 
+    emits = {
+        "NL101": ("symbol", "fallback", "native_alt", "xla_alt"),
+        "NL107": ("api", "symbol", "native_alt", "xla_alt"),
+        "NL110": ("symbol",),
+        "NL111": ("symbol",),
+        "NL112": ("symbol",),
+    }
+    triggers = ("cuda", "pin_memory", ".to(", "device=")
 
-@on(cst.Arg)
-def _pin_memory(node: cst.Arg, ctx: FileContext) -> None:
-    if node.keyword is not None and node.keyword.value == "pin_memory":
-        value = node.value
-        if isinstance(value, cst.Name) and value.value == "False":
+    @on(cst.Call)
+    def device_ordinals(self, node: cst.Call, ctx: FileContext) -> None:
+        func = node.func
+        callee = ctx.qualname(func)
+        if isinstance(func, cst.Attribute) and func.attr.value == "to" and callee is None:
+            args = positional(node)
+            target = args[0].value if args else arg_value(node, None, "device")
+            if _is_ordinal(target, ctx) and not ctx.is_numpy(func.value):
+                ctx.report("NL112", target, symbol=ctx.module.code_for_node(target))
             return
-        ctx.report("NL110", node, symbol="pin_memory=" + ctx.module.code_for_node(value))
+        if callee == "torch.device":
+            target = arg_value(node, 0, "type")
+            if _is_ordinal(target, ctx):
+                ctx.report("NL112", target, symbol=ctx.module.code_for_node(target))
+            return
+        if not callee or not callee.startswith("torch.") or callee.startswith("torch.cuda."):
+            return  # torch.cuda.* calls are reported as such (NL105/NL106); their ordinal is part of that
+        device = kwarg(node, "device")
+        if device is not None and _is_ordinal(device.value, ctx):
+            ctx.report("NL112", device.value, symbol=ctx.module.code_for_node(device.value))
+
+    @on(cst.Arg)
+    def pin_memory(self, node: cst.Arg, ctx: FileContext) -> None:
+        if node.keyword is not None and node.keyword.value == "pin_memory":
+            value = node.value
+            if isinstance(value, cst.Name) and value.value == "False":
+                return
+            ctx.report("NL110", node, symbol="pin_memory=" + ctx.module.code_for_node(value))
+
+    @on(cst.SimpleString, cst.FormattedString)
+    def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:
+        value = ctx.literal_value(node)
+        if value is None:
+            return
+        if CUDA_DEVICE.match(value):
+            _device_literal(node, value, ctx)
+        elif CUDA_TENSOR_TYPE.match(value):
+            _tensor_type_literal(node, value, ctx)

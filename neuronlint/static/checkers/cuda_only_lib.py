@@ -8,47 +8,14 @@ is optional: in a `try:` whose handler catches ImportError, or under an `if` tha
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import libcst as cst
 
 from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.calls import is_true, name_of
 from neuronlint.static.context import FileContext
-from neuronlint.static.engine import on, triggers
-
-triggers(
-    "flash_attn",
-    "xformers",
-    "apex",
-    "bitsandbytes",
-    "triton",
-    "mamba_ssm",
-    "causal_conv1d",
-    "amp_C",
-    "transformer_engine",
-    "deepspeed",
-    "tensorrt",
-    "cupy",
-    "pycuda",
-    "dali",
-    "load_in_8bit",
-    "load_in_4bit",
-    "BitsAndBytesConfig",
-    "liger_kernel",
-    "vllm",
-    "selective_scan",
-    "install_requires",
-    "flashinfer",
-    "flash_mla",
-    "deep_ep",
-    "deep_gemm",
-    "nvshmem",
-    "sageattention",
-    "pynvml",
-    "helion",
-    "flash_attn_interface",
-    "flashattn_hopper",
-)
+from neuronlint.static.registry import Checker, on
 
 _KERNEL_LANGUAGES = frozenset({"triton", "helion"})
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -82,6 +49,9 @@ def _guarded(ctx: FileContext, lib: dict) -> bool:
     return False
 
 
+_LIB_FACTS = ("library", "module", "alternative", "lib_status", "guarded")
+
+
 def _lib_facts(lib: dict, module: str, ctx: FileContext) -> dict:
     return {
         "library": lib["name"],
@@ -90,32 +60,6 @@ def _lib_facts(lib: dict, module: str, ctx: FileContext) -> dict:
         "lib_status": lib["status"],
         "guarded": _guarded(ctx, lib),
     }
-
-
-@on(cst.Import)
-def _import(node: cst.Import, ctx: FileContext) -> None:
-    for alias in node.names:
-        module = dotted(alias.name)
-        lib = ctx.data.library(module)
-        if lib is not None:
-            ctx.report("NL401", alias, **_lib_facts(lib, module, ctx))
-
-
-@on(cst.ImportFrom)
-def _import_from(node: cst.ImportFrom, ctx: FileContext) -> None:
-    if node.relative or node.module is None:
-        return
-    module = absolute_module(node, ctx)
-    lib = ctx.data.library(module)
-    if lib is None and not isinstance(node.names, cst.ImportStar):
-        # `from apex import amp` and `from deepspeed import ops` name the library one level down.
-        for alias in node.names:
-            lib = ctx.data.library(f"{module}.{dotted(alias.name)}")
-            if lib is not None:
-                module = f"{module}.{dotted(alias.name)}"
-                break
-    if lib is not None:
-        ctx.report("NL401", node.module, **_lib_facts(lib, module, ctx))
 
 
 def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
@@ -129,20 +73,6 @@ def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
     ctx.report("NL402", node, api=qualname, **_lib_facts(lib, qualname, ctx))
 
 
-@on(cst.Call)
-def _call(node: cst.Call, ctx: FileContext) -> None:
-    if not ctx.enclosing(cst.Decorator):
-        _library_use(node.func, ctx)
-
-
-@on(cst.ClassDef)
-def _subclass(node: cst.ClassDef, ctx: FileContext) -> None:
-    # `class TELinear(te.pytorch.Linear)`: the class is the library's layer under another name.
-    for base in node.bases:
-        if base.keyword is None:
-            _library_use(base.value, ctx)
-
-
 def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
     if not isinstance(call, cst.Call):
         return False
@@ -150,43 +80,130 @@ def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
     return name_of(call.func) == "BitsAndBytesConfig" or qualname.endswith(".BitsAndBytesConfig")
 
 
-@on(cst.Arg)
-def _bnb_flags(node: cst.Arg, ctx: FileContext) -> None:
-    if (
-        node.keyword is not None
-        and node.keyword.value in ("load_in_8bit", "load_in_4bit")
-        and is_true(node.value)
-    ):
-        if not _is_bnb_config(ctx.parent(), ctx):  # the config call itself is the finding
-            ctx.report("NL403", node, symbol=f"{node.keyword.value}=True")
+class CudaOnlyLib(Checker):
+    """Imports and uses of CUDA-only libraries (rules/libraries.toml), bitsandbytes flags, setup.py requirements."""
 
+    emits = {
+        "NL401": _LIB_FACTS,
+        "NL402": ("api", *_LIB_FACTS),
+        "NL403": ("symbol",),
+        "NL404": ("library", "package", "alternative"),
+    }
+    triggers = (
+        "flash_attn",
+        "xformers",
+        "apex",
+        "bitsandbytes",
+        "triton",
+        "mamba_ssm",
+        "causal_conv1d",
+        "amp_C",
+        "transformer_engine",
+        "deepspeed",
+        "tensorrt",
+        "cupy",
+        "pycuda",
+        "dali",
+        "load_in_8bit",
+        "load_in_4bit",
+        "BitsAndBytesConfig",
+        "liger_kernel",
+        "vllm",
+        "selective_scan",
+        "install_requires",
+        "flashinfer",
+        "flash_mla",
+        "deep_ep",
+        "deep_gemm",
+        "nvshmem",
+        "sageattention",
+        "pynvml",
+        "helion",
+        "flash_attn_interface",
+        "flashattn_hopper",
+    )
 
-@on(cst.Call)
-def _bnb_config(node: cst.Call, ctx: FileContext) -> None:
-    if _is_bnb_config(node, ctx):
-        ctx.report("NL403", node.func, symbol="BitsAndBytesConfig")
+    @classmethod
+    def trigger_words(cls, data: Any = None) -> tuple[str, ...]:
+        """The hand-listed words and the top-level name of every library module (rules/libraries.toml)."""
+        modules = data.library_modules if data is not None else {}
+        return cls.triggers + tuple(sorted({m.split(".")[0] for m in modules}))
 
+    # Cross-file linking adds no finding on a line that already reports a library import.
+    feeds = ("NL303", "NL306")
+    import_findings = frozenset({"NL401"})
 
-@on(cst.Arg)
-def _install_requires(node: cst.Arg, ctx: FileContext) -> None:
-    if node.keyword is None or node.keyword.value not in ("install_requires", "extras_require"):
-        return
-    if not ctx.path.endswith("setup.py"):
-        return
-    from neuronlint.static.requirements import requirement_name
-
-    stack = [node.value]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
-            stack.extend(e.value for e in value.elements)
-        elif isinstance(value, cst.Dict):
-            stack.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
-        elif isinstance(value, cst.SimpleString):
-            text = ctx.strings(value)
-            name = requirement_name(text[0]) if text else None
-            lib = ctx.data.library_packages.get(name) if name else None
+    @on(cst.Import)
+    def import_(self, node: cst.Import, ctx: FileContext) -> None:
+        for alias in node.names:
+            module = dotted(alias.name)
+            lib = ctx.data.library(module)
             if lib is not None:
-                ctx.report(
-                    "NL404", value, library=lib["name"], package=text[0], alternative=lib["alternative"]
-                )
+                ctx.report("NL401", alias, **_lib_facts(lib, module, ctx))
+
+    @on(cst.ImportFrom)
+    def import_from(self, node: cst.ImportFrom, ctx: FileContext) -> None:
+        if node.relative or node.module is None:
+            return
+        module = absolute_module(node, ctx)
+        lib = ctx.data.library(module)
+        if lib is None and not isinstance(node.names, cst.ImportStar):
+            # `from apex import amp` and `from deepspeed import ops` name the library one level down.
+            for alias in node.names:
+                lib = ctx.data.library(f"{module}.{dotted(alias.name)}")
+                if lib is not None:
+                    module = f"{module}.{dotted(alias.name)}"
+                    break
+        if lib is not None:
+            ctx.report("NL401", node.module, **_lib_facts(lib, module, ctx))
+
+    @on(cst.Call)
+    def call(self, node: cst.Call, ctx: FileContext) -> None:
+        if not ctx.enclosing(cst.Decorator):
+            _library_use(node.func, ctx)
+
+    @on(cst.ClassDef)
+    def subclass(self, node: cst.ClassDef, ctx: FileContext) -> None:
+        # `class TELinear(te.pytorch.Linear)`: the class is the library's layer under another name.
+        for base in node.bases:
+            if base.keyword is None:
+                _library_use(base.value, ctx)
+
+    @on(cst.Arg)
+    def bnb_flags(self, node: cst.Arg, ctx: FileContext) -> None:
+        if (
+            node.keyword is not None
+            and node.keyword.value in ("load_in_8bit", "load_in_4bit")
+            and is_true(node.value)
+        ):
+            if not _is_bnb_config(ctx.parent(), ctx):  # the config call itself is the finding
+                ctx.report("NL403", node, symbol=f"{node.keyword.value}=True")
+
+    @on(cst.Call)
+    def bnb_config(self, node: cst.Call, ctx: FileContext) -> None:
+        if _is_bnb_config(node, ctx):
+            ctx.report("NL403", node.func, symbol="BitsAndBytesConfig")
+
+    @on(cst.Arg)
+    def install_requires(self, node: cst.Arg, ctx: FileContext) -> None:
+        if node.keyword is None or node.keyword.value not in ("install_requires", "extras_require"):
+            return
+        if not ctx.path.endswith("setup.py"):
+            return
+        from neuronlint.static.requirements import requirement_name
+
+        stack = [node.value]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+                stack.extend(e.value for e in value.elements)
+            elif isinstance(value, cst.Dict):
+                stack.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+            elif isinstance(value, cst.SimpleString):
+                text = ctx.strings(value)
+                name = requirement_name(text[0]) if text else None
+                lib = ctx.data.library_packages.get(name) if name else None
+                if lib is not None:
+                    ctx.report(
+                        "NL404", value, library=lib["name"], package=text[0], alternative=lib["alternative"]
+                    )

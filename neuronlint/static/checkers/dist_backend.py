@@ -8,20 +8,8 @@ import libcst as cst
 
 from neuronlint.static.calls import kwarg
 from neuronlint.static.context import FileContext
-from neuronlint.static.engine import on, triggers
 from neuronlint.static.literal_roles import ROLE_ATTRIBUTE, ROLE_OPTION, ROLE_TEST, ROLE_VALUE, literal_role
-
-triggers(
-    "nccl",
-    "NCCL",
-    "device_ids",
-    "CUDA_VISIBLE_DEVICES",
-    "PYTORCH_CUDA_ALLOC_CONF",
-    "CUDA_LAUNCH_BLOCKING",
-    "CUDA_DEVICE_MAX_CONNECTIONS",
-    "DataParallel",
-    "fully_shard",
-)
+from neuronlint.static.registry import Checker, on
 
 _ENV = re.compile(
     r"^((TORCH_)?NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES|PYTORCH_CUDA_ALLOC_CONF|CUDA_LAUNCH_BLOCKING|CUDA_DEVICE_MAX_CONNECTIONS|PYTORCH_NVML_BASED_CUDA_CHECK)$"
@@ -30,42 +18,59 @@ _CUDA_TEST = re.compile(r"is_available|cuda")
 _DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
 
 
-def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
-    value = ctx.literal_value(node)
-    if value is None:
-        return
-    if value.lower() == "nccl":
-        role = literal_role(node, ctx)
-        if role not in (ROLE_VALUE, ROLE_TEST):
-            return  # a dispatch-table key, a `choices=`/`Literal[...]` option, an attribute name
-        ctx.report(
-            "NL201",
-            node,
-            symbol=repr(value),
-            comparison=role == ROLE_TEST,
-            fallback=_falls_back(ctx),
-            xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None,
-        )
-    elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):
-        ctx.report("NL204", node, symbol=value)
-
-
 def _falls_back(ctx: FileContext) -> bool:
     """`"nccl" if torch.cuda.is_available() else "gloo"`: without CUDA the other backend is chosen."""
     ifexp = ctx.parent()
     return isinstance(ifexp, cst.IfExp) and bool(_CUDA_TEST.search(ctx.module.code_for_node(ifexp.test)))
 
 
-on(cst.SimpleString)(_literal)
+class DistBackend(Checker):
+    """NCCL named as a backend or in settings (NL201), DDP pinned to CUDA ordinals (NL202), NCCL/CUDA env vars (NL204)."""
 
+    emits = {
+        "NL201": ("symbol", "comparison", "fallback", "xla_alt"),
+        "NL202": ("symbol",),
+        "NL204": ("symbol",),
+    }
+    triggers = (
+        "nccl",
+        "NCCL",
+        "device_ids",
+        "CUDA_VISIBLE_DEVICES",
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "CUDA_LAUNCH_BLOCKING",
+        "CUDA_DEVICE_MAX_CONNECTIONS",
+        "DataParallel",
+        "fully_shard",
+    )
 
-@on(cst.Call)
-def _ddp_device_ids(node: cst.Call, ctx: FileContext) -> None:
-    callee = ctx.qualname(node.func) or ""
-    named = isinstance(node.func, cst.Name) and node.func.value in ("DDP", "DistributedDataParallel")
-    if callee not in _DDP and not named:
-        return
-    for key in ("device_ids", "output_device"):
-        arg = kwarg(node, key)
-        if arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
-            ctx.report("NL202", arg, symbol=f"{key}=" + ctx.module.code_for_node(arg.value))
+    @on(cst.Call)
+    def ddp_device_ids(self, node: cst.Call, ctx: FileContext) -> None:
+        callee = ctx.qualname(node.func) or ""
+        named = isinstance(node.func, cst.Name) and node.func.value in ("DDP", "DistributedDataParallel")
+        if callee not in _DDP and not named:
+            return
+        for key in ("device_ids", "output_device"):
+            arg = kwarg(node, key)
+            if arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                ctx.report("NL202", arg, symbol=f"{key}=" + ctx.module.code_for_node(arg.value))
+
+    @on(cst.SimpleString)
+    def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:
+        value = ctx.literal_value(node)
+        if value is None:
+            return
+        if value.lower() == "nccl":
+            role = literal_role(node, ctx)
+            if role not in (ROLE_VALUE, ROLE_TEST):
+                return  # a dispatch-table key, a `choices=`/`Literal[...]` option, an attribute name
+            ctx.report(
+                "NL201",
+                node,
+                symbol=repr(value),
+                comparison=role == ROLE_TEST,
+                fallback=_falls_back(ctx),
+                xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None,
+            )
+        elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):
+            ctx.report("NL204", node, symbol=value)

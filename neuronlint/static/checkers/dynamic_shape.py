@@ -12,9 +12,7 @@ import libcst as cst
 
 from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.context import SITE_STEP, FileContext
-from neuronlint.static.engine import on, triggers
-
-triggers("where", "mask", "if ", "while ", "assert ", ".item(", ".any(", ".all(", ":", "repeat_interleave")
+from neuronlint.static.registry import Checker, on
 
 # Tensor reductions whose value (not shape) decides a branch: the graph must be cut to read it.
 _VALUE_METHODS = frozenset(
@@ -58,24 +56,6 @@ _IDENTITY = (cst.Is, cst.IsNot)  # `x is None` reads no value
 _TENSOR_VIEWS = frozenset(
     {"T", "mT", "data", "grad", "real", "imag"}
 )  # attributes that are the tensor's values
-
-
-@on(cst.Call)
-def _data_dependent_call(node: cst.Call, ctx: FileContext) -> None:
-    func = node.func
-    if isinstance(func, cst.Attribute):
-        name = func.attr.value
-        if name == "where":
-            if ctx.qualname(func) == "torch.where" and len(node.args) == 1 and not node.args[0].star:
-                ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
-        elif name == "repeat_interleave":
-            _repeat_interleave(node, func, ctx)
-    elif isinstance(func, cst.Name) and func.value in ("where", "repeat_interleave"):
-        qualname = ctx.qualname(func)
-        if qualname == "torch.where" and len(node.args) == 1 and not node.args[0].star:
-            ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
-        elif qualname == "torch.repeat_interleave":
-            _repeat_interleave(node, func, ctx)
 
 
 def _repeat_interleave(node: cst.Call, func: cst.BaseExpression, ctx: FileContext) -> None:
@@ -186,31 +166,6 @@ def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) ->
         ctx.report("NL603", test, construct=construct, read=read)
 
 
-@on(cst.If)
-def _if(node: cst.If, ctx: FileContext) -> None:
-    _control_flow(node.test, "if", ctx)
-
-
-@on(cst.While)
-def _while(node: cst.While, ctx: FileContext) -> None:
-    _control_flow(node.test, "while", ctx)
-
-
-@on(cst.Assert)
-def _assert(node: cst.Assert, ctx: FileContext) -> None:
-    _control_flow(node.test, "assert", ctx)
-
-
-@on(cst.IfExp)
-def _if_expression(node: cst.IfExp, ctx: FileContext) -> None:
-    _control_flow(node.test, "if-else expression", ctx)  # `mask if mask.any() else None`
-
-
-@on(cst.CompIf)
-def _comprehension_filter(node: cst.CompIf, ctx: FileContext) -> None:
-    _control_flow(node.test, "comprehension filter", ctx)  # `[t for t in ts if t.any()]`
-
-
 def _mask_index(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
     """The boolean mask an index expression is, as short text for the message; None if not a mask."""
     if isinstance(expr, cst.Comparison):
@@ -260,34 +215,6 @@ def _short(node: cst.CSTNode, ctx: FileContext) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-@on(cst.Subscript)
-def _boolean_mask(node: cst.Subscript, ctx: FileContext) -> None:
-    if len(node.slice) != 1:
-        return
-    index = node.slice[0].slice
-    if not isinstance(index, cst.Index) or isinstance(node.value, _NOT_LITERAL_INDEXED):
-        return
-    mask = _mask_index(index.value, ctx)
-    if mask is None or ctx.is_host_value(node.value):
-        return
-    parent = ctx.parent()
-    write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node
-    ctx.report("NL602", node.slice[0], mask=mask, write=write)
-
-
-@on(cst.Slice)
-def _slice_bounds(node: cst.Slice, ctx: FileContext) -> None:
-    for bound in (node.lower, node.upper):
-        if bound is None or isinstance(bound, cst.Integer):
-            continue
-        read = _value_read(bound, ctx, host_reads=True)
-        if read is not None:
-            if _slices_python_object(ctx):
-                return
-            ctx.report("NL604", bound, read=read)
-            return
-
-
 _SEQUENCE_BUILTINS = frozenset({"sorted", "list", "tuple", "range", "reversed", "str", "bytes"})
 
 
@@ -306,3 +233,89 @@ def _slices_python_object(ctx: FileContext) -> bool:
         if isinstance(value, cst.Attribute) and value.attr.value in _PLAIN_OBJECTS:
             return True
     return isinstance(value, cst.Name) and value.value in _PLAIN_OBJECTS and value.value != "self"
+
+
+class DynamicShape(Checker):
+    """Data-dependent output shapes, boolean-mask indexing, control flow and slices on tensor values."""
+
+    emits = {
+        "NL601": ("op", "api"),
+        "NL602": ("mask", "write"),
+        "NL603": ("construct", "read"),
+        "NL604": ("read",),
+    }
+    triggers = (
+        "where",
+        "mask",
+        "if ",
+        "while ",
+        "assert ",
+        ".item(",
+        ".any(",
+        ".all(",
+        ":",
+        "repeat_interleave",
+    )
+
+    @on(cst.Call)
+    def data_dependent_call(self, node: cst.Call, ctx: FileContext) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+            if name == "where":
+                if ctx.qualname(func) == "torch.where" and len(node.args) == 1 and not node.args[0].star:
+                    ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
+            elif name == "repeat_interleave":
+                _repeat_interleave(node, func, ctx)
+        elif isinstance(func, cst.Name) and func.value in ("where", "repeat_interleave"):
+            qualname = ctx.qualname(func)
+            if qualname == "torch.where" and len(node.args) == 1 and not node.args[0].star:
+                ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
+            elif qualname == "torch.repeat_interleave":
+                _repeat_interleave(node, func, ctx)
+
+    @on(cst.If)
+    def if_(self, node: cst.If, ctx: FileContext) -> None:
+        _control_flow(node.test, "if", ctx)
+
+    @on(cst.While)
+    def while_(self, node: cst.While, ctx: FileContext) -> None:
+        _control_flow(node.test, "while", ctx)
+
+    @on(cst.Assert)
+    def assert_(self, node: cst.Assert, ctx: FileContext) -> None:
+        _control_flow(node.test, "assert", ctx)
+
+    @on(cst.IfExp)
+    def if_expression(self, node: cst.IfExp, ctx: FileContext) -> None:
+        _control_flow(node.test, "if-else expression", ctx)  # `mask if mask.any() else None`
+
+    @on(cst.CompIf)
+    def comprehension_filter(self, node: cst.CompIf, ctx: FileContext) -> None:
+        _control_flow(node.test, "comprehension filter", ctx)  # `[t for t in ts if t.any()]`
+
+    @on(cst.Subscript)
+    def boolean_mask(self, node: cst.Subscript, ctx: FileContext) -> None:
+        if len(node.slice) != 1:
+            return
+        index = node.slice[0].slice
+        if not isinstance(index, cst.Index) or isinstance(node.value, _NOT_LITERAL_INDEXED):
+            return
+        mask = _mask_index(index.value, ctx)
+        if mask is None or ctx.is_host_value(node.value):
+            return
+        parent = ctx.parent()
+        write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node
+        ctx.report("NL602", node.slice[0], mask=mask, write=write)
+
+    @on(cst.Slice)
+    def slice_bounds(self, node: cst.Slice, ctx: FileContext) -> None:
+        for bound in (node.lower, node.upper):
+            if bound is None or isinstance(bound, cst.Integer):
+                continue
+            read = _value_read(bound, ctx, host_reads=True)
+            if read is not None:
+                if _slices_python_object(ctx):
+                    return
+                ctx.report("NL604", bound, read=read)
+                return

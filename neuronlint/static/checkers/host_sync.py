@@ -11,9 +11,7 @@ import libcst as cst
 
 from neuronlint.static.calls import arg_value
 from neuronlint.static.context import FileContext
-from neuronlint.static.engine import on, triggers
-
-triggers("cpu", "print(")
+from neuronlint.static.registry import Checker, on
 
 # Tensor methods that copy to the host. Torch's versions take no positional arguments, which
 # separates them from numpy's `arr.item(0)` / `arr.tolist()` and from `Module.cpu()` look-alikes.
@@ -109,19 +107,6 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     return not _copied_before(receiver, ctx) and not ctx.in_error_path()
 
 
-@on(cst.Call)
-def _to_cpu(node: cst.Call, ctx: FileContext) -> None:
-    func = node.func
-    if not isinstance(func, cst.Attribute) or func.attr.value != "to" or not node.args:
-        return
-    if not is_cpu_device(arg_value(node, 0, "device"), ctx) or ctx.qualname(func) is not None:
-        return
-    receiver = func.value
-    if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
-        return
-    ctx.report("NL703", func.attr, end_node=node, symbol='.to("cpu")')
-
-
 def _printed_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     """What makes a printed value a device tensor: a tensor reduction call or a known tensor."""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
@@ -137,21 +122,44 @@ def _printed_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     return None
 
 
-@on(cst.Call)
-def _print_tensor(node: cst.Call, ctx: FileContext) -> None:
-    func = node.func
-    if not (
-        isinstance(func, cst.Name) and func.value == "print" and node.args and ctx.lookup("print") is None
-    ):
-        return
-    for arg in node.args:
-        if arg.keyword is not None:
-            continue
-        values: list[cst.BaseExpression] = [arg.value]
-        if isinstance(arg.value, cst.FormattedString):
-            values = [p.expression for p in arg.value.parts if isinstance(p, cst.FormattedStringExpression)]
-        for value in values:
-            symbol = _printed_tensor(value, ctx)
-            if symbol is not None:
-                ctx.report("NL704", arg, symbol=symbol)
-                return
+class HostSync(Checker):
+    """`.to("cpu")` copies (NL703) and printed device tensors (NL704); .item()/.cpu()... are [[api]] rows."""
+
+    emits = {
+        "NL703": ("symbol",),
+        "NL704": ("symbol",),
+    }
+    triggers = ("cpu", "print(")
+
+    @on(cst.Call)
+    def to_cpu(self, node: cst.Call, ctx: FileContext) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "to" or not node.args:
+            return
+        if not is_cpu_device(arg_value(node, 0, "device"), ctx) or ctx.qualname(func) is not None:
+            return
+        receiver = func.value
+        if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
+            return
+        ctx.report("NL703", func.attr, end_node=node, symbol='.to("cpu")')
+
+    @on(cst.Call)
+    def print_tensor(self, node: cst.Call, ctx: FileContext) -> None:
+        func = node.func
+        if not (
+            isinstance(func, cst.Name) and func.value == "print" and node.args and ctx.lookup("print") is None
+        ):
+            return
+        for arg in node.args:
+            if arg.keyword is not None:
+                continue
+            values: list[cst.BaseExpression] = [arg.value]
+            if isinstance(arg.value, cst.FormattedString):
+                values = [
+                    p.expression for p in arg.value.parts if isinstance(p, cst.FormattedStringExpression)
+                ]
+            for value in values:
+                symbol = _printed_tensor(value, ctx)
+                if symbol is not None:
+                    ctx.report("NL704", arg, symbol=symbol)
+                    return

@@ -9,10 +9,8 @@ import libcst as cst
 from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.calls import name_of, positional
 from neuronlint.static.context import FileContext
-from neuronlint.static.engine import on, triggers
 from neuronlint.static.literal_roles import ROLE_ATTRIBUTE, ROLE_KEY, ROLE_OPTION, literal_role
-
-triggers("torch_xla", "torch_neuronx", "neuronx", "nki", "optimum", "xla", "NEURON_", "XLA_")
+from neuronlint.static.registry import Checker, on
 
 # Import prefix -> (rule, what it is). Longest prefix first.
 _NEURON_MODULES: tuple[tuple[str, str, str], ...] = (
@@ -42,42 +40,6 @@ def _neuron_module(module: str) -> tuple[str, str] | None:
     return None
 
 
-@on(cst.Import)
-def _import(node: cst.Import, ctx: FileContext) -> None:
-    for alias in node.names:
-        module = dotted(alias.name)
-        found = _neuron_module(module)
-        if found:
-            ctx.report(
-                found[0],
-                alias,
-                module=module,
-                what=found[1],
-                legacy_namespace=module.startswith("neuronxcc.nki"),
-            )
-
-
-@on(cst.ImportFrom)
-def _import_from(node: cst.ImportFrom, ctx: FileContext) -> None:
-    if node.relative or node.module is None:
-        return
-    module = absolute_module(node, ctx)
-    found = _neuron_module(module)
-    if module == "neuronxcc" and not isinstance(node.names, cst.ImportStar):
-        for alias in node.names:  # `from neuronxcc import nki`: the legacy NKI namespace, not the compiler
-            if dotted(alias.name) == "nki":
-                module, found = "neuronxcc.nki", _neuron_module("neuronxcc.nki")
-                break
-    if found:
-        ctx.report(
-            found[0],
-            node.module,
-            module=module,
-            what=found[1],
-            legacy_namespace=module.startswith("neuronxcc.nki"),
-        )
-
-
 _PROCESS_GROUP_CALLS = frozenset(
     {"init_process_group", "new_group", "new_subgroups", "new_subgroups_by_enumeration"}
 )
@@ -102,17 +64,63 @@ def _device_use(node: cst.CSTNode, ctx: FileContext) -> str | None:
     return "device"
 
 
-def _literal(node: cst.CSTNode, ctx: FileContext) -> None:
-    value = ctx.literal_value(node)
-    if value is None:
-        return
-    if _XLA_DEVICE.match(value) and "torch" in ctx.imports_seen():
-        what = _device_use(node, ctx)
-        if what is not None:
-            ctx.report("NL902", node, symbol=repr(value), what=what)
-    elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):
-        ctx.report("NL907", node, symbol=value)
+class NeuronLockin(Checker):
+    """Imports of Neuron packages, 'xla'/'neuron' device strings and Neuron/XLA environment variables."""
 
+    emits = {
+        **{
+            rule: ("module", "what", "legacy_namespace")
+            for rule in ("NL901", "NL903", "NL904", "NL905", "NL906")
+        },
+        "NL902": ("symbol", "what"),
+        "NL907": ("symbol",),
+    }
+    triggers = ("torch_xla", "torch_neuronx", "neuronx", "nki", "optimum", "xla", "NEURON_", "XLA_")
 
-on(cst.SimpleString)(_literal)
-on(cst.FormattedString)(_literal)
+    @on(cst.Import)
+    def import_(self, node: cst.Import, ctx: FileContext) -> None:
+        for alias in node.names:
+            module = dotted(alias.name)
+            found = _neuron_module(module)
+            if found:
+                ctx.report(
+                    found[0],
+                    alias,
+                    module=module,
+                    what=found[1],
+                    legacy_namespace=module.startswith("neuronxcc.nki"),
+                )
+
+    @on(cst.ImportFrom)
+    def import_from(self, node: cst.ImportFrom, ctx: FileContext) -> None:
+        if node.relative or node.module is None:
+            return
+        module = absolute_module(node, ctx)
+        found = _neuron_module(module)
+        if module == "neuronxcc" and not isinstance(node.names, cst.ImportStar):
+            for (
+                alias
+            ) in node.names:  # `from neuronxcc import nki`: the legacy NKI namespace, not the compiler
+                if dotted(alias.name) == "nki":
+                    module, found = "neuronxcc.nki", _neuron_module("neuronxcc.nki")
+                    break
+        if found:
+            ctx.report(
+                found[0],
+                node.module,
+                module=module,
+                what=found[1],
+                legacy_namespace=module.startswith("neuronxcc.nki"),
+            )
+
+    @on(cst.SimpleString, cst.FormattedString)
+    def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:
+        value = ctx.literal_value(node)
+        if value is None:
+            return
+        if _XLA_DEVICE.match(value) and "torch" in ctx.imports_seen():
+            what = _device_use(node, ctx)
+            if what is not None:
+                ctx.report("NL902", node, symbol=repr(value), what=what)
+        elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):
+            ctx.report("NL907", node, symbol=value)

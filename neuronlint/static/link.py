@@ -1,0 +1,102 @@
+"""Cross-file linking, after every file is analysed: imports of in-repo modules that define GPU
+kernels (NL306) or that are compiled extensions built by this project (NL303)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from neuronlint.static.registry import Checker, Emitter
+
+
+class CrossFileLink(Emitter):
+    """Reads the per-file results (import sites, kernels defined, extensions built), never a tree."""
+
+    emits = {"NL306": ("module", "kernels")}
+    also_emits = {"NL303": ("module", "kind")}  # home: the custom-kernel checker (in-file sites)
+
+
+def module_names(module_path: str, packages: set[str]) -> tuple[str, set[str]]:
+    """Dotted names under which a scanned file can be imported.
+
+    The full path from the scan root always counts (relative imports resolve against it). So does
+    the name from the top of its package chain (directories with `__init__.py`), which is how it is
+    imported when the scan root sits above a source root such as `src/`.
+    """
+    parts = module_path.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    full = ".".join(parts)
+    names = {full}
+    start = len(parts) - 1
+    directory_parts = module_path.split("/")[:-1]
+    while start > 0 and "/".join(directory_parts[:start]) in packages:
+        start -= 1
+    names.add(".".join(parts[start:]))
+    return full, {n for n in names if n}
+
+
+def _import_rules(checkers: Sequence[type[Checker]]) -> frozenset[str]:
+    """Rules whose detection on a line already describes its import: linking adds nothing there."""
+    own = frozenset(CrossFileLink.declared())
+    return own.union(*(c.import_findings for c in checkers))
+
+
+def link_across_files(results: list[dict[str, Any]], checkers: Sequence[type[Checker]] | None = None) -> None:
+    """Add NL306 / NL303 detections to the results (dicts with `module_path`) of the Python files."""
+    if checkers is None:
+        from neuronlint.static.checkers import CHECKERS
+
+        checkers = CHECKERS
+    import_rules = _import_rules(checkers)
+    python = [r for r in results if r["module_path"].endswith(".py")]
+    packages = {
+        r["module_path"].removesuffix("/__init__.py")
+        for r in python
+        if r["module_path"].endswith("/__init__.py")
+    }
+    kernel_modules: dict[str, tuple[str, list[str]]] = {}  # importable name -> (full name, kernel kinds)
+    for result in python:
+        if result["defines_kernels"]:
+            full, names = module_names(result["module_path"], packages)
+            for name in names:
+                kernel_modules[name] = (full, result["defines_kernels"])
+    extensions = {name for r in results for name in r["extension_modules"]}
+    if not kernel_modules and not extensions:
+        return
+    for result in python:
+        own, _ = module_names(result["module_path"], packages)
+        flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in import_rules}
+        for module, line, column, end in result["import_sites"]:
+            if line in flagged_lines:
+                continue
+            found = kernel_modules.get(module)
+            if found and found[0] != own:
+                result["detections"].append(
+                    _site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1]))
+                )
+                flagged_lines.add(line)
+            elif any(module == ext or module.endswith("." + ext) for ext in extensions):
+                result["detections"].append(
+                    _site(
+                        "NL303",
+                        line,
+                        column,
+                        end,
+                        module=module,
+                        kind="compiled extension built by this project",
+                    )
+                )
+                flagged_lines.add(line)
+
+
+def _site(rule: str, line: int, column: int, end: int, **facts: Any) -> dict[str, Any]:
+    return {
+        "rule": rule,
+        "line": line,
+        "column": column,
+        "end_line": line,
+        "end_column": end,
+        "facts": {"in_loop": False, **facts},
+        "snippet": f"import {facts.get('module', '')}",
+    }
