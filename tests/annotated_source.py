@@ -7,28 +7,20 @@ rule tests: every annotated rule must be reported on its line, and nothing else 
 from __future__ import annotations
 
 import itertools
-import re
 import textwrap
 from collections import Counter
 from pathlib import Path
 
 from neuronlint.findings import Finding
+from tests.annotations import compare, parse, show
 from tests.conftest import scan_paths
 
-_EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
 _CASES = itertools.count()
 
 
 def expected_rules(source: str) -> Counter:
     """(line, rule) pairs the `# expect:` comments of a source announce."""
-    expected: Counter = Counter()
-    for number, line in enumerate(source.splitlines(), start=1):
-        match = _EXPECT.search(line)
-        if match:
-            for rule in match.group(1).replace(" ", "").split(","):
-                if rule:
-                    expected[(number, rule)] += 1
-    return expected
+    return parse(source).expected
 
 
 def check(tmp_path: Path, source: str, name: str = "snippet.py", **scan: object) -> list[Finding]:
@@ -45,15 +37,11 @@ def check(tmp_path: Path, source: str, name: str = "snippet.py", **scan: object)
     scan.setdefault("select", ["ALL"])
     findings = scan_paths([root], cwd=root, **scan).active
     actual = Counter((f.line, f.rule) for f in findings)
-    expected = expected_rules(source)
     lines = source.splitlines()
-
-    def show(pairs: Counter) -> str:
-        return "".join(f"\n    {line}: {rule}  | {lines[line - 1].strip()}" for line, rule in sorted(pairs))
-
-    missing, unexpected = expected - actual, actual - expected
+    missing, unexpected = compare(parse(source), actual)
     assert not missing and not unexpected, (
-        f"expected but not reported:{show(missing) or ' none'}\n  reported but not expected:{show(unexpected) or ' none'}"
+        f"expected but not reported:{show(missing, lines) or ' none'}\n"
+        f"  reported but not expected:{show(unexpected, lines) or ' none'}"
     )
     return findings
 

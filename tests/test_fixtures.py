@@ -7,16 +7,14 @@ lines say otherwise with `# neuronlint-fixture: sdk=2.29 target=trn1`.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from tests.annotations import parse
 from tests.conftest import FIXTURES, ROOT, scan_paths
 
-_EXPECT = re.compile(r"(?:#|//)\s*expect:\s*([A-Z0-9, ]+)")
-_FRAME = re.compile(r"neuronlint-fixture:\s*(.*)")
 _SCANNED = (".py", ".cu", ".cuh", ".txt", ".toml")
 
 
@@ -29,18 +27,8 @@ def _fixture_files() -> list[Path]:
 
 
 def _expected(path: Path) -> tuple[Counter, dict]:
-    expected: Counter = Counter()
-    frame: dict = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
-        match = _EXPECT.search(line)
-        if match:
-            for rule in match.group(1).replace(" ", "").split(","):
-                if rule:
-                    expected[(number, rule)] += 1
-        frame_match = _FRAME.search(line)
-        if frame_match and number <= 3:
-            frame = dict(item.split("=", 1) for item in frame_match.group(1).split())
-    return expected, frame
+    found = parse(path.read_text(encoding="utf-8", errors="replace"))
+    return found.expected, found.frame
 
 
 def _groups() -> list[tuple[str, dict, list[Path]]]:

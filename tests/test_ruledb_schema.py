@@ -31,7 +31,6 @@ message = "m"
 summary = "s"
 why = "w"
 instead = {{ any = "i" }}
-example = "x = 1"
 sources = ["{HTTPS}"]
 '''
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from neuronlint.findings import CATEGORIES, Severity
+from neuronlint.ruledb.cases import build_case
 from neuronlint.ruledb.model import (
     Chip,
     Condition,
@@ -240,6 +241,11 @@ def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = Non
                 enabled=v.get("enabled", True),
             )
         )
+    cases = tuple(build_case(c, d["id"]) for c in d.get("case", ()))
+    # The page's Example is the first firing case (or the first case of a rule no code can fire,
+    # such as an internal error); "Instead" is the first quiet case after it.
+    example = next((c for c in cases if c.fires), cases[0] if cases else None)
+    fixed = next((c for c in cases if not c.fires and c is not example), None)
     return Rule(
         id=d["id"],
         name=d["name"],
@@ -251,8 +257,9 @@ def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = Non
         summary=d["summary"],
         why=d["why"],
         instead=dict(d["instead"]),
-        example=d["example"],
-        example_fixed=d.get("example_fixed", ""),
+        example=example.shown if example else "",
+        example_fixed=fixed.shown if fixed else "",
+        cases=cases,
         sources=tuple(d["sources"]),
         verdicts=tuple(verdicts),
         replacement=dict(d.get("replacement", {})),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neuronlint.findings import Severity
+from neuronlint.ruledb.cases import RuleCase
 from neuronlint.ruledb.versions import parse_version, release_key
 
 BACKENDS = ("xla", "native")
@@ -130,14 +131,15 @@ class Rule:
     summary: str
     why: str
     instead: Mapping[str, str]
-    example: str
-    example_fixed: str
+    example: str  # the first firing case's code as a page shows it (annotations removed)
+    example_fixed: str  # the first quiet case's code: what to write instead ("" if none)
     sources: tuple[str, ...]
     verdicts: tuple[VerdictRule, ...] = ()
     replacement: Mapping[str, str] = field(default_factory=dict)
     effort: str = "mechanical"
     origin: str = "static"
     default_enabled: bool = True
+    cases: tuple[RuleCase, ...] = ()
     unit: str = ""  # what one lock-in effort unit is: triton-kernel, compiled-module, cuda-source
     library: str = ""  # the CUDA-only library the rule is about, when its findings name none
     file: str = ""

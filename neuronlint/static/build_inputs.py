@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from neuronlint.static.engine import FileResult, _tool_detection
+from neuronlint.static.registry import Emitter
 from neuronlint.static.requirements import requirement_name
 
 if sys.version_info >= (3, 11):
@@ -26,6 +27,14 @@ def _detection(
         "facts": {"in_loop": False, **facts},
         "snippet": snippet,
     }
+
+
+class BuildInputs(Emitter):
+    """The non-Python inputs: CUDA sources (NL304), requirements files and pyproject.toml dependencies."""
+
+    emits = {"NL304": ("lines", "kernels")}
+    # Homes: the CUDA-only-library checker (setup.py) and the engine (files it cannot read).
+    also_emits = {"NL404": ("library", "package", "alternative"), "NL001": ("detail",)}
 
 
 def analyze_cuda_source(rel_path: str, data: bytes) -> FileResult:

@@ -31,11 +31,13 @@ def select_checkers(
 ) -> tuple[type[Checker], ...]:
     """The checkers that can emit (or feed) a selected rule, in their given order; all when `selected` is None.
 
-    A checker that emits nothing (name resolution) always runs: the others read its bindings.
+    A checker that emits nothing (name resolution) always runs: the others read its bindings. When
+    a rule of the engine itself is selected (NL001: a file that cannot be parsed), every checker
+    runs, so that the files parsed, and so reported as unparsable, are the same as in a full scan.
     """
-    if selected is None:
+    wanted = set(selected) if selected is not None else set()
+    if selected is None or wanted & set(TOOL_EMITS):
         return tuple(checkers)
-    wanted = set(selected)
     return tuple(c for c in checkers if not c.declared(tables) or c.rules(tables) & wanted)
 
 

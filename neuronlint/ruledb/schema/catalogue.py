@@ -12,6 +12,7 @@ from neuronlint.ruledb.schema.spec import (
     F,
     Table,
     is_sdk_range,
+    is_version,
     rule_id,
     scalars,
     urls,
@@ -34,6 +35,35 @@ WHEN = Table(
 # `when` keys that describe the Neuron platform: a verdict using them states a Neuron fact and
 # must cite its own source; verdicts on construct facts alone inherit the rule's sources.
 PLATFORM_CONDITIONS = ("sdk", "targets", "backend", "platform")
+
+CASE = Table(
+    {
+        "code": F(
+            str,
+            required=True,
+            doc="source annotated with `# expect: NLxxx` where the rule fires (`# ok: NLxxx`: must not)",
+        ),
+        "file": F(
+            str, doc="file name it is scanned as (default snippet.py): setup.py, kernel.cu, requirements.txt"
+        ),
+        "frame": F(
+            dict,
+            table=Table(
+                {
+                    "sdk": F(str, check=is_version, doc="Neuron SDK release, e.g. '2.29'"),
+                    "target": F(str, names=CHIPS, doc="chip, e.g. 'trn1'"),
+                    "backend": F(str, choices=BACKENDS, doc="xla or native"),
+                }
+            ),
+            doc="the frame it is judged in (default: newest SDK, trn2)",
+        ),
+        "files": F(
+            dict,
+            table=Table({}, open=True, extra=str),
+            doc="other files scanned with it, path = code (cross-file rules: a module that defines a kernel)",
+        ),
+    }
+)
 
 # Kinds of lock-in effort unit a rule's findings can be (see RULE's `unit`).
 UNITS = ("triton-kernel", "compiled-module", "cuda-source")
@@ -61,8 +91,7 @@ RULE = Table(
         "summary": F(str, required=True),
         "why": F(str, required=True),
         "instead": F(dict, required=True, table=Table({"xla": F(str), "native": F(str), "any": F(str)})),
-        "example": F(str, required=True),
-        "example_fixed": F(str),
+        "case": F(list, items=CASE, doc="executable cases; the first firing one is the page's Example"),
         "sources": F(list, required=True, items=str, check=urls),
         "verdict": F(list, items=VERDICT),
         "replacement": F(dict, table=Table({"xla": F(str), "native": F(str)})),

@@ -9,6 +9,7 @@ or the argument of `torch.finfo`/`torch.iinfo`: no tensor of that type is made t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +38,30 @@ def _entry_facts(entry: dict, qualname: str) -> dict:
             facts[f"{backend}_alt"] = entry[backend]
     if entry.get("note"):
         facts["api_note"] = entry["note"]
+    return facts
+
+
+_CUDA_CHECK = re.compile(r"is_available|cuda")
+
+
+def _under_cuda_check(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """In the body of an `if` (or `... if ... else`) whose test checks for CUDA, in the same function:
+    `if torch.cuda.is_available(): torch.cuda.empty_cache()` runs only where CUDA exists."""
+    chain = [*ctx.parents, node]
+    for index in range(len(chain) - 2, -1, -1):
+        ancestor = chain[index]
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and chain[index + 1] is ancestor.body:
+            if _CUDA_CHECK.search(ctx.module.code_for_node(ancestor.test)):
+                return True
+    return False
+
+
+def _api_facts(entry: dict, qualname: str, node: cst.CSTNode, ctx: FileContext) -> dict:
+    facts = _entry_facts(entry, qualname)
+    if qualname.startswith("torch.cuda") and _under_cuda_check(node, ctx):
+        facts["cuda_guarded"] = True
     return facts
 
 
@@ -127,6 +152,9 @@ class ApiNames(Checker):
         ".nonzero(",
         ".unique(",
         ".masked_select(",
+        # `from torch import nn; nn.DataParallel(m)` names no `torch.`
+        "DataParallel",
+        "fully_shard",
     )
 
     @classmethod
@@ -138,6 +166,8 @@ class ApiNames(Checker):
             names.update(dict.fromkeys(_entry_facts(entry, entry["name"])))
             if entry["kind"] == "method" and entry["name"] == "cuda":
                 names["ordinal"] = None  # `.cuda(rank)`
+            if entry["name"].startswith("torch.cuda"):
+                names["cuda_guarded"] = None  # behind `if torch.cuda.is_available():`
         return {rule: tuple(names) for rule, names in facts.items()}
 
     @on(cst.Attribute)
@@ -156,7 +186,7 @@ class ApiNames(Checker):
         entry = ctx.data.api(qualname)
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
             if not _not_a_call_site(node, qualname, ctx):
-                ctx.report(entry["rule"], node, **_entry_facts(entry, qualname))
+                ctx.report(entry["rule"], node, **_api_facts(entry, qualname, node, ctx))
 
     @on(cst.Name)
     def name(self, node: cst.Name, ctx: FileContext) -> None:
@@ -174,7 +204,7 @@ class ApiNames(Checker):
             return
         entry = ctx.data.api(binding[1])
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-            ctx.report(entry["rule"], node, **_entry_facts(entry, binding[1]))
+            ctx.report(entry["rule"], node, **_api_facts(entry, binding[1], node, ctx))
 
     @on(cst.Call)
     def method_call(self, node: cst.Call, ctx: FileContext) -> None:

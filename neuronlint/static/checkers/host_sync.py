@@ -107,6 +107,35 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     return not _copied_before(receiver, ctx) and not ctx.in_error_path()
 
 
+def _every_n_steps(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """In the body of `if step % N == 0:` (the logging the rule recommends), in the same function."""
+    chain = [*ctx.parents, node]
+    for index in range(len(chain) - 2, -1, -1):
+        ancestor = chain[index]
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if (
+            isinstance(ancestor, cst.If)
+            and chain[index + 1] is ancestor.body
+            and _tests_modulo(ancestor.test)
+        ):
+            return True
+    return False
+
+
+def _tests_modulo(test: cst.BaseExpression) -> bool:
+    """`step % 100 == 0`, possibly joined with other conditions by `and`."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _tests_modulo(test.left) or _tests_modulo(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    comparison = test.comparisons[0]
+    if not isinstance(comparison.operator, cst.Equal):
+        return False
+    sides = (test.left, comparison.comparator)
+    return any(isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Modulo) for s in sides)
+
+
 def _printed_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     """What makes a printed value a device tensor: a tensor reduction call or a known tensor."""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
@@ -161,5 +190,6 @@ class HostSync(Checker):
             for value in values:
                 symbol = _printed_tensor(value, ctx)
                 if symbol is not None:
-                    ctx.report("NL704", arg, symbol=symbol)
+                    if not _every_n_steps(node, ctx):
+                        ctx.report("NL704", arg, symbol=symbol)
                     return

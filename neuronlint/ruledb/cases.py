@@ -1,0 +1,87 @@
+"""Executable rule cases (`[[rule.case]]`) and the annotations that say what must fire in them.
+
+    x = t.item()  # expect: NL701, NL603    must fire on this line (once per mention)
+    y = n.item()  # ok: NL701               must not fire on this line (a documented near-miss)
+    # neuronlint-fixture: sdk=2.29 target=trn1   (within the first 3 lines) the frame to scan in
+
+`//` starts the comment in CUDA sources (`// expect: NL304`). The same annotations mark fixture
+files and inline test snippets (tests/annotations.py); this is their only parser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+_RULES = r"((?:NL\d{3}[, ]*)+)"
+EXPECT = re.compile(r"(?:#|//)\s*expect:\s*" + _RULES)
+OK = re.compile(r"(?:#|//)\s*ok:\s*" + _RULES)
+FRAME = re.compile(r"neuronlint-fixture:\s*(.*)")
+# A whole trailing annotation comment, removed when a page shows a case's code.
+_COMMENT = re.compile(r"[ \t]*(?:#|//)\s*(?:expect|ok):\s*" + _RULES + r"\s*$")
+
+
+@dataclass
+class Annotations:
+    expected: Counter = field(default_factory=Counter)  # (line, rule) -> times it must fire
+    ok: set[tuple[int, str]] = field(default_factory=set)  # (line, rule) that must not fire
+    frame: dict[str, str] = field(default_factory=dict)
+
+    def rules(self) -> set[str]:
+        """Every rule an annotation names."""
+        return {rule for _, rule in self.expected} | {rule for _, rule in self.ok}
+
+
+def _split(group: str) -> list[str]:
+    return [rule for rule in re.split(r"[, ]+", group) if rule]
+
+
+def parse(text: str) -> Annotations:
+    """The annotations of a source text."""
+    found = Annotations()
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            for rule in _split(match.group(1)):
+                found.expected[(number, rule)] += 1
+        match = OK.search(line)
+        if match:
+            found.ok.update((number, rule) for rule in _split(match.group(1)))
+        match = FRAME.search(line)
+        if match and number <= 3:
+            found.frame = dict(item.split("=", 1) for item in match.group(1).split())
+    return found
+
+
+def strip(text: str) -> str:
+    """The text without its `# expect:` / `# ok:` comments."""
+    return "\n".join(_COMMENT.sub("", line) for line in text.split("\n"))
+
+
+@dataclass(frozen=True, slots=True)
+class RuleCase:
+    """One `[[rule.case]]`: code scanned as `file` in `frame`; it fires if it expects its own rule."""
+
+    code: str
+    file: str = ""  # file name to scan the code as (default snippet.py): setup.py, kernel.cu, ...
+    frame: dict[str, Any] = field(default_factory=dict)  # sdk, target, backend
+    files: dict[str, str] = field(default_factory=dict)  # other files scanned with it: path -> code
+    fires: bool = False  # whether an `# expect:` annotation names the case's own rule
+
+    @property
+    def shown(self) -> str:
+        """The code as a page shows it: annotations removed, no leading or trailing blank lines."""
+        return strip(self.code).strip("\n")
+
+
+def build_case(data: dict[str, Any], rule_id: str) -> RuleCase:
+    code = data["code"]
+    return RuleCase(
+        code=code,
+        file=data.get("file", ""),
+        frame=dict(data.get("frame", {})),
+        files=dict(data.get("files", {})),
+        fires=any(rule == rule_id for _, rule in parse(code).expected),
+    )
