@@ -357,7 +357,7 @@ def explain(
     config: ConfigOpt = None,
 ) -> None:
     """Show a rule's documentation: what it detects, why, what to do instead, sources, verdicts per release."""
-    from neuronlint.docs import rule_markdown
+    from neuronlint.ruledb.pages import rule_markdown
 
     db, settings = _database(config, rules_dir)
     wanted = rule.strip()

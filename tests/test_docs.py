@@ -7,8 +7,9 @@ import re
 from typer.testing import CliRunner
 
 from neuronlint.cli import app
-from neuronlint.docs import REGENERATE, docs_dir, generated_pages
 from neuronlint.ruledb import load_ruledb
+from neuronlint.ruledb.pages import REGENERATE, generated_pages
+from scripts.generate_rule_docs import docs_dir
 
 SECTIONS = (
     "## What it detects",

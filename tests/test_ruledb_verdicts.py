@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronlint.docs import docs_dir
+from scripts.generate_rule_docs import docs_dir
 from tests.conftest import ROOT, scan_source
 
 HTTPS = "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.32.0/about-neuron/whats-new.html"

@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 
 from neuronlint import fingerprints
-from neuronlint.docs import DOCS_URL
 from neuronlint.findings import Finding, Severity
 from neuronlint.formats import Report
+from neuronlint.ruledb.pages import DOCS_URL
 
 COMMANDS = {Severity.BLOCKER: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 PER_LEVEL_LIMIT = 10  # annotations GitHub keeps per level in one step

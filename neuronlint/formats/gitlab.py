@@ -12,9 +12,9 @@ import json
 from typing import Any
 
 from neuronlint import fingerprints
-from neuronlint.docs import DOCS_URL
 from neuronlint.findings import Finding, Severity
 from neuronlint.formats import Report
+from neuronlint.ruledb.pages import DOCS_URL
 
 SEVERITIES = {Severity.BLOCKER: "blocker", Severity.WARNING: "major", Severity.INFO: "info"}
 # Code Climate categories: portability problems are compatibility issues, stalls are performance ones.

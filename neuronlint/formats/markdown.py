@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 
 from neuronlint import fingerprints
-from neuronlint.docs import DOCS_URL
 from neuronlint.findings import CATEGORIES, NEURON_SIDE_CATEGORIES, Finding, Severity
 from neuronlint.formats import Report, summary
 from neuronlint.ruledb import RuleDBError
+from neuronlint.ruledb.pages import DOCS_URL
 
 TOP_BLOCKERS = 10
 _SEVERITIES = ("blocker", "warning", "info")

@@ -14,10 +14,10 @@ from typing import Any
 from urllib.parse import quote
 
 from neuronlint import __version__, fingerprints
-from neuronlint.docs import DOCS_URL
 from neuronlint.findings import Finding, Severity
 from neuronlint.formats import Report
 from neuronlint.ruledb.model import Rule
+from neuronlint.ruledb.pages import DOCS_URL
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/neuronlint/neuronlint"

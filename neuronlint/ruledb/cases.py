@@ -76,6 +76,23 @@ class RuleCase:
         return strip(self.code).strip("\n")
 
 
+def page_cases(cases: tuple[RuleCase, ...]) -> tuple[RuleCase | None, RuleCase | None]:
+    """(Example, Instead) of a rule page: the first firing case (or the first case of a rule no
+    code can fire, such as an internal error), and the first quiet case after it."""
+    example = next((c for c in cases if c.fires), cases[0] if cases else None)
+    fixed = next((c for c in cases if not c.fires and c is not example), None)
+    return example, fixed
+
+
+_LANGUAGES = {".cu": "cuda", ".cuh": "cuda", ".txt": "text", ".toml": "toml"}
+
+
+def language(case: RuleCase) -> str:
+    """The code-fence language of a case on a page, from the file name it is scanned as."""
+    name = case.file or "snippet.py"
+    return next((lang for suffix, lang in _LANGUAGES.items() if name.endswith(suffix)), "python")
+
+
 def build_case(data: dict[str, Any], rule_id: str) -> RuleCase:
     code = data["code"]
     return RuleCase(

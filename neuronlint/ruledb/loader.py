@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from neuronlint.findings import CATEGORIES, Severity
-from neuronlint.ruledb.cases import build_case
+from neuronlint.ruledb.cases import build_case, page_cases
 from neuronlint.ruledb.model import (
     Chip,
     Condition,
@@ -242,10 +242,7 @@ def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = Non
             )
         )
     cases = tuple(build_case(c, d["id"]) for c in d.get("case", ()))
-    # The page's Example is the first firing case (or the first case of a rule no code can fire,
-    # such as an internal error); "Instead" is the first quiet case after it.
-    example = next((c for c in cases if c.fires), cases[0] if cases else None)
-    fixed = next((c for c in cases if not c.fires and c is not example), None)
+    example, fixed = page_cases(cases)
     return Rule(
         id=d["id"],
         name=d["name"],

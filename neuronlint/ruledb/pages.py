@@ -1,20 +1,19 @@
-"""Rule documentation generated from the rule database (docs/rules/*.md and `neuronlint explain`).
+"""Rule pages from the rule database: `neuronlint explain`, SARIF rule help, and docs/rules/*.md.
 
-Regenerate with `python -m neuronlint.docs`; tests/test_docs.py fails when the committed pages are
-stale. Pages are generated from the bundled database only (never from a policy pack).
+scripts/generate_rule_docs.py writes docs/rules/ from the bundled database (never from a policy
+pack); tests/test_docs.py fails when the committed pages are stale. A page's Example and Instead
+code are the rule's first firing and first quiet `[[rule.case]]`.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-from neuronlint.ruledb import RuleDB, RuleDBError, load_ruledb
-from neuronlint.ruledb.model import Rule, Verdict
+from neuronlint.ruledb.cases import language, page_cases
+from neuronlint.ruledb.model import Rule, RuleDB, RuleDBError, Verdict
 
 DOCS_URL = "https://github.com/neuronlint/neuronlint/blob/main/docs/rules/{id}.md"
-REGENERATE = "python -m neuronlint.docs"
+REGENERATE = "python scripts/generate_rule_docs.py"
 BACKEND_LABELS = {
     "xla": "PyTorch/XLA backend (torch-neuronx ≤ 2.9, device `xla`)",
     "native": "Native TorchNeuron (device `neuron`, Trn2/Trn3, Neuron 2.33+)",
@@ -145,12 +144,12 @@ def rule_markdown(db: RuleDB, rule: Rule) -> str:
         "",
         "## Example",
         "",
-        "```python",
-        rule.example.strip("\n"),
-        "```",
     ]
-    if rule.example_fixed.strip():
-        lines += ["", "Instead:", "", "```python", rule.example_fixed.strip("\n"), "```"]
+    example, fixed = page_cases(rule.cases)
+    if example is not None:
+        lines += [f"```{language(example)}", example.shown, "```"]
+    if fixed is not None:
+        lines += ["", "Instead:", "", f"```{language(fixed)}", fixed.shown, "```"]
     lines += ["", "## What to do instead", ""]
     for key in ("xla", "native", "any"):
         if rule.instead.get(key):
@@ -294,31 +293,3 @@ def generated_pages(db: RuleDB) -> dict[str, str]:
     pages = {f"{rule.id}.md": rule_markdown(db, rule) for rule in db.rules.values()}
     pages["README.md"] = index_markdown(db)
     return pages
-
-
-def docs_dir() -> Path:
-    return Path(__file__).resolve().parent.parent / "docs" / "rules"
-
-
-def write_docs(directory: Path) -> list[Path]:
-    """Write the pages that differ, delete pages of rules that no longer exist; return what changed."""
-    db = load_ruledb()
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    pages = generated_pages(db)
-    for stale in directory.glob("NL*.md"):
-        if stale.name not in pages:
-            stale.unlink()
-            written.append(stale)
-    for name, text in pages.items():
-        path = directory / name
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-            written.append(path)
-    return written
-
-
-if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else docs_dir()
-    changed = write_docs(target)
-    print(f"{len(changed)} page(s) updated in {target}")
