@@ -1,4 +1,4 @@
-"""Run the tracing child (capture.py) with a timeout and a memory cap; never let it take us down.
+"""Run the tracing child (neuronlint/graph/child/) with a timeout and a memory cap; never let it take us down.
 
 Tracing imports and runs user code. The child caps its own address space with
 resource.setrlimit(RLIMIT_AS) before importing anything heavy; this side enforces the wall-clock
@@ -122,7 +122,7 @@ def _run_batch(
         started = time.time()
         with open(stderr_path, "wb") as stderr:
             process = subprocess.Popen(
-                [sys.executable, "-m", "neuronlint.graph.capture", str(request_path), str(work)],
+                [sys.executable, "-m", "neuronlint.graph.child", str(request_path), str(work)],
                 stdin=subprocess.DEVNULL,
                 stdout=stderr,
                 stderr=stderr,
