@@ -11,7 +11,7 @@ Public API (stable; docs/lock-in.md):
 from __future__ import annotations
 
 from neuronlint.lockin.params import LockinParams, load_params
-from neuronlint.lockin.scoring import (
+from neuronlint.lockin.results import (
     AreaScore,
     DirectionScore,
     Effort,
@@ -19,8 +19,8 @@ from neuronlint.lockin.scoring import (
     LockinResult,
     UnitScore,
     WeightedFinding,
-    score,
 )
+from neuronlint.lockin.scoring import score
 
 __all__ = [
     "AreaScore",

@@ -16,8 +16,9 @@ from typing import Any
 
 from neuronlint import __version__
 from neuronlint.findings import CATEGORIES
+from neuronlint.lockin.effort import effort_assumptions
 from neuronlint.lockin.params import DIRECTION_QUESTIONS, DIRECTION_TITLES, DIRECTIONS
-from neuronlint.lockin.scoring import LockinResult, WeightedFinding, effort_assumptions
+from neuronlint.lockin.results import LockinResult, WeightedFinding
 from neuronlint.report.inventory import dtype_rows, kernel_rows, library_rows, op_rows, trace_summary
 from neuronlint.ruledb.model import Context, RuleDB
 from neuronlint.ruledb.pages import DOCS_URL

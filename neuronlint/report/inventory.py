@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from neuronlint.lockin.scoring import LockinResult, WeightedFinding
+from neuronlint.lockin.results import LockinResult, WeightedFinding
 from neuronlint.ruledb.model import Context, RuleDB
 
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from neuronlint.gitrepo import GitError, resolve_commit, run_git_bytes, toplevel
 from neuronlint.lockin.params import DIRECTION_TITLES, DIRECTIONS
-from neuronlint.lockin.scoring import LockinResult, score
+from neuronlint.lockin.results import LockinResult
+from neuronlint.lockin.scoring import score
 from neuronlint.pipeline import ScanOptions, run_scan
 
 _TIMEOUT = 300  # seconds for `git archive` of a large tree
