@@ -392,3 +392,25 @@ def test_trend_removing_blockers_and_unknown_ref(tmp_path: Path) -> None:
     assert "removes 1 CUDA blocker," in trend["summary"]
     bad = run(["report", ".", "--against", "no-such-branch"], repo)
     assert bad.returncode == 2 and "--against no-such-branch: no such commit" in bad.stderr
+
+
+def test_only_the_html_report_imports_jinja2(tmp_path: Path) -> None:
+    """Jinja2 renders the HTML report; a scan (and a Markdown report) never pays for importing it."""
+    (tmp_path / "train.py").write_text("import torch\nx = torch.zeros(2).cuda()\n", encoding="utf-8")
+    probe = (
+        "import runpy, sys\n"
+        "sys.argv = ['neuronlint', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('neuronlint', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print('jinja2' in sys.modules, file=sys.stderr)\n"
+    )
+
+    def imports_jinja2(*args: str) -> bool:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args, "--no-cache"], cwd=tmp_path, capture_output=True, text=True
+        )
+        return done.stderr.strip().splitlines()[-1] == "True"
+
+    assert not imports_jinja2("scan", ".")
+    assert not imports_jinja2("report", ".", "-f", "markdown", "-q")
+    assert imports_jinja2("report", ".", "-f", "html", "-q")
