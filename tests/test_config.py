@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from neuronlint.cli.options import ScanFlags
 from neuronlint.config import ConfigError, find_pyproject, load_config
-from neuronlint.settings import resolve
 from tests.conftest import rules_at, scan_paths, scan_source
 
 
@@ -30,7 +30,7 @@ def test_config_found_upward_and_applied(tmp_path: Path) -> None:
         "import torch\nx = torch.ones(2).cuda()\nDataLoader(d, pin_memory=True)\n",
     )
     assert find_pyproject(src) == tmp_path / "pyproject.toml"
-    settings = resolve([src])
+    settings = ScanFlags(paths=[src]).resolve()
     assert (settings.options.target, settings.options.sdk) == ("trn1", "2.29")
     result = scan_paths([src], cwd=tmp_path, **_scan_kwargs(settings))
     assert rules_at(result.active) == ["NL101"]
@@ -107,7 +107,7 @@ def test_per_file_ignores_and_exclude_relative_to_config(tmp_path: Path) -> None
     for rel in ("src/a.py", "tests/test_a.py", "legacy/old.py"):
         _write(tmp_path / rel, code)
     sub = tmp_path / "src"
-    settings = resolve([tmp_path])
+    settings = ScanFlags(paths=[tmp_path]).resolve()
     old = os.getcwd()
     os.chdir(sub)  # paths in reports are relative to the cwd; globs stay relative to the config
     try:

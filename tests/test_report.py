@@ -15,7 +15,7 @@ import pytest
 
 from neuronlint.lockin import score
 from neuronlint.report.build import SourceLinker, build_report
-from neuronlint.report.command import render
+from neuronlint.report.render import render
 from tests.conftest import FIXTURES, ROOT, scan_paths
 
 NEURONLINT = [sys.executable, "-m", "neuronlint"]

@@ -81,3 +81,21 @@ def apply(findings: list, suppressions: list[dict[str, Any]]) -> list[dict[str, 
                 used.add(index)
                 break
     return [entry for index, entry in enumerate(suppressions) if index not in used]
+
+
+def drop_used(unused: list[tuple[str, dict[str, Any]]], silenced: list) -> list[tuple[str, dict[str, Any]]]:
+    """The (path, suppression) pairs of `unused` that silenced none of the `silenced` findings.
+
+    For findings added after the scan judged its files (traced models): a comment that silences
+    one of them is used.
+    """
+
+    def used(path: str, entry: dict[str, Any]) -> bool:
+        return any(
+            f.path == path
+            and matches(entry, f.rule)
+            and (entry["file"] or f.line <= entry["applies_to"] <= f.end_line)
+            for f in silenced
+        )
+
+    return [(path, entry) for path, entry in unused if not used(path, entry)]

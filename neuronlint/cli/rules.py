@@ -1,7 +1,7 @@
 """`neuronlint rules` (effective rules for an SDK and chip), `rules diff` and `explain`.
 
 Plain `neuronlint rules` lists; `neuronlint rules diff OLD NEW --target T` compares two releases.
-Both read `[tool.neuronlint]` (sdk, target, backend, rules-dir, compiler-flags) like `scan` does.
+They read `[tool.neuronlint]` (sdk, target, backend, rules-dir, compiler-flags) like `scan` does.
 """
 
 from __future__ import annotations
@@ -9,50 +9,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from neuronlint.config import ConfigError, find_pyproject, load_config
-from neuronlint.ruledb import Context, RuleDB, RuleDBError, load_ruledb
+from neuronlint.cli.options import DATABASE, FRAME, RunSettings, ScanFlags, fail, shared_options
+from neuronlint.ruledb import Context, RuleDB, RuleDBError
 from neuronlint.ruledb.diff import ReleaseDiff, diff_releases
+from neuronlint.ruledb.versions import parse_version
 
-EXIT_USAGE = 2
-DEFAULT_TARGET = "trn2"
-
-SdkOpt = Annotated[
-    str | None, typer.Option("--sdk", help="Neuron SDK release, e.g. 2.29 (default: newest in the database).")
-]
-TargetOpt = Annotated[
-    str | None, typer.Option("--target", "-t", help="Neuron chip: inf2, trn1, trn2, trn3 (default: trn2).")
-]
-BackendOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--backend", help="PyTorch backend: xla or native (default: native where the release offers it)."
-    ),
-]
-FlagsOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--compiler-flags", help="neuronx-cc flags you compile with, e.g. '--native-int64=enabled'."
-    ),
-]
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
-RulesDirOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--rules-dir", help="Extra rule-database directory (policy pack) that adds or overrides entries."
-    ),
-]
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        help="pyproject.toml whose tool.neuronlint table to read (default: found upwards from the current directory).",
-    ),
-]
 
 rules_app = typer.Typer(
     name="rules",
@@ -63,40 +29,18 @@ rules_app = typer.Typer(
 )
 
 
-def fail(message: str) -> typer.Exit:
-    """Print a one-line error to stderr and return the usage-error exit."""
-    typer.echo(f"neuronlint: error: {message}", err=True)
-    return typer.Exit(EXIT_USAGE)
-
-
-def _database(config_path: Path | None, rules_dir: list[Path] | None) -> tuple[RuleDB, Any]:
+def _database(flags: ScanFlags) -> tuple[RuleDB, RunSettings]:
     """The database with policy packs from the config's `rules-dir` and from --rules-dir."""
+    settings = flags.settings(check_paths=False)
     try:
-        if config_path is not None and not config_path.is_file():
-            raise ConfigError(f"{config_path}: config file not found")
-        config = load_config(config_path if config_path is not None else find_pyproject(Path.cwd()))
-        root = config.root or Path.cwd()
-        dirs = [Path(d) if Path(d).is_absolute() else root / d for d in config.rules_dir] + list(
-            rules_dir or []
-        )
-        for directory in dirs:
-            if not directory.is_dir():
-                raise ConfigError(f"{directory}: rules directory does not exist")
-        return load_ruledb(dirs), config
-    except (ConfigError, RuleDBError) as exc:
+        return settings.database(), settings
+    except RuleDBError as exc:
         raise fail(str(exc)) from None
 
 
-def _frame(
-    db: RuleDB, config: Any, sdk: str | None, target: str | None, backend: str | None, flags: list[str] | None
-) -> Context:
+def _frame(db: RuleDB, settings: RunSettings) -> Context:
     try:
-        return db.context(
-            sdk or config.sdk,
-            target or config.target or DEFAULT_TARGET,
-            backend or config.backend,
-            flags or config.compiler_flags,
-        )
+        return settings.frame(db)
     except RuleDBError as exc:
         raise fail(str(exc)) from None
 
@@ -158,24 +102,14 @@ def effective_rules(db: RuleDB, ctx: Context) -> dict[str, Any]:
     }
 
 
-@rules_app.callback(invoke_without_command=True)
-def rules_list(
-    context: typer.Context,
-    sdk: SdkOpt = None,
-    target: TargetOpt = None,
-    backend: BackendOpt = None,
-    compiler_flags: FlagsOpt = None,
-    format: FormatOpt = "text",
-    rules_dir: RulesDirOpt = None,
-    config: ConfigOpt = None,
-) -> None:
+@shared_options(*FRAME, *DATABASE)
+def rules_list(context: typer.Context, flags: ScanFlags, format: FormatOpt = "text") -> None:
     """List the rules with their effective severity and status for an SDK release and chip."""
     if context.invoked_subcommand is not None:
         return
     _check_format(format)
-    db, settings = _database(config, rules_dir)
-    ctx = _frame(db, settings, sdk, target, backend, compiler_flags)
-    data = effective_rules(db, ctx)
+    db, settings = _database(flags)
+    data = effective_rules(db, _frame(db, settings))
     if format == "json":
         typer.echo(json.dumps(data, indent=2))
         return
@@ -220,29 +154,19 @@ def _width() -> int:
 
 
 # ---- neuronlint rules diff ------------------------------------------------------------------------
-@rules_app.command("diff")
+@shared_options("target", "backend", "compiler_flags", *DATABASE)
 def rules_diff(
     old: Annotated[str, typer.Argument(help="The release you are on, e.g. 2.29.")],
     new: Annotated[str, typer.Argument(help="The release you consider, e.g. 2.33.")],
-    target: TargetOpt = None,
-    backend: BackendOpt = None,
-    compiler_flags: FlagsOpt = None,
+    flags: ScanFlags,
     format: FormatOpt = "text",
-    rules_dir: RulesDirOpt = None,
-    config: ConfigOpt = None,
 ) -> None:
     """What changes on one chip between two releases: verdicts, backends, platform facts, release notes, ops."""
     _check_format(format)
-    db, settings = _database(config, rules_dir)
+    db, settings = _database(flags)
+    o = settings.options
     try:
-        diff = diff_releases(
-            db,
-            old,
-            new,
-            target or settings.target or DEFAULT_TARGET,
-            backend or settings.backend,
-            compiler_flags or settings.compiler_flags,
-        )
+        diff = diff_releases(db, old, new, o.target, o.backend, o.compiler_flags)
     except RuleDBError as exc:
         raise fail(str(exc)) from None
     if format == "json":
@@ -309,7 +233,7 @@ def diff_text(diff: ReleaseDiff) -> str:
 
     out += [
         "",
-        f"Release notes after {min(old.sdk, new.sdk, key=_key)} up to {max(old.sdk, new.sdk, key=_key)} ({len(diff.notes)}):",
+        f"Release notes after {min(old.sdk, new.sdk, key=parse_version)} up to {max(old.sdk, new.sdk, key=parse_version)} ({len(diff.notes)}):",
     ]
     for note in diff.notes:
         out.append(f"  {note.version}  {note.text}")
@@ -342,31 +266,23 @@ def _yes(value: bool) -> str:
     return "supported" if value else "not supported"
 
 
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
-
 # ---- neuronlint explain ---------------------------------------------------------------------------
+@shared_options(*FRAME, *DATABASE)
 def explain(
     rule: Annotated[str, typer.Argument(help="Rule ID, e.g. NL101, or its name, e.g. cuda-device.")],
-    sdk: SdkOpt = None,
-    target: TargetOpt = None,
-    backend: BackendOpt = None,
-    compiler_flags: FlagsOpt = None,
-    rules_dir: RulesDirOpt = None,
-    config: ConfigOpt = None,
+    flags: ScanFlags,
 ) -> None:
     """Show a rule's documentation: what it detects, why, what to do instead, sources, verdicts per release."""
     from neuronlint.ruledb.pages import rule_markdown
 
-    db, settings = _database(config, rules_dir)
+    db, settings = _database(flags)
     wanted = rule.strip()
     match = db.rules.get(wanted.upper()) or next((r for r in db.rules.values() if r.name == wanted), None)
     if match is None:
         raise fail(f"unknown rule {rule!r}; `neuronlint rules` lists them")
     text = rule_markdown(db, match)
-    if sdk or target or backend or compiler_flags:
-        ctx = _frame(db, settings, sdk, target, backend, compiler_flags)
+    if flags.sdk or flags.target or flags.backend or flags.compiler_flags:
+        ctx = _frame(db, settings)
         verdict = db.judge(match.id, {}, ctx)
         frame = f"Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend)"
         instead = match.instead.get(ctx.backend) or match.instead.get("any", "")
@@ -385,5 +301,7 @@ def explain(
 
 def register(app: typer.Typer) -> None:
     """Attach `rules` (with `rules diff`) and `explain` to the main command line."""
+    rules_app.callback(invoke_without_command=True)(rules_list)
+    rules_app.command("diff")(rules_diff)
     app.add_typer(rules_app, name="rules")
     app.command("explain")(explain)

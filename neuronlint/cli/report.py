@@ -1,4 +1,4 @@
-"""`neuronlint report`: the migration report (registered on neuronlint.cli.app).
+"""`neuronlint report`: the migration report.
 
 neuronlint report fixtures/ --format html -o report.html
 neuronlint report . --compare-sdk 2.33 --compare-target trn3       # what-if, side by side
@@ -7,57 +7,22 @@ neuronlint report src/ --against origin/main --format markdown     # trend for a
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from neuronlint.cli import (
-    BackendOpt,
-    CacheDirOpt,
-    CompilerFlagsOpt,
-    ConfigOpt,
-    ExcludeOpt,
-    ExtendSelectOpt,
-    IgnoreOpt,
-    JobsOpt,
-    NoCacheOpt,
-    PathsArg,
-    RulesDirOpt,
-    SdkOpt,
-    SelectOpt,
-    TargetOpt,
-    _progress_factory,
-    _resolve,
-    app,
-    fail,
-    rule_dirs_or_none,
-)
+from neuronlint.cli.options import DATABASE, FRAME, RUN, SELECTION, ScanFlags, fail, shared_options
+from neuronlint.cli.progress import progress_factory
+from neuronlint.cli.scan import merge_traces
 from neuronlint.config import ConfigError
 from neuronlint.ruledb import RuleDBError
 
-REPORT_FORMATS = ("html", "markdown", "json")
-_SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
 
-
-def render(format_name: str, report: dict) -> str:
-    """Render a built report (neuronlint.report.build.build_report) in one of REPORT_FORMATS."""
-    if format_name == "json":
-        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    if format_name == "html":
-        from neuronlint.report import html
-
-        return html.render(report)
-    from neuronlint.report import markdown
-
-    return markdown.render(report)
-
-
-@app.command("report")
+@shared_options("paths", *FRAME, *SELECTION, *RUN, *DATABASE)
 def report_command(
-    paths: PathsArg = None,
+    flags: ScanFlags,
     format: Annotated[
         str | None,
         typer.Option(
@@ -68,19 +33,6 @@ def report_command(
         Path | None,
         typer.Option("--output", "-o", help="Write the report to this file instead of standard output."),
     ] = None,
-    target: TargetOpt = None,
-    sdk: SdkOpt = None,
-    backend: BackendOpt = None,
-    select: SelectOpt = None,
-    extend_select: ExtendSelectOpt = None,
-    ignore: IgnoreOpt = None,
-    exclude: ExcludeOpt = None,
-    config: ConfigOpt = None,
-    rules_dir: RulesDirOpt = None,
-    compiler_flags: CompilerFlagsOpt = None,
-    jobs: JobsOpt = 0,
-    no_cache: NoCacheOpt = False,
-    cache_dir: CacheDirOpt = None,
     compare_sdk: Annotated[
         str | None,
         typer.Option(
@@ -136,35 +88,17 @@ def report_command(
     from neuronlint.lockin.scoring import score
     from neuronlint.pipeline import run_scan
     from neuronlint.report.build import SourceLinker, build_report
+    from neuronlint.report.render import REPORT_FORMATS, format_for, render
 
-    fmt = format or (_SUFFIXES.get(output.suffix.lower()) if output is not None else None) or "markdown"
+    fmt = format or format_for(output)
     if fmt not in REPORT_FORMATS:
         raise fail(f"unknown report format {fmt!r} (expected one of: {', '.join(REPORT_FORMATS)})")
     if source_url is not None and "{path}" not in source_url:
         raise fail("--source-url: the template needs a {path} placeholder (and usually {line})")
-    settings = _resolve(
-        paths,
-        config_path=config,
-        select=select,
-        extend_select=extend_select,
-        ignore=ignore,
-        exclude=exclude,
-        target=target,
-        sdk=sdk,
-        backend=backend,
-        jobs=jobs,
-        no_cache=no_cache,
-        cache_dir=cache_dir,
-        rules_dirs=rule_dirs_or_none(rules_dir),
-        compiler_flags=compiler_flags,
-    )
+    settings = flags.settings()
     try:
-        result = run_scan(settings.options, _progress_factory(not quiet))
-        traces = None
-        if trace:
-            from neuronlint.graph import command as trace_command
-
-            traces = trace_command.trace_into_scan(result, settings, quiet)
+        result = run_scan(settings.options, progress_factory(not quiet))
+        traces = merge_traces(result, settings, quiet) if trace else None
         other_ctx = None
         if compare_sdk or compare_target or compare_backend:
             other_ctx = result.db.context(
@@ -224,3 +158,7 @@ def report_command(
             )
     else:
         sys.stdout.write(text)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report_command)

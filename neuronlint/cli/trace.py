@@ -1,4 +1,4 @@
-"""`neuronlint trace` (registered on neuronlint.cli.app) and the `scan --trace` merge.
+"""`neuronlint trace`: trace models on the meta device and judge every aten op.
 
 neuronlint trace fixtures/models/gpt_block.py:build --input long[2,64] --sdk 2.29 --target trn2
 neuronlint trace                      # every [[tool.neuronlint.trace]] entry in pyproject.toml
@@ -15,87 +15,23 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from neuronlint.cli import (
-    EXIT_OK,
-    BackendOpt,
-    CompilerFlagsOpt,
-    ConfigOpt,
-    ExtendSelectOpt,
-    IgnoreOpt,
-    RulesDirOpt,
-    SdkOpt,
-    SelectOpt,
-    TargetOpt,
-    _resolve,
-    app,
-    exit_code,
-    fail,
-    rule_dirs_or_none,
-)
-from neuronlint.graph.entrypoints import EntrypointError, discover, parse_entrypoint
+from neuronlint.cli.options import DATABASE, FRAME, SELECTION, ScanFlags, fail, shared_options
+from neuronlint.cli.scan import FORMAT_HELP, OUTPUT_HELP
+from neuronlint.graph.entrypoints import discover
+from neuronlint.graph.merge import TraceSetupError, require_torch, targets_from
 from neuronlint.graph.ops import LOWERED, NOT_LOWERED, REJECTED, UNKNOWN
 from neuronlint.graph.runner import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, parse_memory
-from neuronlint.graph.specs import SpecError, parse_specs
+from neuronlint.ruledb import RuleDBError
 
 if TYPE_CHECKING:
-    from neuronlint.graph.analysis import TraceResult, TraceTarget
+    from neuronlint.graph.analysis import TraceResult
 
 _VERDICT_STYLE = {LOWERED: "green", NOT_LOWERED: "yellow", REJECTED: "bold red", UNKNOWN: "cyan"}
 
 
-def require_torch() -> None:
-    """Tracing needs torch in this interpreter (the child runs with it); say so in one line."""
-    import importlib.util
-
-    if importlib.util.find_spec("torch") is None:
-        raise fail("graph tracing needs torch: pip install 'neuronlint[trace]' (the static scan does not)")
-
-
-def targets_from(
-    entrypoint: str | None,
-    inputs: list[str],
-    kwargs_json: str | None,
-    configured: list[dict[str, Any]],
-    where: str,
-    origin: str = "",
-) -> list[TraceTarget]:
-    """The command-line entrypoint, or the configured ones; validated (raises ValueError)."""
-    from neuronlint.graph.analysis import TraceTarget
-
-    if entrypoint is not None:
-        try:
-            kwargs = json.loads(kwargs_json) if kwargs_json else {}
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--kwargs: not valid JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(kwargs, dict):
-            raise ValueError("--kwargs: expected a JSON object such as '{\"dim\": 64}'")
-        targets = [TraceTarget(entrypoint, list(inputs), kwargs)]
-    else:
-        if inputs or kwargs_json:
-            raise ValueError("--input and --kwargs need an ENTRYPOINT argument")
-        targets = [
-            TraceTarget(
-                e["entrypoint"],
-                list(e.get("inputs", [])),
-                dict(e.get("kwargs", {})),
-                e.get("name", ""),
-                origin,
-            )
-            for e in configured
-        ]
-        if not targets:
-            raise ValueError(f"no ENTRYPOINT given and no [[tool.neuronlint.trace]] entries in {where}")
-    for target in targets:
-        try:
-            parse_entrypoint(target.entrypoint)
-            parse_specs(target.inputs)
-        except (EntrypointError, SpecError) as exc:
-            raise ValueError(str(exc)) from None
-    return targets
-
-
-@app.command()
+@shared_options(*FRAME, *SELECTION, "fail_on", "exit_zero", *DATABASE)
 def trace(
+    flags: ScanFlags,
     entrypoint: Annotated[
         str | None,
         typer.Argument(
@@ -115,31 +51,8 @@ def trace(
         str | None,
         typer.Option("--kwargs", help="Constructor/factory keyword arguments as JSON, e.g. '{\"dim\": 64}'."),
     ] = None,
-    format: Annotated[
-        str,
-        typer.Option("--format", "-f", help="Output format: text, json, sarif, github, gitlab, markdown."),
-    ] = "text",
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", help="Also write the report in --format to this file; the terminal gets text."
-        ),
-    ] = None,
-    target: TargetOpt = None,
-    sdk: SdkOpt = None,
-    backend: BackendOpt = None,
-    select: SelectOpt = None,
-    extend_select: ExtendSelectOpt = None,
-    ignore: IgnoreOpt = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(
-            "--fail-on", help="Exit 1 when a finding is at or above: blocker, warning (default), info, never."
-        ),
-    ] = None,
-    exit_zero: Annotated[
-        bool, typer.Option("--exit-zero", help="Exit 0 even when findings are reported.")
-    ] = False,
+    format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help=OUTPUT_HELP)] = None,
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds allowed per model (import, build, capture).", min=1)
     ] = DEFAULT_TIMEOUT,
@@ -154,9 +67,6 @@ def trace(
         ),
     ] = False,
     no_source: Annotated[bool, typer.Option("--no-source", help="Text output without source lines.")] = False,
-    config: ConfigOpt = None,
-    rules_dir: RulesDirOpt = None,
-    compiler_flags: CompilerFlagsOpt = None,
 ) -> None:
     """Trace a model on the meta device and judge every aten op for a Neuron SDK release and chip.
 
@@ -167,27 +77,15 @@ def trace(
 
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
-    settings = _resolve(
-        [Path(".")],
-        config_path=config,
-        select=select,
-        extend_select=extend_select,
-        ignore=ignore,
-        target=target,
-        sdk=sdk,
-        backend=backend,
-        fail_on=fail_on,
-        rules_dirs=rule_dirs_or_none(rules_dir),
-        compiler_flags=compiler_flags,
-    )
+    settings = flags.settings()
     root = Path.cwd()
     if discover_models:
         _print_discovered(discover([root], root, settings.options.exclude), format)
-        raise typer.Exit(EXIT_OK)
-    require_torch()
+        raise typer.Exit(0)
     try:
+        require_torch()
         cap = parse_memory(memory_limit)
-    except ValueError as exc:
+    except (TraceSetupError, ValueError) as exc:
         raise fail(str(exc)) from None
     where = str(settings.config.path) if settings.config.path else "pyproject.toml (none found)"
     try:
@@ -196,22 +94,16 @@ def trace(
     except ValueError as exc:
         raise fail(str(exc)) from None
     from neuronlint.graph.analysis import trace_targets
-    from neuronlint.ruledb import RuleDBError, load_ruledb
 
     try:
-        db = load_ruledb(settings.options.rules_dirs)
-        ctx = db.context(
-            settings.options.sdk,
-            settings.options.target,
-            settings.options.backend,
-            settings.options.compiler_flags,
-        )
+        db = settings.database()
+        ctx = settings.frame(db)
         results = trace_targets(targets, db, ctx, settings.options, root, timeout=timeout, memory_limit=cap)
     except RuleDBError as exc:
         raise fail(str(exc)) from None
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     _write_report(results, findings, db, ctx, format, output, not no_source)
-    raise typer.Exit(exit_code(findings, settings.fail_on, exit_zero))
+    raise typer.Exit(settings.exit_code(findings))
 
 
 def _write_report(
@@ -367,70 +259,6 @@ def _op_rows(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def trace_into_scan(result: Any, settings: Any, quiet: bool = False) -> list[dict[str, Any]]:
-    """`scan --trace`: trace the configured entrypoints and merge their findings into the scan result.
-
-    A graph finding of a category the static scan already reported on the same line (a
-    data-dependent op, a host read) is dropped: the static finding says the same thing.
-    """
-    from neuronlint.findings import Finding
-    from neuronlint.graph.analysis import trace_targets
-
-    config = settings.config
-    where = str(config.path) if config.path else "pyproject.toml (none found)"
-    if not config.trace:
-        if not quiet:
-            typer.echo(
-                f"neuronlint: --trace: no [[tool.neuronlint.trace]] entries in {where}; nothing traced",
-                err=True,
-            )
-        return []
-    try:
-        targets = targets_from(None, [], None, config.trace, where, str(config.path) if config.path else "")
-    except ValueError as exc:
-        raise fail(f"{where}: [[tool.neuronlint.trace]]: {exc}") from None
-    require_torch()
-    root = config.root or Path.cwd()
-    results = trace_targets(targets, result.db, result.context, settings.options, root)
-    static = {(f.path, f.line, f.category) for f in result.findings}
-    for traced in results:
-        for finding in traced.findings:
-            if (
-                finding.category in ("dynamic-shape", "host-sync")
-                and (finding.path, finding.line, finding.category) in static
-            ):
-                continue
-            result.findings.append(finding)
-        if not quiet:
-            data = traced.summary
-            share = (
-                f"{data['supported_percentage']:.2f}% of {data['total_ops']} op calls lowered"
-                if data.get("total_ops")
-                else "no ops recorded"
-            )
-            typer.echo(f"neuronlint: traced {traced.target.label}: {traced.status}, {share}", err=True)
-    result.findings.sort(key=Finding.sort_key)
-    _drop_used_suppressions(result, [f for r in results for f in r.findings if f.suppressed is not None])
-    return [r.to_dict() for r in results]
-
-
-def _drop_used_suppressions(result: Any, silenced: list[Any]) -> None:
-    """Suppression comments that silenced a graph finding are used, whatever the static scan saw."""
-    from neuronlint.filters.suppressions import matches
-
-    def used(path: str, entry: dict[str, Any]) -> bool:
-        return any(
-            f.path == path
-            and matches(entry, f.rule)
-            and (entry["file"] or f.line <= entry["applies_to"] <= f.end_line)
-            for f in silenced
-        )
-
-    result.unused_suppressions[:] = [
-        (path, entry) for path, entry in result.unused_suppressions if not used(path, entry)
-    ]
-
-
 def _print_discovered(candidates: list, format: str) -> None:
     if format == "json":
         rows = [
@@ -448,3 +276,7 @@ def _print_discovered(candidates: list, format: str) -> None:
             f"{c.path}:{c.line}: neuronlint trace {c.entrypoint} {hint}  # forward({', '.join(c.forward_params)})"
         )
     typer.echo(f"{len(candidates)} model class(es) found.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("trace")(trace)

@@ -1,0 +1,124 @@
+"""`neuronlint scan`: the static scan, optionally with the traced models merged in."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from neuronlint.cli.options import SCAN, ScanFlags, fail, shared_options
+from neuronlint.cli.progress import progress_factory
+from neuronlint.config import ConfigError
+from neuronlint.ruledb import RuleDBError
+
+FORMAT_HELP = "Output format: text, json, sarif, github, gitlab, markdown."
+OUTPUT_HELP = "Also write the report in --format to this file; the terminal gets text."
+
+
+@shared_options(*SCAN)
+def scan(
+    flags: ScanFlags,
+    format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help=OUTPUT_HELP)] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print findings only: no summary, no progress.")
+    ] = False,
+    statistics: Annotated[bool, typer.Option("--statistics", help="Add counts per rule.")] = False,
+    show_suppressed: Annotated[
+        bool, typer.Option("--show-suppressed", help="Also list findings silenced by comments.")
+    ] = False,
+    no_source: Annotated[bool, typer.Option("--no-source", help="Text output without source lines.")] = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Report only findings not in this baseline file (`neuronlint baseline create`).",
+        ),
+    ] = None,
+    diff_base: Annotated[
+        str | None,
+        typer.Option(
+            "--diff-base",
+            help="Report only findings on lines changed since the merge base with this git ref, e.g. origin/main.",
+        ),
+    ] = None,
+    report_unused_suppressions: Annotated[
+        bool,
+        typer.Option(
+            "--report-unused-suppressions",
+            help="Report `# neuronlint: ignore[...]` comments that suppress nothing (NL003).",
+        ),
+    ] = False,
+    trace: Annotated[
+        bool,
+        typer.Option(
+            "--trace",
+            help="Also trace the [[tool.neuronlint.trace]] models (imports and runs them; see docs/trace.md).",
+        ),
+    ] = False,
+) -> None:
+    """Scan Python sources, CUDA files and build inputs for CUDA coupling and Neuron blockers."""
+    from neuronlint.filters.pipeline import FilterError, FilterRequest, apply_filters
+    from neuronlint.formats import FORMATS, Report, render
+    from neuronlint.pipeline import run_scan
+
+    if format not in FORMATS:
+        raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
+    settings = flags.settings()
+    try:
+        result = run_scan(settings.options, progress_factory(not quiet and format == "text"))
+        traced = merge_traces(result, settings, quiet) if trace else None
+    except (RuleDBError, ConfigError) as exc:
+        raise fail(str(exc)) from None
+    try:
+        filtered = apply_filters(
+            result,
+            settings.options,
+            FilterRequest(baseline, diff_base, report_unused_suppressions, (format,)),
+            Path.cwd(),
+        )
+    except FilterError as exc:
+        raise fail(str(exc)) from None
+    if traced is not None:
+        filtered.report_extra.setdefault("json", {})["trace"] = traced
+    for note in [] if quiet else filtered.notes:
+        typer.echo(f"neuronlint: {note}", err=True)
+    shown = [f for f in filtered.findings if f.severity.rank >= settings.min_severity.rank]
+    report = Report(
+        findings=shown,
+        context=result.context,
+        db=result.db,
+        files=result.files,
+        lines=result.lines,
+        statistics=statistics,
+        show_source=not no_source,
+        extra={"show_suppressed": show_suppressed, "quiet": quiet, **filtered.report_extra},
+    )
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(render(format, report), encoding="utf-8")
+        terminal = render("text", report)
+    else:
+        terminal = render(format, report)
+    sys.stdout.write(terminal)
+    raise typer.Exit(settings.exit_code(shown))
+
+
+def merge_traces(result, settings, quiet: bool) -> list[dict]:
+    """`--trace` (scan and report): the configured models' findings merged into the scan result."""
+    from neuronlint.graph.merge import TraceSetupError, trace_into_scan
+
+    def note(text: str) -> None:
+        if not quiet:
+            typer.echo(f"neuronlint: {text}", err=True)
+
+    try:
+        return trace_into_scan(result, settings.config, settings.options, note)
+    except TraceSetupError as exc:
+        raise fail(str(exc)) from None
+
+
+def register(app: typer.Typer) -> None:
+    app.command("scan")(scan)
