@@ -1,10 +1,22 @@
-"""The scan pipeline: discover files -> analyse (cached, in parallel) -> link across files ->
-judge against the database for an SDK and chip -> suppressions and rule selection."""
+"""The scan pipeline, in the order it runs (docs/architecture.md draws it):
+
+    discover (discover.py: which files)
+      -> analyse (static/: one parse per file, in worker processes, through the cache)
+      -> link across files (imports of in-repo kernels and compiled extensions)
+      -> judge against the database for one SDK release x chip x backend (Finding)
+      -> filter (filters/: selection, per-file ignores, suppressions; then, for `scan`, NL003,
+         baseline, changed lines, severity)
+      -> render (formats/, chosen by the CLI)
+
+`run_scan` runs everything up to the in-scan filters and returns a ScanResult; `filter_scan`
+runs the rest over it; `make_report` gathers what a format renders. Everything that filters
+lives in neuronlint/filters/.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,9 +24,11 @@ from typing import Any
 
 from neuronlint.cache import CACHE_DIR_NAME, Cache, entry_key
 from neuronlint.discover import discover, relative_posix
-from neuronlint.filters import suppressions as suppression_filter
+from neuronlint.filters.chain import FilterOutcome, FilterRequest, apply_filters, scope
+from neuronlint.filters.selection import Selection
 from neuronlint.findings import Finding, Fix
-from neuronlint.ruledb import Context, RuleDB, load_ruledb
+from neuronlint.formats import LOCKIN_FORMATS, RenderOptions, Report
+from neuronlint.ruledb import Context, RuleDB, RuleDBError, load_ruledb
 from neuronlint.static.data import StaticData, build_static_data
 from neuronlint.static.link import link_across_files
 
@@ -40,10 +54,17 @@ class ScanOptions:
     base: Path = field(default_factory=Path.cwd)  # reported paths are relative to this
     config_root: Path | None = None  # exclude / per-file-ignores globs are relative to this
 
+    @property
+    def selection(self) -> Selection:
+        """The rules this run reports (--select, --extend-select, --ignore, per-file-ignores)."""
+        return Selection(
+            self.select, self.extend_select, self.ignore, self.per_file_ignores, self.config_root
+        )
+
 
 @dataclass
 class ScanResult:
-    findings: list[Finding]  # including suppressed ones (reporters decide what to show)
+    findings: list[Finding]  # selected, including suppressed ones (formats decide what to show)
     files: list[str]
     lines: int
     context: Context
@@ -165,47 +186,15 @@ def analyse_files(
     return results
 
 
-def _rule_matches(rule_id: str, category: str, selectors: Iterable[str]) -> bool:
-    return any(s == "ALL" or rule_id.startswith(s) or s == category for s in selectors)
-
-
-def rule_enabled(
-    db: RuleDB, rule_id: str, select: list[str], extend_select: list[str], ignore: list[str]
-) -> bool:
-    rule = db.rules[rule_id]
-    if _rule_matches(rule_id, rule.category, ignore):
-        return False
-    if _rule_matches(rule_id, rule.category, extend_select):
-        return True
-    if select:
-        return _rule_matches(rule_id, rule.category, select)
-    return rule.default_enabled
-
-
-def judge(
-    results: list[dict[str, Any]], db: RuleDB, ctx: Context, options: ScanOptions
-) -> tuple[list[Finding], list[tuple[str, dict[str, Any]]]]:
-    from neuronlint.discover import excluded
-
-    findings: list[Finding] = []
-    unused: list[tuple[str, dict[str, Any]]] = []
+def judge(results: list[dict[str, Any]], db: RuleDB, ctx: Context) -> list[list[Finding]]:
+    """Each file's detections judged in the frame: one Finding per detection of a rule the frame reports."""
+    judged: list[list[Finding]] = []
     for result in results:
         path = result["path"]
-        glob_path = relative_posix(Path(path), options.config_root) if options.config_root else path
-        file_ignores = [
-            rule
-            for glob, rules in options.per_file_ignores.items()
-            if excluded(glob_path, [glob])
-            for rule in rules
-        ]
         file_findings: list[Finding] = []
         for det in result["detections"]:
             rule_id = det["rule"]
             if rule_id not in db.rules:
-                continue
-            if not rule_enabled(
-                db, rule_id, options.select, options.extend_select, options.ignore + file_ignores
-            ):
                 continue
             facts = dict(det["facts"])
             facts.setdefault("target", ctx.target)
@@ -234,12 +223,8 @@ def judge(
                     extra={"sources": list(verdict.sources)},
                 )
             )
-        if result["suppressions"]:
-            for entry in suppression_filter.apply(file_findings, result["suppressions"]):
-                unused.append((path, entry))
-        findings.extend(file_findings)
-    findings.sort(key=Finding.sort_key)
-    return findings, unused
+        judged.append(file_findings)
+    return judged
 
 
 def _selected_checkers(db: RuleDB, options: ScanOptions) -> tuple[tuple[type, ...] | None, str]:
@@ -250,9 +235,7 @@ def _selected_checkers(db: RuleDB, options: ScanOptions) -> tuple[tuple[type, ..
     from neuronlint.static.checkers import CHECKERS
     from neuronlint.static.engine import select_checkers
 
-    selected = [
-        r for r in db.rules if rule_enabled(db, r, options.select, options.extend_select, options.ignore)
-    ]
+    selected = [r for r in db.rules if options.selection.enabled(db, r)]
     checkers = select_checkers(CHECKERS, selected, db.tables)
     if checkers == CHECKERS:
         return None, db.fingerprint
@@ -284,7 +267,12 @@ def run_scan(
         result["module_path"] = result["path"]  # path inside its scan root: module names come from it
         result["path"] = relative_posix(file, base)
     link_across_files(results)
-    findings, unused = judge(results, db, ctx, options)
+    judged = judge(results, db, ctx)
+    findings, unused = scope(
+        ((r["path"], found, r["suppressions"]) for r, found in zip(results, judged, strict=True)),
+        db,
+        options.selection,
+    )
     return ScanResult(
         findings=findings,
         files=[r["path"] for r in results],
@@ -293,4 +281,70 @@ def run_scan(
         db=db,
         unused_suppressions=unused,
         results=results,
+    )
+
+
+def filter_scan(result: ScanResult, options: ScanOptions, request: FilterRequest, cwd: Path) -> FilterOutcome:
+    """The filters after the scan (NL003, fingerprints, baseline, changed lines, severity)."""
+    return apply_filters(
+        result.findings,
+        result.unused_suppressions,
+        files=result.files,
+        db=result.db,
+        context=result.context,
+        selection=options.selection,
+        request=request,
+        cwd=cwd,
+    )
+
+
+def lockin_result(findings: list[Finding], results: list[dict[str, Any]] | None, db: RuleDB, ctx: Context):
+    """The lock-in score of these findings (None when the database has no usable lock-in tables)."""
+    from neuronlint.lockin import score
+
+    try:
+        return score(findings, results, db, ctx)
+    except RuleDBError:
+        return None
+
+
+def make_report(
+    result: ScanResult,
+    outcome: FilterOutcome,
+    *,
+    formats: tuple[str, ...],
+    traces: list[dict[str, Any]] | None = None,
+    statistics: bool = False,
+    show_source: bool = True,
+    show_suppressed: bool = False,
+    quiet: bool = False,
+) -> Report:
+    """What the `formats` of this run render: the filtered findings and typed render options.
+
+    The lock-in score, for the formats that show it, covers every finding of the scan, also those
+    a baseline or --diff-base left out of the report: it describes the code base, not a change.
+    """
+    lockin = None
+    if LOCKIN_FORMATS.intersection(formats):
+        lockin = lockin_result(outcome.scanned, result.results, result.db, result.context)
+    options = RenderOptions(
+        repo_prefix=outcome.repo_prefix,
+        show_suppressed=show_suppressed,
+        quiet=quiet,
+        baseline=outcome.baseline,
+        diff_base=outcome.diff_base,
+        changed_lines=outcome.changed_lines,
+        cwd=outcome.cwd if outcome.changed_lines is not None else None,
+        traces=traces,
+        lockin=lockin,
+    )
+    return Report(
+        findings=outcome.findings,
+        context=result.context,
+        db=result.db,
+        files=result.files,
+        lines=result.lines,
+        statistics=statistics,
+        show_source=show_source,
+        options=options,
     )

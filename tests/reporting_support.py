@@ -21,9 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from neuronlint.filters.pipeline import FilterRequest, apply_filters
-from neuronlint.formats import Report
-from neuronlint.pipeline import ScanOptions, run_scan
+from neuronlint.filters.chain import FilterOutcome, FilterRequest
+from neuronlint.formats import FORMATS, Report
+from neuronlint.pipeline import ScanOptions, ScanResult, filter_scan, make_report, run_scan
 from neuronlint.ruledb.model import Rule
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
@@ -86,15 +86,15 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def scan_report(
+def scan_and_filter(
     root: Path,
     *,
     select: list[str] | None = None,
     request: FilterRequest | None = None,
     sdk: str = SNAPSHOT_SDK,
     paths: list[Path] | None = None,
-) -> Report:
-    """Scan `root` (paths relative to it) and filter like the CLI does; returns the Report."""
+) -> tuple[ScanResult, FilterOutcome]:
+    """Scan `root` (paths relative to it) and filter like the CLI does."""
     options = ScanOptions(
         paths=paths or [root],
         base=root,
@@ -104,15 +104,20 @@ def scan_report(
         select=select if select is not None else ["ALL"],
     )
     result = run_scan(options)
-    outcome = apply_filters(result, options, request or FilterRequest(), root)
-    return Report(
-        findings=outcome.findings,
-        context=result.context,
-        db=result.db,
-        files=result.files,
-        lines=result.lines,
-        extra=dict(outcome.report_extra),
-    )
+    return result, filter_scan(result, options, request or FilterRequest(), root)
+
+
+def scan_report(
+    root: Path,
+    *,
+    select: list[str] | None = None,
+    request: FilterRequest | None = None,
+    sdk: str = SNAPSHOT_SDK,
+    paths: list[Path] | None = None,
+) -> Report:
+    """Scan `root` (paths relative to it) and filter like the CLI does; returns the Report (any format)."""
+    result, outcome = scan_and_filter(root, select=select, request=request, sdk=sdk, paths=paths)
+    return make_report(result, outcome, formats=tuple(FORMATS))
 
 
 def pin_prose(report: Report) -> Report:

@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from neuronlint.formats import markdown, render
-from tests.reporting_support import GITHUB_ENV, SAMPLE, assert_snapshot, pin_prose, scan_report, write_files
+from tests.reporting_support import (
+    GITHUB_ENV,
+    SAMPLE,
+    assert_snapshot,
+    pin_prose,
+    scan_and_filter,
+    scan_report,
+    write_files,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -52,10 +60,9 @@ def test_lockin_section_shows_the_lockin_score(tmp_path: Path) -> None:
     from neuronlint.lockin import score
 
     write_files(tmp_path, SAMPLE)
-    report = scan_report(tmp_path)
-    text = render("markdown", report)
-    scan = report.extra["scan"]
-    expected = score(scan["findings"], scan["results"], report.db, report.context)
+    text = render("markdown", scan_report(tmp_path))
+    result, outcome = scan_and_filter(tmp_path)
+    expected = score(outcome.scanned, result.results, result.db, result.context)
     cuda, neuron = expected.repository.scores["cuda"], expected.repository.scores["neuron"]
     assert (
         f"| **CUDA coupling**: what must change to run on Neuron | {cuda.score} | {cuda.grade} ({cuda.label}) "
@@ -70,7 +77,7 @@ def test_lockin_section_shows_the_lockin_score(tmp_path: Path) -> None:
 
 def test_lockin_score_covers_the_whole_scan_when_a_baseline_hides_findings(tmp_path: Path) -> None:
     from neuronlint.filters import baseline as baseline_filter
-    from neuronlint.filters.pipeline import FilterRequest
+    from neuronlint.filters.chain import FilterRequest
 
     write_files(tmp_path, SAMPLE)
     full = render("markdown", scan_report(tmp_path))

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from neuronlint.filters import baseline as baseline_filter
-from neuronlint.filters.pipeline import FilterRequest
+from neuronlint.filters.chain import FilterRequest
 from neuronlint.formats import render, sarif
 from tests.conftest import FIXTURES, ROOT
 from tests.reporting_support import (

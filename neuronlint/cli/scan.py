@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +13,9 @@ from neuronlint.cli.options import SCAN, ScanFlags, fail, shared_options
 from neuronlint.cli.progress import progress_factory
 from neuronlint.config import ConfigError
 from neuronlint.ruledb import RuleDBError
+
+if TYPE_CHECKING:
+    from neuronlint.formats import Report
 
 FORMAT_HELP = "Output format: text, json, sarif, github, gitlab, markdown."
 OUTPUT_HELP = "Also write the report in --format to this file; the terminal gets text."
@@ -60,9 +64,9 @@ def scan(
     ] = False,
 ) -> None:
     """Scan Python sources, CUDA files and build inputs for CUDA coupling and Neuron blockers."""
-    from neuronlint.filters.pipeline import FilterError, FilterRequest, apply_filters
-    from neuronlint.formats import FORMATS, Report, render
-    from neuronlint.pipeline import run_scan
+    from neuronlint.filters.chain import FilterError, FilterRequest
+    from neuronlint.formats import FORMATS
+    from neuronlint.pipeline import filter_scan, make_report, run_scan
 
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
@@ -72,38 +76,49 @@ def scan(
         traced = merge_traces(result, settings, quiet) if trace else None
     except (RuleDBError, ConfigError) as exc:
         raise fail(str(exc)) from None
+    request = FilterRequest(
+        baseline, diff_base, report_unused_suppressions, (format,), min_severity=settings.min_severity
+    )
     try:
-        filtered = apply_filters(
-            result,
-            settings.options,
-            FilterRequest(baseline, diff_base, report_unused_suppressions, (format,)),
-            Path.cwd(),
-        )
+        filtered = filter_scan(result, settings.options, request, Path.cwd())
     except FilterError as exc:
         raise fail(str(exc)) from None
-    if traced is not None:
-        filtered.report_extra.setdefault("json", {})["trace"] = traced
     for note in [] if quiet else filtered.notes:
         typer.echo(f"neuronlint: {note}", err=True)
-    shown = [f for f in filtered.findings if f.severity.rank >= settings.min_severity.rank]
-    report = Report(
-        findings=shown,
-        context=result.context,
-        db=result.db,
-        files=result.files,
-        lines=result.lines,
+    formats = (format, "text") if output is not None else (format,)
+    report = make_report(
+        result,
+        filtered,
+        formats=formats,
+        traces=traced,
         statistics=statistics,
         show_source=not no_source,
-        extra={"show_suppressed": show_suppressed, "quiet": quiet, **filtered.report_extra},
+        show_suppressed=show_suppressed,
+        quiet=quiet,
     )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(render(format, report), encoding="utf-8")
-        terminal = render("text", report)
+        output.write_text(render_format(format, report), encoding="utf-8")
+        terminal = render_format("text", report)
     else:
-        terminal = render(format, report)
+        terminal = render_format(format, report)
     sys.stdout.write(terminal)
-    raise typer.Exit(settings.exit_code(shown))
+    raise typer.Exit(settings.exit_code(report.findings))
+
+
+def render_format(name: str, report: Report) -> str:
+    """Render in one format; `github` also appends its job summary to $GITHUB_STEP_SUMMARY when set."""
+    from neuronlint.formats import github, render
+
+    text = render(name, report)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if name == "github" else None
+    if summary_file:
+        try:
+            with open(summary_file, "a", encoding="utf-8") as handle:
+                handle.write(github.job_summary(report))
+        except OSError as exc:
+            text += f"neuronlint: could not write the job summary to {summary_file}: {exc.strerror or exc}\n"
+    return text
 
 
 def merge_traces(result, settings, quiet: bool) -> list[dict]:

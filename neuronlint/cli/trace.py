@@ -116,11 +116,14 @@ def _write_report(
     show_source: bool,
 ) -> None:
     from neuronlint import fingerprints, gitrepo
-    from neuronlint.formats import Report, render
+    from neuronlint.cli.scan import render_format
+    from neuronlint.formats import LOCKIN_FORMATS, RenderOptions, Report
+    from neuronlint.pipeline import lockin_result
 
     prefix = gitrepo.prefix(Path.cwd())
     fingerprints.assign(findings, prefix)
     files = sorted({f.path for f in findings})
+    lockin = lockin_result(findings, None, db, ctx) if format in LOCKIN_FORMATS else None
     report = Report(
         findings=findings,
         context=ctx,
@@ -128,15 +131,15 @@ def _write_report(
         files=files,
         lines=0,
         show_source=show_source,
-        extra={"repo_prefix": prefix, "json": {"trace": [r.to_dict() for r in results]}},
+        options=RenderOptions(repo_prefix=prefix, traces=[r.to_dict() for r in results], lockin=lockin),
     )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(render(format, report), encoding="utf-8")
+        output.write_text(render_format(format, report), encoding="utf-8")
     if format == "text" or output is not None:
         sys.stdout.write(render_text(results, report))
     else:
-        sys.stdout.write(render(format, report))
+        sys.stdout.write(render_format(format, report))
 
 
 def render_text(results: list[TraceResult], report: Any) -> str:

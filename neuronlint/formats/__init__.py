@@ -1,13 +1,22 @@
-"""Output formats. Each module renders a Report to text; adding a format is adding one module here."""
+"""Output formats of `scan` and `trace`. Each module renders a Report to text and nothing else: no
+files written, no environment read for what to show (the GitHub job summary is returned by
+`github.job_summary` and written by the CLI). Adding a format is adding one module here.
+"""
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from neuronlint.filters.chain import BaselineSummary, DiffSummary
+from neuronlint.filters.changed_lines import ChangedLines
 from neuronlint.findings import Finding
 from neuronlint.ruledb import Context, RuleDB
+
+if TYPE_CHECKING:
+    from neuronlint.lockin import LockinResult
 
 # format name -> module under neuronlint.formats exposing render(report) -> str
 FORMATS: dict[str, str] = {
@@ -18,11 +27,28 @@ FORMATS: dict[str, str] = {
     "gitlab": "gitlab",
     "markdown": "markdown",
 }
+# Formats that show the lock-in score (github: in the job summary); the command computes it for them.
+LOCKIN_FORMATS = frozenset({"markdown", "github"})
+
+
+@dataclass
+class RenderOptions:
+    """What the run adds to its findings, and how the command wants them shown."""
+
+    repo_prefix: str = ""  # path of the current directory inside its git repository ("" = its root)
+    show_suppressed: bool = False  # text: also list findings silenced by comments
+    quiet: bool = False  # text: findings only, no summary
+    baseline: BaselineSummary | None = None  # --baseline was used: its counts
+    diff_base: DiffSummary | None = None  # --diff-base was used: its counts
+    changed_lines: ChangedLines | None = None  # github: findings on these lines are annotated first
+    cwd: Path | None = None  # reported paths are relative to this (with changed_lines)
+    traces: list[dict[str, Any]] | None = None  # json: the traced models (scan --trace, trace)
+    lockin: LockinResult | None = None  # markdown: the lock-in score of the whole scan (None: counts)
 
 
 @dataclass
 class Report:
-    """What a reporter needs: the findings to show plus the frame they were judged in."""
+    """What a format needs: the findings to show plus the frame they were judged in."""
 
     findings: list[Finding]  # findings to report (suppressed ones included, flagged as such)
     context: Context
@@ -31,7 +57,7 @@ class Report:
     lines: int
     statistics: bool = False
     show_source: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)  # format-specific additions (baseline, diff…)
+    options: RenderOptions = field(default_factory=RenderOptions)
 
     @property
     def active(self) -> list[Finding]:

@@ -2,13 +2,12 @@
 
 GitHub keeps at most 10 annotations of each level per step (50 per job) and drops the rest
 without a word, so the most important go first: findings on changed lines, then by severity,
-then by place. What does not fit is listed as plain log lines and counted, and a Markdown
-summary goes to $GITHUB_STEP_SUMMARY when that variable is set.
+then by place. What does not fit is listed as plain log lines and counted. `job_summary` is the
+Markdown for $GITHUB_STEP_SUMMARY (the CLI appends it there: a format writes nothing itself).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from neuronlint import fingerprints
@@ -32,10 +31,10 @@ def escape_property(text: str) -> str:
 
 
 def _on_changed_line(f: Finding, report: Report) -> bool:
-    changed = report.extra.get("changed_lines")
+    changed = report.options.changed_lines
     if changed is None:
         return False
-    return changed.touches(f, report.extra.get("cwd") or Path.cwd())
+    return changed.touches(f, report.options.cwd or Path.cwd())
 
 
 def ordered(report: Report) -> list[Finding]:
@@ -76,12 +75,14 @@ def _plain(f: Finding, path: str) -> str:
     return f"{path}:{f.line}:{f.column}: {f.severity.value} {f.rule} {f.message}"
 
 
-def step_summary(report: Report, not_annotated: list[Finding]) -> str:
+def job_summary(report: Report) -> str:
+    """The Markdown job summary: the markdown format, then the findings left without an annotation."""
     from neuronlint.formats import markdown
 
+    _, not_annotated = select_annotations(ordered(report))
     text = markdown.render(report)
     if not_annotated:
-        prefix = report.extra.get("repo_prefix", "")
+        prefix = report.options.repo_prefix
         lines = [
             "",
             f"### {len(not_annotated)} finding(s) without an annotation",
@@ -102,7 +103,7 @@ def step_summary(report: Report, not_annotated: list[Finding]) -> str:
 
 
 def render(report: Report) -> str:
-    prefix = report.extra.get("repo_prefix", "")
+    prefix = report.options.repo_prefix
     shown, rest = select_annotations(ordered(report))
     lines = [annotation(f, fingerprints.repo_path(f.path, prefix)) for f in shown]
     if rest:
@@ -111,13 +112,4 @@ def render(report: Report) -> str:
             f"{PER_LEVEL_LIMIT} per level in a step); they are listed below and in the job summary:"
         )
         lines += [_plain(f, fingerprints.repo_path(f.path, prefix)) for f in rest]
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_file:
-        try:
-            with open(summary_file, "a", encoding="utf-8") as handle:
-                handle.write(step_summary(report, rest))
-        except OSError as exc:
-            lines.append(
-                f"neuronlint: could not write the job summary to {summary_file}: {exc.strerror or exc}"
-            )
     return "\n".join(lines) + ("\n" if lines else "")

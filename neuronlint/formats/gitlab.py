@@ -42,7 +42,7 @@ def issue(f: Finding, path: str) -> dict[str, Any]:
 
 
 def as_list(report: Report) -> list[dict[str, Any]]:
-    prefix = report.extra.get("repo_prefix", "")
+    prefix = report.options.repo_prefix
     fingerprints.ensure(report.findings, prefix)
     return [issue(f, fingerprints.repo_path(f.path, prefix)) for f in report.findings if f.suppressed is None]
 

@@ -23,7 +23,13 @@ def as_dict(report: Report) -> dict:
         "summary": summary(report.findings),
         "findings": [f.to_dict() for f in report.findings],
     }
-    data.update(report.extra.get("json", {}))
+    options = report.options
+    if options.baseline is not None:
+        data["baseline"] = options.baseline.to_dict()
+    if options.diff_base is not None:
+        data["diff_base"] = options.diff_base.to_dict()
+    if options.traces is not None:
+        data["trace"] = options.traces
     return data
 
 

@@ -1,9 +1,9 @@
 """Markdown report for a pull-request comment or a GitHub job summary.
 
 Counts by category and severity, the top blockers with links to their rule pages, and the
-lock-in balance from neuronlint.lockin: how much the code is tied to CUDA (to remove) against how
-much it is tied to Neuron (to undo if you leave). Inside GitHub Actions, locations link to the
-commit being checked.
+lock-in balance: how much the code is tied to CUDA (to remove) against how much it is tied to
+Neuron (to undo if you leave), from the lock-in result the command computed (`RenderOptions.lockin`)
+or, without one, finding counts. Inside GitHub Actions, locations link to the commit being checked.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import os
 from neuronlint import fingerprints
 from neuronlint.findings import CATEGORIES, NEURON_SIDE_CATEGORIES, Finding, Severity
 from neuronlint.formats import Report, summary
-from neuronlint.ruledb import RuleDBError
 from neuronlint.ruledb.pages import DOCS_URL
 
 TOP_BLOCKERS = 10
@@ -57,20 +56,15 @@ def lockin_counts(active: list[Finding]) -> list[str]:
 
 
 def lockin_lines(report: Report) -> list[str]:
-    """The lock-in section: scores from neuronlint.lockin for the whole scan, or counts without it.
+    """The lock-in section: the scores in `report.options.lockin`, or counts without them.
 
-    The score covers every finding of the scan, also those a baseline or --diff-base left out of
+    The command scores every finding of the scan, also those a baseline or --diff-base left out of
     this report: lock-in is a property of the code base, not of a change.
     """
-    scan = report.extra.get("scan") or {}
-    findings = scan.get("findings", report.findings)
+    result = report.options.lockin
     lines = ["### Lock-in", ""]
-    try:
-        from neuronlint.lockin import score
-
-        result = score(findings, scan.get("results"), report.db, report.context)
-    except (ImportError, RuleDBError):
-        return lines + lockin_counts([f for f in findings if f.suppressed is None])
+    if result is None:
+        return lines + lockin_counts(report.active)
     questions = {
         "cuda": "what must change to run on Neuron",
         "neuron": "what must change to leave Neuron later",
@@ -89,14 +83,14 @@ def lockin_lines(report: Report) -> list[str]:
         )
     spots = result.hot_spots["cuda"][: result.hot_spot_count["cuda"]][:3]
     if spots:
-        prefix = report.extra.get("repo_prefix", "")
+        prefix = report.options.repo_prefix
         listed = ", ".join(f"`{fingerprints.repo_path(h.path, prefix)}` ({h.share:.0f}%)" for h in spots)
         lines += ["", f"CUDA coupling hot spots: {listed}."]
     return lines
 
 
 def render(report: Report) -> str:
-    prefix = report.extra.get("repo_prefix", "")
+    prefix = report.options.repo_prefix
     counts = summary(report.findings)
     ctx = report.context
     sev = counts["by_severity"]
@@ -113,21 +107,21 @@ def render(report: Report) -> str:
     if counts["suppressed"]:
         status += f", {counts['suppressed']} suppressed in source"
     lines.append(status + ".")
-    baseline = report.extra.get("baseline")
+    baseline = report.options.baseline
     if baseline:
         text = (
-            f"Baseline `{baseline['file']}`: {baseline['unchanged']} known finding(s) hidden, "
+            f"Baseline `{baseline.file}`: {baseline.unchanged} known finding(s) hidden, "
             f"only new ones are listed"
         )
-        if baseline["fixed"]:
-            text += f"; {baseline['fixed']} baselined finding(s) are fixed, so the baseline can be tightened"
+        if baseline.fixed:
+            text += f"; {baseline.fixed} baselined finding(s) are fixed, so the baseline can be tightened"
         lines += ["", text + "."]
-    diff = report.extra.get("diff_base")
+    diff = report.options.diff_base
     if diff:
         lines += [
             "",
-            f"Only findings on lines changed since `{diff['ref']}` (merge base `{diff['merge_base'][:12]}`); "
-            f"{diff['outside_changed_lines']} finding(s) elsewhere are not listed.",
+            f"Only findings on lines changed since `{diff.ref}` (merge base `{diff.merge_base[:12]}`); "
+            f"{diff.outside_changed_lines} finding(s) elsewhere are not listed.",
         ]
     if not counts["total"]:
         lines += ["", "No findings.", ""]

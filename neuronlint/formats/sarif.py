@@ -148,11 +148,11 @@ def result_object(f: Finding, rule_index: int, path: str, with_baseline: bool) -
 
 
 def as_dict(report: Report) -> dict[str, Any]:
-    prefix = report.extra.get("repo_prefix", "")
+    prefix = report.options.repo_prefix
     fingerprints.ensure(report.findings, prefix)
     rule_ids = sorted({f.rule for f in report.findings})
     index = {rule_id: position for position, rule_id in enumerate(rule_ids)}
-    with_baseline = "baseline" in report.extra
+    with_baseline = report.options.baseline is not None
     ctx = report.context
     run = {
         "tool": {

@@ -65,7 +65,7 @@ def render(report: Report) -> str:
     )
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
-        if f.suppressed is None or report.extra.get("show_suppressed"):
+        if f.suppressed is None or report.options.show_suppressed:
             by_file[f.path].append(f)
     cache: dict[str, list[str]] = {}
     for path in sorted(by_file):
@@ -75,7 +75,7 @@ def render(report: Report) -> str:
             # soft_wrap: long messages stay one line (greppable); the terminal wraps them.
             console.print(_finding_block(f, lines, report.show_source), soft_wrap=True)
         console.print()
-    if report.extra.get("quiet"):
+    if report.options.quiet:
         return buffer.getvalue()  # --quiet: findings only
     counts = summary(report.findings)
     ctx = report.context

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neuronlint.discover import excluded, relative_posix
+from neuronlint.discover import relative_posix
 from neuronlint.filters import suppressions as suppression_filter
 from neuronlint.findings import Finding
 from neuronlint.graph.entrypoints import Entrypoint, locate, parse_entrypoint
 from neuronlint.graph.ops import LOWERED, NOT_LOWERED, REJECTED, UNKNOWN, VERDICTS, OpDatabase, OpVerdict
 from neuronlint.graph.runner import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, ChildOutcome, run_children
-from neuronlint.pipeline import ScanOptions, rule_enabled
+from neuronlint.pipeline import ScanOptions
 from neuronlint.ruledb import Context, RuleDB
 
 RULE_FOR_VERDICT = {NOT_LOWERED: "NL010", REJECTED: "NL011", UNKNOWN: "NL012"}
@@ -429,18 +429,7 @@ def _findings(
     for rule_id, where, facts, extra in merged.values():
         if rule_id not in db.rules:
             continue
-        glob_path = (
-            relative_posix(Path(where.path), options.config_root) if options.config_root else where.path
-        )
-        file_ignores = [
-            r
-            for glob, rules in options.per_file_ignores.items()
-            if excluded(glob_path, [glob])
-            for r in rules
-        ]
-        if not rule_enabled(
-            db, rule_id, options.select, options.extend_select, options.ignore + file_ignores
-        ):
+        if not options.selection.allows(db, rule_id, where.path):
             continue
         verdict = db.judge(rule_id, {**facts, "target": ctx.target}, ctx)
         if not verdict.enabled:

@@ -1,0 +1,171 @@
+"""Every filter of a run, in one fixed order (see neuronlint/filters/__init__.py).
+
+`scope()` runs inside the scan, per file: rule selection and per-file ignores, then in-source
+suppressions. `apply_filters()` runs on the scan's findings (graph findings merged in): NL003,
+fingerprints, baseline, changed lines, severity. Neither knows the pipeline: they take findings,
+the database frame and a `Selection`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neuronlint import fingerprints, gitrepo
+from neuronlint.filters import baseline as baseline_filter
+from neuronlint.filters import changed_lines, suppressions
+from neuronlint.filters.selection import Selection
+from neuronlint.filters.unused import unused_suppression_findings
+from neuronlint.findings import Finding, Severity
+from neuronlint.ruledb import Context, RuleDB
+
+Suppression = dict[str, Any]  # one parsed `# neuronlint: ignore[...]` comment
+
+
+class FilterError(Exception):
+    """A filter cannot run (bad baseline file, missing diff base); one line for the user."""
+
+
+def scope(
+    files: Iterable[tuple[str, list[Finding], list[Suppression]]], db: RuleDB, selection: Selection
+) -> tuple[list[Finding], list[tuple[str, Suppression]]]:
+    """Per file (path, judged findings, its suppression comments): keep the selected rules, then
+    mark the findings a comment silences. Returns the findings in report order (suppressed ones
+    included, flagged) and the (path, comment) pairs that silenced nothing."""
+    findings: list[Finding] = []
+    unused: list[tuple[str, Suppression]] = []
+    for path, judged, comments in files:
+        ignores = selection.file_ignores(path)
+        kept = [f for f in judged if selection.allows(db, f.rule, path, ignores)]
+        if comments:
+            unused += [(path, entry) for entry in suppressions.apply(kept, comments)]
+        findings += kept
+    findings.sort(key=Finding.sort_key)
+    return findings, unused
+
+
+@dataclass
+class FilterRequest:
+    baseline: Path | None = None
+    diff_base: str | None = None
+    report_unused_suppressions: bool = False
+    formats: tuple[str, ...] = ()  # output formats of this run (GitHub annotations want changed lines first)
+    min_severity: Severity = Severity.INFO  # --severity
+
+
+@dataclass(frozen=True)
+class BaselineSummary:
+    file: str
+    new: int
+    unchanged: int
+    fixed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "new": self.new, "unchanged": self.unchanged, "fixed": self.fixed}
+
+
+@dataclass(frozen=True)
+class DiffSummary:
+    ref: str
+    merge_base: str
+    outside_changed_lines: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ref": self.ref,
+            "merge_base": self.merge_base,
+            "outside_changed_lines": self.outside_changed_lines,
+        }
+
+
+@dataclass
+class FilterOutcome:
+    findings: list[Finding]  # what the report shows
+    scanned: list[Finding]  # every finding of the scan (NL003 included, fingerprinted): lock-in scores these
+    cwd: Path
+    repo_prefix: str = ""
+    notes: list[str] = field(default_factory=list)  # one-line messages for stderr
+    baseline: BaselineSummary | None = None
+    diff_base: DiffSummary | None = None
+    changed_lines: changed_lines.ChangedLines | None = None  # also set when it only orders annotations
+
+
+def github_pr_base() -> str | None:
+    """The pull request's base branch inside GitHub Actions (`origin/<base>`), else None."""
+    base = os.environ.get("GITHUB_BASE_REF", "").strip()
+    return f"origin/{base}" if base and os.environ.get("GITHUB_ACTIONS") == "true" else None
+
+
+def apply_filters(
+    findings: list[Finding],
+    unused: list[tuple[str, Suppression]],
+    *,
+    files: list[str],
+    db: RuleDB,
+    context: Context,
+    selection: Selection,
+    request: FilterRequest,
+    cwd: Path,
+) -> FilterOutcome:
+    """The filters after the scan, in order; raises FilterError with a one-line message.
+
+    1. unused suppressions become NL003 findings (--report-unused-suppressions),
+    2. every finding gets its fingerprint (before anything is dropped, so occurrences are stable),
+    3. the baseline hides known findings (--baseline FILE),
+    4. only findings on changed lines stay (--diff-base REF),
+    5. only findings at or above --severity stay.
+    """
+    findings = list(findings)
+    if request.report_unused_suppressions:
+        findings.extend(unused_suppression_findings(unused, db, context, selection, cwd))
+        findings.sort(key=Finding.sort_key)
+    path_prefix = gitrepo.prefix(cwd)
+    fingerprints.assign(findings, path_prefix)
+    outcome = FilterOutcome(findings=findings, scanned=findings, cwd=cwd, repo_prefix=path_prefix)
+
+    if request.baseline is not None:
+        try:
+            loaded = baseline_filter.load(request.baseline)
+        except baseline_filter.BaselineError as exc:
+            raise FilterError(str(exc)) from None
+        counts = baseline_filter.apply(findings, loaded, files, cwd)
+        outcome.findings = [f for f in findings if f.baseline_state != "unchanged"]
+        outcome.baseline = BaselineSummary(str(request.baseline), counts.new, counts.unchanged, counts.fixed)
+        note = (
+            f"baseline {request.baseline}: {counts.new} new, {counts.unchanged} baselined finding(s) hidden"
+        )
+        if counts.fixed:
+            note += (
+                f", {counts.fixed} baselined finding(s) no longer found: tighten the baseline with "
+                f"`neuronlint baseline create -o {request.baseline}`"
+            )
+        outcome.notes.append(note)
+
+    base = request.diff_base
+    prioritise_only = False
+    if base is None and "github" in request.formats:
+        base, prioritise_only = github_pr_base(), True
+    if base is not None:
+        try:
+            changed = changed_lines.compute(base, cwd)
+        except changed_lines.ChangedLinesError as exc:
+            if not prioritise_only:
+                raise FilterError(str(exc)) from None
+            outcome.notes.append(f"annotations not ordered by changed lines: {exc}")
+        else:
+            outcome.changed_lines = changed
+            if not prioritise_only:
+                before = sum(1 for f in outcome.findings if f.suppressed is None)
+                outcome.findings = changed.filter(outcome.findings, cwd)
+                after = sum(1 for f in outcome.findings if f.suppressed is None)
+                outcome.diff_base = DiffSummary(base, changed.merge_base, before - after)
+                outcome.notes.append(
+                    f"--diff-base {base}: {after} finding(s) on lines changed since {changed.merge_base[:12]}, "
+                    f"{before - after} elsewhere not reported"
+                )
+
+    outcome.findings = [f for f in outcome.findings if f.severity.rank >= request.min_severity.rank]
+    return outcome
