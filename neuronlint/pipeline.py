@@ -227,6 +227,21 @@ def judge(results: list[dict[str, Any]], db: RuleDB, ctx: Context) -> list[list[
     return judged
 
 
+def findings_in_frame(
+    results: list[dict[str, Any]], db: RuleDB, ctx: Context, options: ScanOptions
+) -> tuple[list[Finding], list[tuple[str, dict[str, Any]]]]:
+    """Judge the per-file results in a frame, then keep the selected rules and apply suppressions.
+
+    Returns the findings (suppressed ones flagged) and the suppression comments that silenced nothing.
+    """
+    judged = judge(results, db, ctx)
+    return scope(
+        ((r["path"], found, r["suppressions"]) for r, found in zip(results, judged, strict=True)),
+        db,
+        options.selection,
+    )
+
+
 def _selected_checkers(db: RuleDB, options: ScanOptions) -> tuple[tuple[type, ...] | None, str]:
     """The checkers that can emit a selected rule (None: all), and the cache fingerprint for them.
 
@@ -267,12 +282,7 @@ def run_scan(
         result["module_path"] = result["path"]  # path inside its scan root: module names come from it
         result["path"] = relative_posix(file, base)
     link_across_files(results)
-    judged = judge(results, db, ctx)
-    findings, unused = scope(
-        ((r["path"], found, r["suppressions"]) for r, found in zip(results, judged, strict=True)),
-        db,
-        options.selection,
-    )
+    findings, unused = findings_in_frame(results, db, ctx, options)
     return ScanResult(
         findings=findings,
         files=[r["path"] for r in results],

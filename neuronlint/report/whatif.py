@@ -13,7 +13,7 @@ from typing import Any
 from neuronlint.findings import Finding
 from neuronlint.lockin.params import DIRECTION_TITLES, DIRECTIONS
 from neuronlint.lockin.scoring import score
-from neuronlint.pipeline import ScanOptions, ScanResult, judge
+from neuronlint.pipeline import ScanOptions, ScanResult, findings_in_frame
 from neuronlint.ruledb.model import Context
 
 
@@ -49,7 +49,7 @@ def compare(scan: ScanResult, options: ScanOptions, other: Context, package_dept
     """Scores, blockers gone and blockers new when the scanned code moves from scan.context to `other`."""
     db = scan.db
     base_findings = [f for f in scan.findings if f.origin == "static" and f.suppressed is None]
-    other_findings, _ = judge(scan.results, db, other, options)
+    other_findings, _ = findings_in_frame(scan.results, db, other, options)
     other_findings = [f for f in other_findings if f.suppressed is None]
     base_score = score(base_findings, scan.results, db, scan.context, package_depth=package_depth)
     other_score = score(other_findings, scan.results, db, other, package_depth=package_depth)
