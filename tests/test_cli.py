@@ -158,3 +158,44 @@ def test_console_script_installed() -> None:
     script = Path(sys.executable).parent / "neuronlint"
     result = subprocess.run([str(script), "--version"], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == f"neuronlint {__version__}"
+
+
+def _options(*path: str) -> set[str]:
+    import typer
+
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    return {opt for param in command.params for opt in param.opts}
+
+
+def test_every_command_takes_the_shared_options_where_they_make_sense() -> None:
+    frame = {"--target", "--sdk", "--backend", "--compiler-flags", "--config", "--rules-dir"}
+    selection = {"--select", "--extend-select", "--ignore", "--exclude"}
+    run_options = {"--jobs", "--no-cache", "--cache-dir"}
+    for command in (("scan",), ("report",), ("baseline", "create")):
+        assert frame | selection | run_options <= _options(*command), command
+    assert {"--severity", "--fail-on", "--exit-zero"} <= _options("scan")
+    assert frame | selection | {"--fail-on", "--exit-zero"} <= _options("trace")
+    assert frame <= _options("rules") and frame <= _options("explain")
+    assert frame - {"--sdk"} <= _options("rules", "diff")  # its releases are the arguments
+
+
+@pytest.mark.parametrize(
+    "command", [["scan", "."], ["rules"], ["explain", "NL101"], ["baseline", "create", "."]]
+)
+def test_a_missing_rules_dir_is_one_error_for_every_command(tmp_path: Path, command: list[str]) -> None:
+    result = run([*command, "--rules-dir", "no-such-dir"], tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "neuronlint: error: --rules-dir: no-such-dir is not a directory"
+
+
+def test_baseline_create_takes_the_compiler_flags_scan_runs_with(project: Path) -> None:
+    flags = ["--compiler-flags", "--native-int64=enabled", "--sdk", "2.32", "--extend-select", "NL507"]
+    (project / "ids.py").write_text("import torch\nids = torch.arange(10, dtype=torch.long)\n")
+    created = run(["baseline", "create", ".", "-o", "base.json", *flags], project)
+    assert created.exit_code == 0, created.stderr
+    entries = json.loads((project / "base.json").read_text())["entries"]
+    assert any(e["rule"] == "NL507" and e["path"] == "ids.py" for e in entries)
+    scanned = run(["scan", ".", "--baseline", "base.json", "-f", "json", *flags], project)
+    assert json.loads(scanned.stdout)["baseline"]["new"] == 0
