@@ -6,8 +6,8 @@ import itertools
 from collections import Counter
 from pathlib import Path
 
-from neuronlint.filters.pipeline import FilterRequest, apply_filters
-from neuronlint.pipeline import ScanOptions, run_scan
+from neuronlint.filters.chain import FilterRequest
+from neuronlint.pipeline import ScanOptions, filter_scan, run_scan
 from neuronlint.ruledb.cases import RuleCase
 from tests.annotations import compare, parse, show
 
@@ -37,7 +37,7 @@ def run_case(tmp_path: Path, rule_id: str, case: RuleCase, rules_dirs: list[Path
         rules_dirs=list(rules_dirs or []),
     )
     result = run_scan(options)
-    findings = apply_filters(result, options, FilterRequest(report_unused_suppressions=True), root).findings
+    findings = filter_scan(result, options, FilterRequest(report_unused_suppressions=True), root).findings
     name = path.relative_to(root).as_posix()
     actual = Counter((f.line, f.rule) for f in findings if f.suppressed is None and f.path == name)
     annotations = parse(case.code)

@@ -12,7 +12,7 @@ import string
 
 import pytest
 
-from neuronlint.filters.pipeline import UNUSED_SUPPRESSION_RULE
+from neuronlint.filters.unused import UNUSED_SUPPRESSION_RULE
 from neuronlint.ruledb import load_ruledb
 from neuronlint.static.build_inputs import BuildInputs
 from neuronlint.static.checkers import CHECKERS
