@@ -11,5 +11,8 @@ After the scan, graph findings merged in (`chain.apply_filters`, called by `pipe
 6. only findings on changed lines stay (`changed_lines.py`, --diff-base REF),
 7. only findings at or above --severity stay.
 
+Traced models' findings (graph/analysis.py) take steps 1 and 2 through the same
+`Selection.allows` and `suppressions.apply_in_source` before they are merged into a scan.
+
 Filters take findings, the database frame and a `Selection`; none imports the pipeline.
 """

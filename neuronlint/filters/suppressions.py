@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 _DIRECTIVE = re.compile(
@@ -81,6 +83,23 @@ def apply(findings: list, suppressions: list[dict[str, Any]]) -> list[dict[str, 
                 used.add(index)
                 break
     return [entry for index, entry in enumerate(suppressions) if index not in used]
+
+
+def apply_in_source(findings: list, base: Path) -> None:
+    """Mark findings silenced by a comment in their file, read from disk (findings not from a scan:
+    traced models); paths are relative to `base` unless absolute. Unreadable files silence nothing."""
+    by_path: dict[str, list] = defaultdict(list)
+    for finding in findings:
+        by_path[finding.path].append(finding)
+    for path, group in by_path.items():
+        file = Path(path) if Path(path).is_absolute() else base / path
+        try:
+            data = file.read_bytes()
+        except OSError:
+            continue
+        entries = parse_suppressions(data)
+        if entries:
+            apply(group, entries)
 
 
 def drop_used(unused: list[tuple[str, dict[str, Any]]], silenced: list) -> list[tuple[str, dict[str, Any]]]:

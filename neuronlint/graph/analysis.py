@@ -456,21 +456,6 @@ def _findings(
                 extra={"sources": sources, **{k: v for k, v in extra.items() if v not in (None, "", [])}},
             )
         )
-    _apply_suppressions(findings, options.base.resolve())
+    suppression_filter.apply_in_source(findings, options.base.resolve())
     findings.sort(key=Finding.sort_key)
     return findings
-
-
-def _apply_suppressions(findings: list[Finding], base: Path) -> None:
-    by_path: dict[str, list[Finding]] = defaultdict(list)
-    for finding in findings:
-        by_path[finding.path].append(finding)
-    for path, group in by_path.items():
-        file = Path(path) if Path(path).is_absolute() else base / path
-        try:
-            data = file.read_bytes()
-        except OSError:
-            continue
-        entries = suppression_filter.parse_suppressions(data)
-        if entries:
-            suppression_filter.apply(group, entries)
