@@ -199,3 +199,10 @@ def test_baseline_create_takes_the_compiler_flags_scan_runs_with(project: Path) 
     assert any(e["rule"] == "NL507" and e["path"] == "ids.py" for e in entries)
     scanned = run(["scan", ".", "--baseline", "base.json", "-f", "json", *flags], project)
     assert json.loads(scanned.stdout)["baseline"]["new"] == 0
+
+
+def test_help_keeps_the_brackets_of_config_tables() -> None:
+    # rich reads `[tool.neuronlint]` as markup unless it is escaped
+    for command, text in (("scan", "[[tool.neuronlint.trace]]"), ("trace", "[tool.neuronlint]")):
+        result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "250", "NO_COLOR": "1"})
+        assert result.exit_code == 0 and text in result.stdout, command

@@ -156,7 +156,7 @@ SHARED: dict[str, tuple[Any, Any]] = {
         Annotated[
             Path | None,
             typer.Option(
-                "--config", help="pyproject.toml to read [tool.neuronlint] from (default: found upwards)."
+                "--config", help="pyproject.toml to read \\[tool.neuronlint] from (default: found upwards)."
             ),
         ],
         None,

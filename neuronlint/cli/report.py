@@ -62,7 +62,7 @@ def report_command(
         bool,
         typer.Option(
             "--trace",
-            help="Also trace the [[tool.neuronlint.trace]] models for op verdicts and the op support percentage.",
+            help="Also trace the \\[\\[tool.neuronlint.trace]] models for op verdicts and the op support percentage.",
         ),
     ] = False,
     package_depth: Annotated[

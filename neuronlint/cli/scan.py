@@ -59,7 +59,7 @@ def scan(
         bool,
         typer.Option(
             "--trace",
-            help="Also trace the [[tool.neuronlint.trace]] models (imports and runs them; see docs/trace.md).",
+            help="Also trace the \\[\\[tool.neuronlint.trace]] models (imports and runs them; see docs/trace.md).",
         ),
     ] = False,
 ) -> None:

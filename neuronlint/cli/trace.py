@@ -35,7 +35,7 @@ def trace(
     entrypoint: Annotated[
         str | None,
         typer.Argument(
-            help="pkg.module:factory, pkg.module:ModuleClass or path/to/file.py:factory (default: [[tool.neuronlint.trace]] entries).",
+            help="pkg.module:factory, pkg.module:ModuleClass or path/to/file.py:factory (default: \\[\\[tool.neuronlint.trace]] entries).",
             show_default=False,
         ),
     ] = None,
