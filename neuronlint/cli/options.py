@@ -16,14 +16,16 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from neuronlint.config import Config, ConfigError, find_pyproject, load_config
 from neuronlint.findings import Finding, Severity
-from neuronlint.pipeline import ScanOptions, default_cache_dir
 from neuronlint.ruledb import Context, RuleDB, RuleDBError, load_ruledb
+
+if TYPE_CHECKING:
+    from neuronlint.pipeline import ScanOptions
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 DEFAULT_TARGET = "trn2"
@@ -245,6 +247,9 @@ class ScanFlags:
         The config is `--config`, else the nearest pyproject.toml with a `[tool.neuronlint]` table
         above the first path (above the current directory for commands without paths).
         """
+        # Imported here: `neuronlint --help` and `--version` need no pipeline (start-up time).
+        from neuronlint.pipeline import ScanOptions, default_cache_dir
+
         paths = list(self.paths or []) or [Path(".")]
         if check_paths:
             for path in paths:
