@@ -203,7 +203,7 @@ def judge(results: list[dict[str, Any]], db: RuleDB, ctx: Context) -> list[list[
                 continue
             rule = verdict.rule
             fix = None
-            if verdict.replacement is not None and det["rule"] not in ("NL001", "NL002"):
+            if verdict.replacement is not None:  # the record's `replacement` in this frame
                 fix = Fix(replacement=verdict.replacement, description=f"Replace with {verdict.replacement}")
             file_findings.append(
                 Finding(
