@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from neuronlint.ruledb import load_ruledb
 from neuronlint.ruledb.model import UNKNOWN
-from neuronlint.ruledb.schema import is_https_url
+from neuronlint.ruledb.schema import is_https_url, is_versioned_url
 
 
 def _bad(urls: list[str]) -> list[str]:
@@ -54,15 +54,35 @@ def test_every_chip_dtype_platform_api_and_library_has_https_source() -> None:
 
 
 def test_release_facts_match_the_reference() -> None:
+    """Spot checks of the data against neuron-facts.md (the Neuron facts dossier, kept outside the repository) §6."""
     """Spot checks of the data against the Neuron facts dossier (neuron-facts.md) §6."""
     db = load_ruledb()
     r = db.releases
     assert r["2.21"].date == "2024-12-20" and r["2.21"].backends["xla"]["torch"] == ["1.13", "2.1", "2.5"]
-    assert "trn3" not in r["2.26"].chips() and "trn3" in r["2.27"].chips()  # trn3 from 2.27 (intro note)
-    assert "manifest lists trn3 for torch-neuronx only from 2.29" in r["2.27"].note  # the conflict is stated
+    # The manifest ships torch 1.13/2.1 to trn1/inf2 only in 2.21; trn2 gets the 2.5 package.
+    assert r["2.21"].torch_for("xla", "trn2") == ["2.5"] and r["2.21"].torch_for("xla", "trn1") == [
+        "1.13",
+        "2.1",
+        "2.5",
+    ]
+    # Trn3 only from the release whose manifest lists it (2.29); the 2.9 intro note's claim is stated.
+    assert "trn3" not in r["2.28"].chips() and "trn3" in r["2.29"].chips()
+    assert "lists trn3 from 2.29" in r["2.27"].note and "adds Trainium3" in r["2.27"].note
     assert r["2.29"].backends["xla"]["training"] is True
     assert all(r[v].backends["xla"]["training"] is False for v in ("2.30", "2.31", "2.32", "2.33"))
     assert r["2.32"].backends["xla"]["status"] == "not-shipped"
+    # Maintenance names Inf2/Trn1 only; the XLA package last shipped in 2.31 (2.33 update page).
+    assert [r["2.31"].status_for("xla", c) for c in ("inf2", "trn1", "trn2", "trn3")] == [
+        "maintenance",
+        "maintenance",
+        "supported",
+        "supported",
+    ]
+    assert (
+        r["2.33"].backends["xla"]["status"] == "not-shipped"
+        and "last shipped in Neuron 2.31" in r["2.33"].note
+    )
+    assert "2.33.1 (2026-11-11)" in r["2.33"].raw["patches"]
     native = r["2.33"].backends["native"]
     assert (
         native["chips"] == ["trn2", "trn3"]
@@ -82,4 +102,27 @@ def test_unconfirmed_platform_facts_stay_unknown() -> None:
     assert db.context("2.31", "trn2").platform["native_int64_flag"] == "absent"
     assert db.context("2.26", "trn1").platform["auto_cast_default"] == "matmult"
     assert db.context("2.27", "trn1").platform["auto_cast_default"] == "none"
+    assert db.context("2.33", "trn1", "xla").platform["auto_cast_default"] == UNKNOWN  # closed at 2.32
+    assert db.context("2.31", "trn2", "xla").platform["complex64"] == UNKNOWN  # which ops, undocumented
     assert db.context("2.33", "trn2").platform["xla_inference"] == "n/a"
+
+
+def test_every_source_is_versioned_or_a_declared_living_page() -> None:
+    db = load_ruledb()
+    living = {e["url"] for e in db.tables["living_source"]}
+    assert all(e["why"] and e["read"] for e in db.tables["living_source"])
+    cited: set[str] = set()
+    for rule in db.rules.values():
+        cited.update(rule.all_sources())
+    for release in db.releases.values():
+        cited.update([release.source, *(i["source"] for i in release.backends.values())])
+        cited.update(c["source"] for c in release.changes)
+    cited.update(e.source for e in db.platform)
+    for lib in db.tables["library"]:
+        cited.update(u for u in (lib["source"], lib.get("support_source")) if u)
+    unversioned = {u for u in cited if not is_versioned_url(u)}
+    assert unversioned <= living, sorted(unversioned - living)
+    # Every en/latest page cited is declared, and no declared page goes unused.
+    assert {u for u in cited if "/en/latest/" in u} <= living
+    op_sources = {e["source"] for e in db.tables["op_rejection"]}
+    assert living <= cited | op_sources, sorted(living - cited - op_sources)

@@ -127,6 +127,7 @@ name = "teamfused"
 modules = ["teamfused"]
 packages = ["teamfused"]
 status = "unsupported"
+support = "unknown"
 kind = "fused-ops"
 alternative = "the NKI Library fused kernels"
 source = "{HTTPS}"
@@ -209,7 +210,8 @@ def test_policy_pack_from_config_rules_dir(tmp_path: Path) -> None:
             ["--sdk", "2.29", "--backend", "native", "--target", "trn2"],
             "the native backend is not available for trn2 in Neuron SDK 2.29 (the release does not ship it)",
         ),
-        (["--sdk", "2.40"], "unknown Neuron SDK release '2.40'; the database has: 2.21, 2.22"),
+        (["--sdk", "2.40"], "unknown Neuron SDK release '2.40'; known releases: 2.21.0, 2.21.1, 2.22.0"),
+        (["--sdk", "2.33.7"], "unknown Neuron SDK release '2.33.7'; known releases: 2.21.0"),
         (["--sdk", "two"], "not a Neuron SDK version: 'two'"),
         (["--target", "h100"], "unknown target 'h100'"),
         (["--compiler-flags", "native-int64"], "compiler flag 'native-int64': expected a neuronx-cc flag"),
@@ -219,6 +221,7 @@ def test_policy_pack_from_config_rules_dir(tmp_path: Path) -> None:
         "native-on-trn1",
         "native-before-2.33",
         "unknown-sdk",
+        "unknown-patch-release",
         "bad-sdk",
         "bad-target",
         "bad-flag",
@@ -258,9 +261,12 @@ def test_rules_list_follows_the_frame() -> None:
     rules_233 = {r["id"]: r for r in data["2.33"]["rules"]}
     assert rules_229["NL801"]["severity"] == "warning" and rules_233["NL801"]["severity"] == "info"
     assert rules_229["NL205"]["condition"] == "xla backend" and rules_233["NL205"]["condition"] == "default"
+    # An unknown fact cites the page that leaves it open (the 2.32 announcement), not an unrelated one.
     assert data["2.33"]["platform"]["int64"] == {
         "value": "unknown",
-        "note": "",
-        "source": data["2.33"]["release"]["backend"]["source"],
+        "note": "The 2.32 notes announce --native-int64=enabled as the next release's default; no source confirms that 2.33 made the change.",
+        "source": "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.32.0/about-neuron/whats-new.html",
+        "evidence": "documented",
     }
+    assert data["2.33"]["platform"]["auto_cast_default"]["source"] == ""  # nothing says: no source
     assert data["2.33"]["dtypes"]["float8_e4m3fn"]["status"] == "unsupported"

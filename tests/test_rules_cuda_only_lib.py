@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+from neuronlint.ruledb import load_ruledb
 from tests.annotated_source import check, only
 from tests.conftest import scan_paths, scan_source
 
@@ -43,7 +44,15 @@ def test_imports_of_cuda_only_libraries(tmp_path, statement, library):
     findings = check(tmp_path, f"{statement}  # expect: NL401\n", **LIBS)
     finding = only(findings, "NL401")
     assert f"({library})" in finding.message and "Neuron alternative:" in finding.message
-    assert finding.severity.value == "blocker"
+    # The severity and the claim follow the library's record (rules/libraries.toml).
+    record = next(lib for lib in load_ruledb().tables["library"] if lib["name"] == library)
+    assert record["runs_on"] in finding.message
+    if record["support"] == "nvidia-only":
+        assert finding.severity.value == "blocker" and "It has no Neuron build." in finding.message
+    else:
+        assert record["support"] == "multi-backend"
+        assert finding.severity.value == "warning" and "None of these is Neuron" in finding.message
+        assert "runs only on NVIDIA" not in finding.message
 
 
 def test_imports_that_are_not_cuda_only_stay_quiet(tmp_path):
@@ -121,7 +130,9 @@ def test_optional_imports_are_warnings(tmp_path):
     assert "try/except ImportError" in findings[0].message
 
 
-def test_unconditional_use_is_a_blocker(tmp_path):
+def test_unconditional_call_is_a_blocker_the_import_a_warning(tmp_path):
+    # bitsandbytes is multi-backend without a Neuron backend: importing it works on the host (its CPU
+    # backend), calling its 8-bit optimizer needs a device backend it does not have on Neuron.
     findings = check(
         tmp_path,
         """
@@ -134,7 +145,7 @@ def test_unconditional_use_is_a_blocker(tmp_path):
     """,
         **LIBS,
     )
-    assert {f.severity.value for f in findings} == {"blocker"}
+    assert {(f.rule, f.severity.value) for f in findings} == {("NL401", "warning"), ("NL402", "blocker")}
 
 
 def test_triton_calls_inside_kernels_are_not_call_sites(tmp_path):

@@ -81,7 +81,8 @@ def effective_rules(db: RuleDB, ctx: Context) -> dict[str, Any]:
         platform[name] = {
             "value": value,
             "note": entry.note if entry else "",
-            "source": entry.source if entry else backend["source"],
+            "source": db.platform_source(ctx, name),  # none when no entry says: unknown
+            "evidence": entry.evidence if entry else "documented",
         }
     return {
         "sdk": ctx.sdk,
@@ -93,6 +94,7 @@ def effective_rules(db: RuleDB, ctx: Context) -> dict[str, Any]:
             "note": release.note,
             "source": release.source,
             "backends_available": release.backends_for(ctx.target),
+            "torch": release.torch_for(ctx.backend, ctx.target),
             "backend": {k: backend[k] for k in backend},
         },
         "chip": {k: v for k, v in db.chips[ctx.target].raw.items() if k != "dtypes"},
@@ -125,7 +127,8 @@ def _print_rules_text(data: dict[str, Any]) -> None:
     flags = " ".join(data["compiler_flags"]) or "none declared"
     console.print(
         f"Neuron SDK {data['sdk']} ({data['release']['date']}) on {data['target']}: {data['backend']} backend "
-        f"({backend['status']}), {backend['package']} for torch {', '.join(backend['torch'])}, "
+        f"({data['platform']['backend_status']['value']}), {backend['package']} for torch "
+        f"{', '.join(data['release']['torch'])}, "
         f"training {'supported' if backend['training'] else 'not supported'}; compiler flags: {flags}",
         markup=False,
     )
@@ -208,19 +211,25 @@ def diff_text(diff: ReleaseDiff) -> str:
     if not diff.facts:
         out.append("  none")
 
-    milder = sum(1 for c in diff.rules if c.relaxed)
+    milder = sum(1 for c in diff.rules if c.relaxed and not c.advice_only)
+    advice = sum(1 for c in diff.rules if c.advice_only)
+    stricter = len(diff.rules) - milder - advice
     out += [
         "",
-        f"Rules whose verdict changes ({len(diff.rules)}; {milder} milder, {len(diff.rules) - milder} stricter):",
+        f"Rules whose verdict changes ({len(diff.rules)}; {milder} milder, {stricter} stricter"
+        + (f", {advice} with new advice only" if advice else "")
+        + "):",
     ]
     for change in diff.rules:
-        arrow = "milder" if change.relaxed else "stricter"
+        arrow = "advice changes" if change.advice_only else "milder" if change.relaxed else "stricter"
         case = f" [{change.case}]" if change.case else ""
         out.append(
             f"  {change.rule} {change.name}{case}: {change.old.label()} -> {change.new.label()} ({arrow})"
         )
         if change.reason:
             out.append(f"        {'no longer applies: ' if change.reason_is_old else ''}{change.reason}")
+        if change.advice_changed:
+            out.append(f"        advice now: {change.new.advice}")
     if not diff.rules:
         out.append("  none")
 

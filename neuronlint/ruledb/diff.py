@@ -5,6 +5,7 @@ Everything here is computed from the database; nothing about a release is writte
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ class VerdictState:
     severity: str
     status: str
     enabled: bool
+    advice: str = ""  # what to write instead (a release can change the advice and not the severity)
 
     def label(self) -> str:
         return f"{self.severity}/{self.status}" + ("" if self.enabled else " (not reported)")
@@ -39,6 +41,15 @@ class RuleChange:
     reason: str  # the note of the verdict that now applies, or else of the one that no longer does
     reason_is_old: bool  # True when `reason` explains the old verdict (the new one is the rule's default)
     sources: tuple[str, ...]
+
+    @property
+    def advice_changed(self) -> bool:
+        return self.old.advice != self.new.advice
+
+    @property
+    def advice_only(self) -> bool:
+        """True when only what to write instead changes (same severity, status and reporting)."""
+        return self.advice_changed and self.old.label() == self.new.label()
 
     @property
     def relaxed(self) -> bool:
@@ -139,7 +150,7 @@ class ReleaseDiff:
 def _cases(rule: Rule) -> list[dict[str, Any]]:
     """Construct facts worth judging: none, plus each set a verdict conditions on (first of each list)."""
     cases: list[dict[str, Any]] = [{}]
-    for verdict in rule.verdicts:
+    for verdict in (*rule.verdicts, *rule.advice):
         if verdict.when.facts:
             case = {k: (v[0] if isinstance(v, list) else v) for k, v in verdict.when.facts.items()}
             if case not in cases:
@@ -148,17 +159,33 @@ def _cases(rule: Rule) -> list[dict[str, Any]]:
 
 
 def _state(verdict: Verdict) -> VerdictState:
-    return VerdictState(verdict.severity.value, verdict.status, verdict.enabled)
+    return VerdictState(verdict.severity.value, verdict.status, verdict.enabled, _plain(verdict.advice))
 
 
 def rule_changes(db: RuleDB, old: Context, new: Context) -> list[RuleChange]:
-    """Every (rule, construct case) whose severity, status or reporting differs between the frames."""
+    """Every (rule, construct case) whose severity, status, reporting or advice differs between the frames.
+
+    Advice is compared within one backend only: across backends it always differs, and
+    `replacement_changes` reports that.
+    """
     changes = []
+    same_backend = old.backend == new.backend
     for rule in sorted(db.rules.values(), key=lambda r: r.id):
         for case in _cases(rule):
             before, after = db.judge(rule.id, case, old), db.judge(rule.id, case, new)
-            if _state(before) == _state(after):
+            state_old, state_new = _state(before), _state(after)
+            if not same_backend:
+                state_old = VerdictState(state_old.severity, state_old.status, state_old.enabled)
+                state_new = VerdictState(state_new.severity, state_new.status, state_new.enabled)
+            if state_old == state_new:
                 continue
+            advice_only = (state_old.severity, state_old.status, state_old.enabled) == (
+                state_new.severity,
+                state_new.status,
+                state_new.enabled,
+            )
+            if advice_only and any(c.rule == rule.id for c in changes):
+                continue  # the advice is the rule's, not the case's: report it once
             use_old = after.condition == "default" or not after.note
             reason = before.note if use_old else after.note
             sources = tuple(dict.fromkeys([*before.sources, *after.sources]))
@@ -169,8 +196,8 @@ def rule_changes(db: RuleDB, old: Context, new: Context) -> list[RuleChange]:
                     rule.name,
                     rule.title,
                     label,
-                    _state(before),
-                    _state(after),
+                    state_old,
+                    state_new,
                     _plain(reason),
                     use_old and bool(reason),
                     sources,
@@ -180,8 +207,10 @@ def rule_changes(db: RuleDB, old: Context, new: Context) -> list[RuleChange]:
 
 
 def _plain(note: str) -> str:
-    """A note rendered without construct facts: '{api}' reads as 'this construct'."""
-    return note.replace("{api}", "this construct") if "{" in note else note
+    """A note rendered without construct facts: '{api}' reads as 'this construct', '{x}' as '<x>'."""
+    if "{" not in note:
+        return note
+    return re.sub(r"\{(\w+)\}", r"<\1>", note.replace("{api}", "this construct"))
 
 
 def fact_changes(db: RuleDB, old: Context, new: Context) -> list[FactChange]:
@@ -192,9 +221,13 @@ def fact_changes(db: RuleDB, old: Context, new: Context) -> list[FactChange]:
             continue
         entry = db.platform_entry(new, name) or db.platform_entry(old, name)
         note = entry.note if entry else ""
-        if after == UNKNOWN and entry is not None:
-            note = f"No source in the database confirms this fact for Neuron {new.sdk}. Before: {entry.note}"
-        source = entry.source if entry else db.releases[new.sdk].backends[new.backend]["source"]
+        if after == UNKNOWN and (entry is None or entry.value != UNKNOWN):
+            before_note = f" Before: {entry.note}" if entry else ""
+            note = f"No source in the database confirms this fact for Neuron {new.sdk}.{before_note}"
+        # The page the new value rests on; an unknown value cites the page that leaves it open, or none.
+        source = db.platform_source(new, name) if after != before else ""
+        if not source and after != UNKNOWN:
+            source = db.platform_source(old, name)
         changes.append(FactChange(name, before, after, note, source))
     return changes
 
@@ -308,7 +341,7 @@ def _backend_list(db: RuleDB, sdk: str, target: str) -> list[str]:
 
 
 def _torch(db: RuleDB, ctx: Context) -> list[str]:
-    return list(db.releases[ctx.sdk].backends[ctx.backend]["torch"])
+    return db.releases[ctx.sdk].torch_for(ctx.backend, ctx.target)
 
 
 def diff_releases(

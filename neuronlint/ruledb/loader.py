@@ -16,6 +16,7 @@ from typing import Any
 from neuronlint.findings import CATEGORIES, Severity
 from neuronlint.ruledb.cases import build_case, page_cases
 from neuronlint.ruledb.model import (
+    Advice,
     Chip,
     Condition,
     PlatformFact,
@@ -26,7 +27,13 @@ from neuronlint.ruledb.model import (
     SdkRange,
     VerdictRule,
 )
-from neuronlint.ruledb.schema import FILE_TABLES, PLATFORM_CONDITIONS, SchemaError, validate_table
+from neuronlint.ruledb.schema import (
+    FILE_TABLES,
+    PLATFORM_CONDITIONS,
+    SchemaError,
+    is_versioned_url,
+    validate_table,
+)
 from neuronlint.ruledb.versions import parse_version, release_key
 
 if sys.version_info >= (3, 11):
@@ -239,10 +246,21 @@ def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = Non
                 note=v.get("note", ""),
                 sources=tuple(v.get("sources", ())),
                 enabled=v.get("enabled", True),
+                evidence=v.get("evidence", "documented"),
             )
         )
     cases = tuple(build_case(c, d["id"]) for c in d.get("case", ()))
     example, fixed = page_cases(cases)
+    advice = []
+    for index, a in enumerate(d.get("advice", ())):
+        when = _condition(a["when"])
+        if when.depends_on_platform and not a.get("sources"):
+            raise SchemaError(
+                f"{where}.advice[{index}]",
+                "sources",
+                "advice that depends on the platform states a Neuron fact and needs its own sources",
+            )
+        advice.append(Advice(when=when, instead=dict(a["instead"]), sources=tuple(a.get("sources", ()))))
     return Rule(
         id=d["id"],
         name=d["name"],
@@ -267,6 +285,7 @@ def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = Non
         library=d.get("library", ""),
         file=where.split(": [[", 1)[0],
         policy_severity=Severity(policy_severity) if policy_severity else None,
+        advice=tuple(advice),
     )
 
 
@@ -305,19 +324,71 @@ def _build_platform(d: dict[str, Any], where: str) -> PlatformFact:
         note=d.get("note", ""),
         source=d["source"],
         file=where,
+        evidence=d.get("evidence", "documented"),
     )
+
+
+_SOURCE_KEYS = ("source", "sources", "support_source")
+
+
+def _cited_urls(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """(key path, URL) for every source a raw entry cites, nested tables and arrays included."""
+    found: list[tuple[str, str]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else key
+            if key in _SOURCE_KEYS:
+                urls = item if isinstance(item, list) else [item]
+                found.extend((where, u) for u in urls if isinstance(u, str))
+            else:
+                found.extend(_cited_urls(item, where))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(_cited_urls(item, f"{path}[{index}]"))
+    return found
+
+
+def _check_sources_versioned(entries: _Entries) -> None:
+    """Every cited URL is versioned (a release tag, commit, version) or declared a living page."""
+    living = set(entries.by_table.get("living_source", {}))
+    for table, items in entries.by_table.items():
+        if table == "living_source":
+            continue
+        for ident, item in items.items():
+            for key, url in _cited_urls(item):
+                if not is_versioned_url(url) and url not in living:
+                    raise SchemaError(
+                        entries.where[(table, ident)],
+                        key,
+                        f"{url} is not a versioned page (a release tag, commit or version); cite the "
+                        "versioned page, or declare it in a [[living_source]] entry with the reason",
+                    )
+
+
+def _check_libraries(db: RuleDB, entries: _Entries) -> None:
+    """A library's claim about what it runs on names its source; a Neuron path names the path."""
+    for lib in db.tables.get("library", ()):
+        where = entries.where[("library", lib["name"])]
+        if lib["support"] != "unknown" and not lib.get("support_source"):
+            raise SchemaError(where, "support_source", f"support = {lib['support']!r} needs its own source")
+        if lib["support"] == "neuron-path" and not lib.get("neuron_path"):
+            raise SchemaError(where, "neuron_path", "support = 'neuron-path' names the path")
 
 
 def _check_references(db: RuleDB, entries: _Entries) -> None:
     """Cross-file checks: names one file uses must exist in another."""
+    _check_sources_versioned(entries)
+    _check_libraries(db, entries)
     facts = set(db.platform_fact_names())
     for rule in db.rules.values():
         where = entries.where[("rule", rule.id)]
-        for index, verdict in enumerate(rule.verdicts):
-            for name in verdict.when.platform:
+        conditions = [(f"verdict[{i}]", v.when) for i, v in enumerate(rule.verdicts)]
+        conditions += [(f"advice[{i}]", a.when) for i, a in enumerate(rule.advice)]
+        for label, when in conditions:
+            for name in when.platform:
                 if name not in facts:
                     raise SchemaError(
-                        f"{where}.verdict[{index}].when.platform",
+                        f"{where}.{label}.when.platform",
                         name,
                         f"unknown platform fact (rules/platform.toml defines: {', '.join(sorted(facts))})",
                     )

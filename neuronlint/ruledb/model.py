@@ -117,6 +117,25 @@ class VerdictRule:
     note: str
     sources: tuple[str, ...]
     enabled: bool = True
+    evidence: str = (
+        "documented"  # "reported": the note rests on a field report, not on Neuron's documentation
+    )
+
+
+REPORTED_PREFIX = "Reported in a field report, not documented by Neuron:"
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """What to write instead where a condition holds (e.g. no NKI on Inf2/Trn1 from 2.29).
+
+    Independent of the verdict: the first advice whose `when` matches replaces the rule's
+    `instead`, whichever verdict decided the severity.
+    """
+
+    when: Condition
+    instead: Mapping[str, str]
+    sources: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,10 +164,12 @@ class Rule:
     file: str = ""
     # Set when a policy pack overrides `severity`: the team's choice wins over every verdict.
     policy_severity: Severity | None = None
+    advice: tuple[Advice, ...] = ()
 
     def all_sources(self) -> list[str]:
-        """The rule's sources followed by those its verdicts add, without repeats."""
-        return list(dict.fromkeys([*self.sources, *(s for v in self.verdicts for s in v.sources)]))
+        """The rule's sources followed by those its verdicts and advice add, without repeats."""
+        extra = [s for v in self.verdicts for s in v.sources] + [s for a in self.advice for s in a.sources]
+        return list(dict.fromkeys([*self.sources, *extra]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +192,21 @@ class Release:
     def backends_for(self, target: str) -> list[str]:
         """The PyTorch backends this release offers on a chip, in BACKENDS order."""
         return [b for b in BACKENDS if target in self.backends.get(b, {}).get("chips", ())]
+
+    def status_for(self, backend: str, target: str) -> str:
+        """The backend's lifecycle status on one chip (a notice may name only some chips)."""
+        info = self.backends[backend]
+        return info.get("status_by_chip", {}).get(target, info["status"])
+
+    def torch_for(self, backend: str, target: str) -> list[str]:
+        """The PyTorch versions the backend ships for one chip (the manifest may differ per chip)."""
+        info = self.backends[backend]
+        return list(info.get("torch_by_chip", {}).get(target, info["torch"]))
+
+    def known_versions(self) -> list[str]:
+        """Every full version of this release family: 'X.Y.0' and the listed patch releases."""
+        patches = [p.split()[0] for p in self.raw.get("patches", ())]
+        return [f"{self.version}.0", *patches]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +233,7 @@ class PlatformFact:
     note: str
     source: str
     file: str = ""
+    evidence: str = "documented"
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +264,7 @@ class Verdict:
     sources: tuple[str, ...]
     note: str = ""  # the matching verdict's note, filled in
     condition: str = "default"  # which [[rule.verdict]] decided (its `when`), or "default"
+    advice: str = ""  # what to do instead on this frame's backend, filled in
 
 
 class _Blank(dict):
@@ -289,16 +327,25 @@ class RuleDB:
     def newest_sdk(self) -> str:
         return max(self.releases, key=parse_version)
 
+    def known_versions(self) -> list[str]:
+        """Every release the database knows, patch releases included ('2.31.0', '2.31.1', ...)."""
+        return [v for key in self.versions() for v in self.releases[key].known_versions()]
+
     def release(self, sdk: str) -> Release:
-        """The release a version string belongs to ('2.31.1' -> 2.31), or a one-line error."""
+        """The release a version string belongs to ('2.31.1' -> 2.31), or a one-line error.
+
+        'X.Y' names the release family; 'X.Y.Z' must be a release that exists ('2.33.7' is refused).
+        """
         try:
             key = release_key(sdk)
+            parts = parse_version(sdk)
         except ValueError as exc:
             raise RuleDBError(str(exc)) from None
         found = self.releases.get(key)
-        if found is None:
+        full = ".".join(map(str, parts))
+        if found is None or (len(parts) == 3 and full not in found.known_versions()):
             raise RuleDBError(
-                f"unknown Neuron SDK release {sdk!r}; the database has: {', '.join(self.versions())}"
+                f"unknown Neuron SDK release {sdk!r}; known releases: {', '.join(self.known_versions())}"
             )
         return found
 
@@ -346,7 +393,7 @@ class RuleDB:
         version = parse_version(sdk)
         found: dict[str, Any] = {
             "training": bool(release.backends[backend]["training"]),
-            "backend_status": release.backends[backend]["status"],
+            "backend_status": release.status_for(backend, target),
         }
         backends_of: dict[str, set[str | None]] = {}
         for entry in self.platform:
@@ -391,8 +438,41 @@ class RuleDB:
         key = (rule_id, _freeze(facts), ctx)
         found = self._verdicts.get(key)
         if found is None:
-            found = self._verdicts[key] = self._judge(self.rule(rule_id), facts, ctx)
+            found = self._verdicts[key] = self._judge(self.rule(rule_id), self.library_facts(facts), ctx)
         return found
+
+    def library_facts(self, facts: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A construct's facts plus its library's record (rules/libraries.toml), when it names one.
+
+        The record decides what the message and severity say about the library: `support`,
+        `runs_on`, `neuron_path`, `alternative`, `alternative_no_nki`, and `helper` (the call or
+        module is one of the library's device-free helpers, e.g. its logger).
+        """
+        name = facts.get("library")
+        record = next((lib for lib in self.tables.get("library", ()) if lib["name"] == name), None)
+        if record is None:
+            return facts
+        target = str(facts.get("api") or facts.get("module") or "")
+        helper = any(target == h or target.startswith(h + ".") for h in record.get("helpers", ()))
+        merged: dict[str, Any] = {
+            "support": record["support"],
+            "runs_on": record.get("runs_on", "no documented platform"),
+            "neuron_path": record.get("neuron_path"),
+            "alternative": record["alternative"],
+            "alternative_no_nki": record.get("alternative_no_nki") or record["alternative"],
+            "helper": helper,
+        }
+        merged.update({k: v for k, v in facts.items() if k not in ("support", "helper")})
+        return merged
+
+    def platform_source(self, ctx: Context, fact: str) -> str:
+        """The page a platform fact's value rests on in this frame ('' when nothing says: unknown)."""
+        entry = self.platform_entry(ctx, fact)
+        if entry is not None:
+            return entry.source
+        if fact in ("training", "backend_status"):
+            return self.releases[ctx.sdk].backends[ctx.backend]["source"]
+        return ""
 
     def _judge(self, rule: Rule, facts: Mapping[str, Any], ctx: Context) -> Verdict:
         severity, status, note, enabled, condition = rule.severity, rule.status, "", True, "default"
@@ -403,12 +483,21 @@ class RuleDB:
                 status = verdict.status or status
                 enabled = verdict.enabled
                 note = render(verdict.note, facts).strip()
+                if verdict.evidence == "reported" and note:
+                    note = f"{REPORTED_PREFIX} {note}"
                 condition = verdict.when.describe()
                 sources.extend(s for s in verdict.sources if s not in sources)
                 break
         severity = rule.policy_severity or severity
-        instead = rule.instead.get(ctx.backend) or rule.instead.get("any", "")
-        parts = [render(rule.message, facts), note, render(instead, facts) if instead else ""]
+        options = rule.instead
+        for advice in rule.advice:
+            if advice.when.matches(ctx, facts):
+                options = advice.instead
+                sources.extend(s for s in advice.sources if s not in sources)
+                break
+        instead = options.get(ctx.backend) or options.get("any", "")
+        instead = render(instead, facts).strip() if instead else ""
+        parts = [render(rule.message, facts), note, instead]
         replacement = rule.replacement.get(ctx.backend)
         return Verdict(
             rule=rule,
@@ -420,4 +509,5 @@ class RuleDB:
             sources=tuple(sources),
             note=note,
             condition=condition,
+            advice=instead,
         )

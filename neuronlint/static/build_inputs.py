@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from neuronlint.static.data import library_facts
 from neuronlint.static.engine import FileResult, _tool_detection
 from neuronlint.static.registry import Emitter
 from neuronlint.static.requirements import requirement_name
@@ -79,9 +80,8 @@ def _dependency_findings(
                 column,
                 column + len(requirement),
                 requirement,
-                library=lib["name"],
                 package=requirement,
-                alternative=lib["alternative"],
+                **library_facts(lib),
             )
         )
     return out

@@ -64,3 +64,16 @@ def build_static_data(db: RuleDB) -> StaticData:
         p.lower().replace("_", "-"): lib for lib in db.tables.get("library", ()) for p in lib["packages"]
     }
     return StaticData(exact, prefix, methods, attributes, modules, packages)
+
+
+def library_facts(lib: dict[str, Any]) -> dict[str, Any]:
+    """What a library's record says (rules/libraries.toml): NL401-NL404 messages, severity and advice
+    follow it (what the library runs on, its Neuron path, its alternative with and without NKI)."""
+    return {
+        "library": lib["name"],
+        "support": lib["support"],
+        "runs_on": lib.get("runs_on", "an undocumented set of devices"),
+        "neuron_path": lib.get("neuron_path"),
+        "alternative": lib["alternative"],
+        "alternative_no_nki": lib.get("alternative_no_nki") or lib["alternative"],
+    }

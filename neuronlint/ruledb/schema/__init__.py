@@ -18,6 +18,7 @@ from neuronlint.ruledb.schema.spec import (
     SchemaError,
     Table,
     is_https_url,
+    is_versioned_url,
     validate_table,
 )
 
@@ -29,6 +30,8 @@ FILE_TABLES: dict[str, tuple[Table, str | None]] = {
     "release": (platform.RELEASE, "version"),
     "chip": (platform.CHIP, "name"),
     "platform": (platform.PLATFORM, None),
+    # rules/sources.toml
+    "living_source": (platform.LIVING_SOURCE, "url"),
     # rules/apis.toml, rules/libraries.toml
     "api": (apis.API, "name"),
     "library": (apis.LIBRARY, "name"),
@@ -56,5 +59,6 @@ __all__ = [
     "SchemaError",
     "Table",
     "is_https_url",
+    "is_versioned_url",
     "validate_table",
 ]

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from neuronlint.ruledb.schema.spec import SOURCE, STATUSES, F, Table, rule_id
+from neuronlint.ruledb.schema.spec import (
+    EVIDENCE,
+    LIBRARY_SUPPORT,
+    SOURCE,
+    STATUSES,
+    F,
+    Table,
+    is_https_url,
+    rule_id,
+)
 
 API = Table(
     {
@@ -25,9 +34,27 @@ LIBRARY = Table(
         "name": F(str, required=True),
         "modules": F(list, required=True, items=str),
         "packages": F(list, required=True, items=str),
-        "status": F(str, required=True, choices=STATUSES),
+        "status": F(str, required=True, choices=STATUSES, doc="what Neuron documents about the library"),
+        "support": F(
+            str,
+            required=True,
+            choices=LIBRARY_SUPPORT,
+            doc="what it runs on: nvidia-only, multi-backend (no Neuron backend), neuron-path, unknown",
+        ),
+        "runs_on": F(str, doc="what its own documentation says it runs on, e.g. 'NVIDIA and AMD GPUs'"),
+        "support_source": F(
+            str, check=is_https_url, doc="the library's own page for `support` (required unless unknown)"
+        ),
+        "neuron_path": F(str, doc="the documented way to run it on Neuron (support = neuron-path)"),
+        "helpers": F(
+            list,
+            items=str,
+            doc="module prefixes of device-free helpers (logging, config): calls into them are not findings",
+        ),
         "kind": F(str, required=True),
-        "alternative": F(str, required=True),
+        "alternative": F(str, required=True, doc="the documented Neuron alternative"),
+        "alternative_no_nki": F(str, doc="the alternative where NKI kernels are not supported"),
         "source": SOURCE,
+        "evidence": F(str, choices=EVIDENCE),
     }
 )

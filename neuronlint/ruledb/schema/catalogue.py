@@ -6,6 +6,7 @@ from neuronlint.ruledb.schema.spec import (
     BACKENDS,
     CHIPS,
     EFFORTS,
+    EVIDENCE,
     SEVERITIES,
     SOURCES,
     STATUSES,
@@ -76,6 +77,15 @@ VERDICT = Table(
         "note": F(str),
         "enabled": F(bool),
         "sources": SOURCES,
+        "evidence": F(str, choices=EVIDENCE, doc="documented (default) or reported (a field report)"),
+    }
+)
+
+ADVICE = Table(
+    {
+        "when": F(dict, required=True, table=WHEN),
+        "instead": F(dict, required=True, table=Table({"xla": F(str), "native": F(str), "any": F(str)})),
+        "sources": SOURCES,
     }
 )
 
@@ -94,6 +104,7 @@ RULE = Table(
         "case": F(list, items=CASE, doc="executable cases; the first firing one is the page's Example"),
         "sources": F(list, required=True, items=str, check=urls),
         "verdict": F(list, items=VERDICT),
+        "advice": F(list, items=ADVICE, doc="what to write instead where a platform condition holds"),
         "replacement": F(dict, table=Table({"xla": F(str), "native": F(str)})),
         "effort": F(str, choices=EFFORTS),
         "origin": F(str, choices=("static", "graph")),

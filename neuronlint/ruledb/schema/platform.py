@@ -9,6 +9,7 @@ from neuronlint.ruledb.schema.spec import (
     BACKEND_STATES,
     BACKENDS,
     CHIPS,
+    EVIDENCE,
     SCALAR,
     SOURCE,
     STATUSES,
@@ -17,6 +18,7 @@ from neuronlint.ruledb.schema.spec import (
     compiler_flag,
     fact_name,
     is_date,
+    is_https_url,
     is_sdk_range,
     is_version,
     matches,
@@ -30,6 +32,24 @@ BACKEND_INFO = Table(
         "training": F(bool, required=True, doc="whether Neuron supports training with it"),
         "status": F(
             str, required=True, choices=BACKEND_STATES, doc="supported, beta, maintenance or not-shipped"
+        ),
+        "status_by_chip": F(
+            dict,
+            table=Table({}, open=True, extra=str),
+            check=lambda v: next(
+                (
+                    f"{k}: expected one of {', '.join(BACKEND_STATES)}"
+                    for k, x in v.items()
+                    if x not in BACKEND_STATES
+                ),
+                None,
+            ),
+            doc="per-chip status where a notice names only some chips, e.g. { inf2 = 'maintenance' }",
+        ),
+        "torch_by_chip": F(
+            dict,
+            table=Table({}, open=True, extra=list),
+            doc="per-chip PyTorch versions where the manifest ships a package to some chips only",
         ),
         "package": F(str, required=True, doc="pip package name"),
         "versions": F(list, items=str, doc="exact package versions in the release (manifest)"),
@@ -100,5 +120,15 @@ PLATFORM = Table(
         "flag": F(str, check=compiler_flag, doc="applies only when the user declares this neuronx-cc flag"),
         "note": F(str),
         "source": SOURCE,
+        "evidence": F(str, choices=EVIDENCE, doc="documented (default) or reported (a field report)"),
+    }
+)
+
+# rules/sources.toml: the unversioned pages the database may cite, each with its reason.
+LIVING_SOURCE = Table(
+    {
+        "url": F(str, required=True, check=is_https_url, doc="an unversioned page cited as a source"),
+        "why": F(str, required=True, doc="why no versioned page is cited instead"),
+        "read": F(str, required=True, check=is_date, doc="when its content was last read, YYYY-MM-DD"),
     }
 )

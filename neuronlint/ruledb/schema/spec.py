@@ -62,6 +62,11 @@ STATUSES = ("supported", "partial", "unsupported", "unknown")
 BACKENDS = ("xla", "native")
 EFFORTS = ("none", "mechanical", "rewrite", "kernel-port")
 BACKEND_STATES = ("supported", "beta", "maintenance", "not-shipped")
+# How a fact is known: "documented" (Neuron's or the library's own documentation, the default) or
+# only "reported" in a field report (a public write-up, an issue); reported facts are shown as such.
+EVIDENCE = ("documented", "reported")
+# What a third-party library runs on, from its own documentation (rules/libraries.toml).
+LIBRARY_SUPPORT = ("nvidia-only", "multi-backend", "neuron-path", "unknown")
 SCALAR = (str, bool, int)
 CHIPS = Names("chip", "target")  # chip names: the `name`s of [[chip]] in rules/chips.toml (and packs)
 
@@ -87,10 +92,31 @@ def each(check: Check) -> Check:
 
 
 def is_https_url(value: Any) -> str | None:
-    """Sources must be versioned documentation URLs; plain http and bare paths are refused."""
+    """Sources are https URLs; plain http and bare paths are refused (the loader also checks
+    that each is versioned or declared a living page, see is_versioned_url)."""
     if not isinstance(value, str) or not re.fullmatch(r"https://[^\s/]+\.[^\s/]+/\S*", value):
         return f"expected an https:// URL, got {value!r}"
     return None
+
+
+# A source is versioned when the page it names cannot change under it: documentation at a release
+# tag, a file at a tag or commit, a package page at a version, a numbered issue or pull request.
+# Anything else is a living page, and rules/sources.toml must declare it ([[living_source]]).
+_VERSIONED = (
+    re.compile(r"https://awsdocs-neuron\.readthedocs-hosted\.com/en/v\d+\.\d+\.\d+/"),
+    re.compile(r"https://github\.com/[^/]+/[^/]+/(blob|tree)/(v?\d[\w.\-]*|[0-9a-f]{7,40})/"),
+    re.compile(r"https://github\.com/[^/]+/[^/]+/(pull|issues)/\d+$"),
+    re.compile(r"https://github\.com/[^/]+/[^/]+/releases/tag/[\w.\-]+$"),
+    re.compile(r"https://(docs\.)?pytorch\.org/docs/\d+\.\d+/"),
+    re.compile(r"https://pypi\.org/project/[^/]+/\d[\w.\-]*/$"),
+    re.compile(r"https://huggingface\.co/docs/[^/]+/v\d[\w.\-]*/"),
+    re.compile(r"https://docs\.vllm\.ai/en/v\d[\w.\-]*/"),
+)
+
+
+def is_versioned_url(value: str) -> bool:
+    """True for a URL pinned to a release, tag, commit or version (see _VERSIONED)."""
+    return any(p.match(value) for p in _VERSIONED)
 
 
 def urls(value: list[Any]) -> str | None:

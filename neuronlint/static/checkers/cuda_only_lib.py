@@ -15,6 +15,7 @@ import libcst as cst
 from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.calls import is_true, name_of
 from neuronlint.static.context import FileContext
+from neuronlint.static.data import library_facts
 from neuronlint.static.registry import Checker, on
 
 _KERNEL_LANGUAGES = frozenset({"triton", "helion"})
@@ -49,16 +50,30 @@ def _guarded(ctx: FileContext, lib: dict) -> bool:
     return False
 
 
-_LIB_FACTS = ("library", "module", "alternative", "lib_status", "guarded")
+# What the library's record says (rules/libraries.toml): the message, severity and advice follow it.
+_RECORD_FACTS = (
+    "library",
+    "support",
+    "runs_on",
+    "neuron_path",
+    "alternative",
+    "alternative_no_nki",
+)  # library_facts
+_LIB_FACTS = (*_RECORD_FACTS, "module", "lib_status", "guarded", "helper")
+
+
+def _is_helper(lib: dict, name: str) -> bool:
+    """A device-free helper of the library (its logger, its config): not a place to port."""
+    return any(name == h or name.startswith(h + ".") for h in lib.get("helpers", ()))
 
 
 def _lib_facts(lib: dict, module: str, ctx: FileContext) -> dict:
     return {
-        "library": lib["name"],
+        **library_facts(lib),
         "module": module,
-        "alternative": lib["alternative"],
         "lib_status": lib["status"],
         "guarded": _guarded(ctx, lib),
+        "helper": _is_helper(lib, module),
     }
 
 
@@ -80,14 +95,19 @@ def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
     return name_of(call.func) == "BitsAndBytesConfig" or qualname.endswith(".BitsAndBytesConfig")
 
 
+def _bnb_facts(ctx: FileContext) -> dict:
+    lib = ctx.data.library("bitsandbytes")
+    return library_facts(lib) if lib is not None else {}
+
+
 class CudaOnlyLib(Checker):
     """Imports and uses of CUDA-only libraries (rules/libraries.toml), bitsandbytes flags, setup.py requirements."""
 
     emits = {
         "NL401": _LIB_FACTS,
         "NL402": ("api", *_LIB_FACTS),
-        "NL403": ("symbol",),
-        "NL404": ("library", "package", "alternative"),
+        "NL403": ("symbol", *_RECORD_FACTS),
+        "NL404": ("package", *_RECORD_FACTS),
     }
     triggers = (
         "flash_attn",
@@ -177,12 +197,12 @@ class CudaOnlyLib(Checker):
             and is_true(node.value)
         ):
             if not _is_bnb_config(ctx.parent(), ctx):  # the config call itself is the finding
-                ctx.report("NL403", node, symbol=f"{node.keyword.value}=True")
+                ctx.report("NL403", node, symbol=f"{node.keyword.value}=True", **_bnb_facts(ctx))
 
     @on(cst.Call)
     def bnb_config(self, node: cst.Call, ctx: FileContext) -> None:
         if _is_bnb_config(node, ctx):
-            ctx.report("NL403", node.func, symbol="BitsAndBytesConfig")
+            ctx.report("NL403", node.func, symbol="BitsAndBytesConfig", **_bnb_facts(ctx))
 
     @on(cst.Arg)
     def install_requires(self, node: cst.Arg, ctx: FileContext) -> None:
@@ -204,6 +224,4 @@ class CudaOnlyLib(Checker):
                 name = requirement_name(text[0]) if text else None
                 lib = ctx.data.library_packages.get(name) if name else None
                 if lib is not None:
-                    ctx.report(
-                        "NL404", value, library=lib["name"], package=text[0], alternative=lib["alternative"]
-                    )
+                    ctx.report("NL404", value, package=text[0], **library_facts(lib))
