@@ -76,7 +76,8 @@ def test_index_lists_rules_releases_chips_and_platform_facts() -> None:
     assert "| 2.33 | 2026-10-19 | TorchNeuron | beta | yes | trn2, trn3 | 2.13, 2.14 | — |" in index
     assert "| 2.30 | 2026-05-21 | PyTorch/XLA | supported | no |" in index
     assert "| trn3 (AWS Trainium3 (Trn3)) | NeuronCore-v4 | 8 | 144 GiB |" in index
-    assert "| `float8_e4m3fn` | unsupported | unsupported | unsupported | supported |" in index
+    # Inf2 is not named by NCC_EVRF051 (Trn1/Trn2 only): unknown, not unsupported.
+    assert "| `float8_e4m3fn` | unknown | unsupported | unsupported | supported |" in index
     assert "| int64 | native | >=2.32 | trn2, trn3 | any | --native-int64=enabled |" in index
 
 

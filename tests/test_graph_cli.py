@@ -52,7 +52,10 @@ def test_trace_prints_op_verdicts_and_writes_json(tmp_path):
     assert "torch.export; Neuron SDK 2.29 on trn2, xla backend (torch-xla 2.9)" in text
     row = next(line for line in text.splitlines() if line.startswith("aten::bucketize.Tensor"))
     assert "not-lowered" in row and f"fixtures/models/no_lowering.py:{line}" in row
-    assert "Supported: 66.67% of 6 op calls lowered (4 lowered, 0 rejected, 2 not lowered, 0 unknown)" in text
+    assert (
+        "Supported: 66.67% of the 6 op calls with a documented verdict for the xla backend lowered "
+        "(4 lowered, 0 rejected, 2 not lowered); 0 of 6 op calls have no public verdict" in text
+    )
     assert f"{line}:9" in text and "NL010 [op-support]" in text
     assert "value.median()" not in text  # suppressed in the source
     data = json.loads(report.read_text())
@@ -67,6 +70,51 @@ def test_trace_prints_op_verdicts_and_writes_json(tmp_path):
     active = [f for f in data["findings"] if "suppressed" not in f]
     assert [(f["rule"], f["line"], f["origin"]) for f in active] == [("NL010", line, "graph")]
     assert data["summary"]["suppressed"] == 1
+
+
+def test_native_headline_counts_unknown_apart_and_labels_the_xla_table(tmp_path):
+    done = neuronlint(
+        "trace",
+        "fixtures/models/gpt_block.py:build",
+        "--input",
+        "long[2,8]",
+        "--format",
+        "json",
+        "-o",
+        str(tmp_path / "t.json"),
+    )
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert (
+        "Supported: no documented verdict for the native backend; 63 of 63 op calls have no public verdict"
+        in text
+    )
+    assert "0.00%" not in text and "not counted as unsupported" in text
+    assert (
+        "the other backend's table (PyTorch/XLA, torch-xla 2.9; not the backend judged here): 63 lowered"
+        in text
+    )
+    trace = json.loads((tmp_path / "t.json").read_text())["trace"][0]
+    assert (trace["known_ops"], trace["supported_percentage"], trace["total_ops"]) == (0, None, 63)
+    assert trace["other_backend"]["backend"] == "xla" and trace["other_backend"]["counts"]["lowered"] == 63
+
+
+def test_entrypoint_not_found_and_missing_input_are_usage_errors(tmp_path):
+    for args, expected in (
+        (("nope.model:build", "--input", "long[2,3]"), "no module 'nope.model'"),
+        (("missing.py:build", "--input", "long[2,3]"), "no such file 'missing.py'"),
+        (("fixtures/models/gpt_block.py:build",), "needs its example inputs: one --input dtype[shape]"),
+    ):
+        done = neuronlint(
+            "trace",
+            *args,
+            "--fail-on",
+            "blocker",
+            cwd=tmp_path if "nope" in args[0] or "missing" in args[0] else ROOT,
+        )
+        assert done.returncode == 2 and done.stdout == "", (args, done.stdout)
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith("neuronlint: error: ") and expected in line
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path):

@@ -175,3 +175,45 @@ def test_sdk_2_33_7_is_an_error_listing_the_known_releases(tmp_path: Path) -> No
     assert line.endswith("2.32.0, 2.33.0, 2.33.1")
     assert _cli("rules", "--sdk", "2.33.1", "--format", "json", cwd=tmp_path).returncode == 0
     assert "2.33.1 (2026-11-11)" in load_ruledb().releases["2.33"].raw["patches"]
+
+
+# ---- facts from field reports are shown as reported, never as documented support -------------------
+REPORTED_PACK = """
+[[rule]]
+id = "NL201"
+verdict = [
+  { when = { backend = "native" }, status = "unknown", evidence = "reported", note = "A field report runs init_process_group(backend='neuron') on TorchNeuron.", sources = ["https://github.com/example/report/blob/0123456789abcdef0123456789abcdef01234567/REPORT.md"] },
+]
+
+[[platform]]
+fact = "c10d_backend"
+value = "neuron"
+backend = "native"
+evidence = "reported"
+note = "named in a field report"
+source = "https://github.com/example/report/blob/0123456789abcdef0123456789abcdef01234567/REPORT.md"
+"""
+
+
+def test_reported_facts_are_shown_as_reported(tmp_path: Path) -> None:
+    from neuronlint.ruledb.loader import default_rules_dir, load_dirs
+    from neuronlint.ruledb.model import REPORTED_PREFIX
+
+    (tmp_path / "pack.toml").write_text(REPORTED_PACK, encoding="utf-8")
+    db = load_dirs([default_rules_dir(), tmp_path])
+    ctx = db.context("2.33", "trn2")
+    verdict = db.judge("NL201", {"symbol": "backend='nccl'"}, ctx)
+    assert verdict.status == "unknown" and verdict.note.startswith(REPORTED_PREFIX)
+    assert REPORTED_PREFIX in verdict.message
+    assert ctx.platform["c10d_backend"] == "neuron"
+    assert db.platform_entry(ctx, "c10d_backend").evidence == "reported"
+    # An unversioned source for a reported fact is refused like any other.
+    (tmp_path / "pack.toml").write_text(
+        REPORTED_PACK.replace("blob/0123456789abcdef0123456789abcdef01234567/", ""), encoding="utf-8"
+    )
+    try:
+        load_dirs([default_rules_dir(), tmp_path])
+    except Exception as exc:  # RuleDBError
+        assert "is not a versioned page" in str(exc)
+    else:
+        raise AssertionError("an unversioned source was accepted")

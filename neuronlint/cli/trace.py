@@ -18,7 +18,7 @@ import typer
 from neuronlint.cli.options import DATABASE, FRAME, SELECTION, ScanFlags, fail, shared_options
 from neuronlint.cli.scan import FORMAT_HELP, OUTPUT_HELP
 from neuronlint.graph.entrypoints import discover
-from neuronlint.graph.merge import TraceSetupError, require_torch, targets_from
+from neuronlint.graph.merge import TraceSetupError, headline, require_torch, targets_from
 from neuronlint.graph.ops import LOWERED, NOT_LOWERED, REJECTED, UNKNOWN
 from neuronlint.graph.runner import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, parse_memory
 from neuronlint.ruledb import RuleDBError
@@ -90,7 +90,9 @@ def trace(
     where = str(settings.config.path) if settings.config.path else "pyproject.toml (none found)"
     try:
         origin = str(settings.config.path) if settings.config.path else ""
-        targets = targets_from(entrypoint, list(input or []), kwargs, settings.config.trace, where, origin)
+        targets = targets_from(
+            entrypoint, list(input or []), kwargs, settings.config.trace, where, origin, root=root
+        )
     except ValueError as exc:
         raise fail(str(exc)) from None
     from neuronlint.graph.analysis import trace_targets
@@ -201,13 +203,9 @@ def render_text(results: list[TraceResult], report: Any) -> str:
                     row["detail"],
                 )
             console.print(table)
-        counts = data.get("counts", {})
         if data.get("total_ops"):
-            console.print(
-                f"  Supported: {data['supported_percentage']:.2f}% of {data['total_ops']} op calls lowered "
-                f"({counts.get(LOWERED, 0)} lowered, {counts.get(REJECTED, 0)} rejected, "
-                f"{counts.get(NOT_LOWERED, 0)} not lowered, {counts.get(UNKNOWN, 0)} unknown)"
-            )
+            for line in headline(data):
+                console.print(f"  {line}", markup=False)
         elif result.status in ("aborted", "failed"):
             console.print("  No ops recorded: see the findings below.")
         params = data.get("parameters")

@@ -210,7 +210,28 @@ def judge_outcome(
                 )
             )
     summary.update(_op_summary(judged))
+    summary["other_backend"] = _other_backend_table(result, db, ctx)
     return TraceResult(target, status, _findings(emitted, db, ctx, options, locator), summary)
+
+
+def _other_backend_table(result: dict[str, Any], db: RuleDB, ctx: Context) -> dict[str, Any] | None:
+    """On TorchNeuron, what the XLA backend's op table says of the same op calls (for comparison only).
+
+    TorchNeuron's per-operator table is not public, so its ops are unknown; the torch-xla lowering
+    table of the same release and chip is the nearest documented reference, and is labelled as the
+    other backend's. None on the XLA backend, or where the release offers no XLA backend on the chip.
+    """
+    if ctx.backend == "xla" or "xla" not in db.releases[ctx.sdk].backends_for(ctx.target):
+        return None
+    xla = db.context(ctx.sdk, ctx.target, "xla", ctx.flags)
+    table = OpDatabase(db, xla)
+    counts = dict.fromkeys(VERDICTS, 0)
+    facts_by_op = result.get("op_facts", {})
+    for record in result.get("ops", []):
+        counts[table.judge(record["op"], record["inputs"], record["outputs"], facts_by_op).verdict] += record[
+            "count"
+        ]
+    return {"backend": "xla", "torch_xla": table.torch_xla, "counts": counts}
 
 
 _Emitted = list[tuple[str, _Location, dict[str, Any], dict[str, Any]]]  # (rule, where, facts, extra)
@@ -339,6 +360,7 @@ def _empty_summary() -> dict[str, Any]:
         "capture": None,
         "total_ops": 0,
         "supported_percentage": None,
+        "known_ops": 0,
         "counts": dict.fromkeys(VERDICTS, 0),
         "supported_operators": {},
         "unsupported_operators": [],
@@ -394,11 +416,14 @@ def _op_summary(judged: list[tuple[dict[str, Any], OpVerdict, _Location]]) -> di
         if site not in entry["call_sites"]:
             entry["call_sites"].append(site)
     total = sum(counts.values())
+    # Unknown is not unsupported: the share counts only op calls with a documented verdict.
+    known = total - counts[UNKNOWN]
     order = {REJECTED: 0, NOT_LOWERED: 1, UNKNOWN: 2}
     listed = sorted(problems.values(), key=lambda e: (order[e["verdict"]], -e["count"], e["op"]))
     return {
         "total_ops": total,
-        "supported_percentage": round(100.0 * counts[LOWERED] / total, 2) if total else None,
+        "known_ops": known,
+        "supported_percentage": round(100.0 * counts[LOWERED] / known, 2) if known else None,
         "counts": counts,
         "supported_operators": dict(sorted(supported.items())),
         "unsupported_operators": [e for e in listed if e["verdict"] != UNKNOWN],

@@ -43,8 +43,13 @@ def targets_from(
     configured: list[dict[str, Any]],
     where: str,
     origin: str = "",
+    root: Path | None = None,
 ) -> list[TraceTarget]:
-    """The command-line entrypoint, or the configured ones; validated (raises ValueError)."""
+    """The command-line entrypoint, or the configured ones; validated (raises ValueError).
+
+    With `root`, a command-line entrypoint must also name a file or module that exists and come
+    with its example inputs: both are usage errors (exit 2), found without importing anything.
+    """
     from neuronlint.graph.analysis import TraceTarget
 
     if entrypoint is not None:
@@ -72,11 +77,63 @@ def targets_from(
             raise ValueError(f"no ENTRYPOINT given and no [[tool.neuronlint.trace]] entries in {where}")
     for target in targets:
         try:
-            parse_entrypoint(target.entrypoint)
+            entry = parse_entrypoint(target.entrypoint)
             parse_specs(target.inputs)
         except (EntrypointError, SpecError) as exc:
             raise ValueError(str(exc)) from None
+        if entrypoint is not None and root is not None:
+            _check_command_line_target(entry, target.inputs, root)
     return targets
+
+
+def _check_command_line_target(entry: Any, inputs: list[str], root: Path) -> None:
+    """Usage errors a user can fix on the command line: a missing module or file, no --input."""
+    if entry.source_file(root) is None:
+        if entry.path is not None:
+            raise ValueError(
+                f"entrypoint {entry.text!r}: no such file {entry.path!r} (run from the project root)"
+            )
+        top = entry.module.split(".")[0]
+        if importlib.util.find_spec(top) is None:  # a top-level lookup imports nothing
+            raise ValueError(
+                f"entrypoint {entry.text!r}: no module {entry.module!r} under {root} or on the Python path"
+            )
+    if not inputs:
+        raise ValueError(
+            f"entrypoint {entry.text!r} needs its example inputs: one --input dtype[shape] per forward() "
+            "argument, e.g. --input long[2,128]"
+        )
+
+
+def headline(data: dict[str, Any]) -> list[str]:
+    """The trace summary in words: documented verdicts first, unknown counted apart, never as unsupported.
+
+    The supported share counts only op calls with a documented verdict for this backend; op calls
+    with no public verdict are reported as unknown. On TorchNeuron the XLA backend's op table is
+    shown for comparison, labelled as the other backend's.
+    """
+    counts = data.get("counts", {})
+    total, known = data["total_ops"], data.get("known_ops", data["total_ops"])
+    unknown = counts.get("unknown", 0)
+    backend = data.get("backend", "")
+    open_part = f"{unknown} of {total} op calls have no public verdict (unknown, not counted as unsupported)"
+    if known:
+        lines = [
+            f"Supported: {data['supported_percentage']:.2f}% of the {known} op calls with a documented verdict "
+            f"for the {backend} backend lowered ({counts.get('lowered', 0)} lowered, {counts.get('rejected', 0)} "
+            f"rejected, {counts.get('not-lowered', 0)} not lowered); {open_part}"
+        ]
+    else:
+        lines = [f"Supported: no documented verdict for the {backend} backend; {open_part}"]
+    other = data.get("other_backend")
+    if other:
+        c = other["counts"]
+        lines.append(
+            f"For comparison, the other backend's table (PyTorch/XLA, torch-xla {other['torch_xla']}; not the "
+            f"backend judged here): {c.get('lowered', 0)} lowered, {c.get('rejected', 0)} rejected, "
+            f"{c.get('not-lowered', 0)} not lowered, {c.get('unknown', 0)} unknown of {total} op calls"
+        )
+    return lines
 
 
 def trace_into_scan(
@@ -110,11 +167,7 @@ def trace_into_scan(
                 continue
             result.findings.append(finding)
         data = traced.summary
-        share = (
-            f"{data['supported_percentage']:.2f}% of {data['total_ops']} op calls lowered"
-            if data.get("total_ops")
-            else "no ops recorded"
-        )
+        share = headline(data)[0] if data.get("total_ops") else "no ops recorded"
         note(f"traced {traced.target.label}: {traced.status}, {share}")
     result.findings.sort(key=Finding.sort_key)
     # Suppression comments that silenced a graph finding are used, whatever the static scan saw.

@@ -252,19 +252,21 @@ def op_rows(lockin: LockinResult, db: RuleDB) -> list[dict[str, Any]]:
 
 
 def trace_summary(traces: Sequence[dict[str, Any]] | None) -> dict[str, Any] | None:
-    """Op support across traced models: lowered op calls over all op calls (None when nothing was traced)."""
+    """Op support across traced models: lowered op calls over the op calls with a documented verdict
+    (unknown ones are not unsupported and stay out of the share; None when nothing was traced)."""
     if not traces:
         return None
     models = []
     lowered = total = 0
     for trace in traces:
-        count = int(trace.get("total_ops") or 0)
+        count = int(trace.get("known_ops", trace.get("total_ops")) or 0)
         share = trace.get("supported_percentage")
         models.append(
             {
                 "name": trace.get("name") or trace.get("entrypoint", "?"),
                 "status": trace.get("status", ""),
-                "total_ops": count,
+                "total_ops": int(trace.get("total_ops") or 0),
+                "known_ops": count,
                 "supported_percentage": share,
                 "unsupported": len(trace.get("unsupported_operators") or []),
                 "unknown": len(trace.get("unknown_operators") or []),
@@ -275,6 +277,7 @@ def trace_summary(traces: Sequence[dict[str, Any]] | None) -> dict[str, Any] | N
             lowered += round(count * float(share) / 100.0)
     return {
         "models": models,
-        "total_ops": total,
+        "total_ops": sum(m["total_ops"] for m in models),
+        "known_ops": total,
         "supported_percentage": round(100.0 * lowered / total, 2) if total else None,
     }

@@ -99,7 +99,7 @@ def render(report: dict[str, Any]) -> str:
     )
     out += [
         f"Custom kernels to port: **{s['kernels']}** · CUDA-only libraries: **{s['libraries']}** · "
-        f"op calls lowered (traced): **{str(op['supported_percentage']) + '%' if op and op.get('supported_percentage') is not None else 'not traced'}**",
+        f"op calls with a documented verdict lowered (traced): **{str(op['supported_percentage']) + '%' if op and op.get('supported_percentage') is not None else 'not traced'}**",
         "",
     ]
 
@@ -214,7 +214,9 @@ def render(report: dict[str, Any]) -> str:
     trace = report.get("trace")
     if trace:
         out += [
-            f"Traced models: **{trace['supported_percentage']}%** of {trace['total_ops']:,} op calls lowered.",
+            f"Traced models: **{trace['supported_percentage']}%** of the {trace.get('known_ops', trace['total_ops']):,} "
+            f"op calls with a documented verdict lowered ({trace['total_ops']:,} op calls in all; the others have "
+            "no public verdict and are not counted as unsupported).",
             "",
         ]
     if report["ops"]:
