@@ -16,6 +16,7 @@ import typer
 from neuronlint.cli.options import DATABASE, FRAME, RunSettings, ScanFlags, fail, shared_options
 from neuronlint.ruledb import Context, RuleDB, RuleDBError
 from neuronlint.ruledb.diff import ReleaseDiff, diff_releases
+from neuronlint.ruledb.diff import plain_text as _plain
 from neuronlint.ruledb.versions import parse_version
 
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
@@ -134,7 +135,11 @@ def _print_rules_text(data: dict[str, Any]) -> None:
     )
     if data["release"]["note"]:
         console.print(f"Note: {data['release']['note']}", markup=False)
-    facts = ", ".join(f"{name}={item['value']}" for name, item in data["platform"].items())
+    facts = ", ".join(
+        f"{name}={item['value']}"
+        + (" (reported, not documented)" if item.get("evidence") == "reported" else "")
+        for name, item in data["platform"].items()
+    )
     console.print(f"Platform: {facts}", markup=False)
     table = Table(title=None)
     for column in ("id", "category", "severity", "status", "title"):
@@ -294,8 +299,8 @@ def explain(
         ctx = _frame(db, settings)
         verdict = db.judge(match.id, {}, ctx)
         frame = f"Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend)"
-        instead = match.instead.get(ctx.backend) or match.instead.get("any", "")
-        said = " ".join(part for part in (verdict.note, instead) if part)
+        # The frame's own advice ([[rule.advice]] may replace `instead`), fields not filled in named plainly.
+        said = _plain(" ".join(part for part in (verdict.note, verdict.advice) if part))
         head = f"> **{frame}:** {verdict.severity.value}, {verdict.status}. {said}\n\n"
         title, _, rest = text.partition("\n\n")
         text = f"{title}\n\n{head}{rest}"

@@ -159,7 +159,7 @@ def _cases(rule: Rule) -> list[dict[str, Any]]:
 
 
 def _state(verdict: Verdict) -> VerdictState:
-    return VerdictState(verdict.severity.value, verdict.status, verdict.enabled, _plain(verdict.advice))
+    return VerdictState(verdict.severity.value, verdict.status, verdict.enabled, plain_text(verdict.advice))
 
 
 def rule_changes(db: RuleDB, old: Context, new: Context) -> list[RuleChange]:
@@ -198,7 +198,7 @@ def rule_changes(db: RuleDB, old: Context, new: Context) -> list[RuleChange]:
                     label,
                     state_old,
                     state_new,
-                    _plain(reason),
+                    plain_text(reason),
                     use_old and bool(reason),
                     sources,
                 )
@@ -206,7 +206,7 @@ def rule_changes(db: RuleDB, old: Context, new: Context) -> list[RuleChange]:
     return changes
 
 
-def _plain(note: str) -> str:
+def plain_text(note: str) -> str:
     """A note rendered without construct facts: '{api}' reads as 'this construct', '{x}' as '<x>'."""
     if "{" not in note:
         return note

@@ -157,6 +157,10 @@ def rule_markdown(db: RuleDB, rule: Rule) -> str:
     for backend in ("xla", "native"):
         if backend not in rule.instead and "any" not in rule.instead:
             lines.append(f"- **{BACKEND_LABELS[backend]}:** no documented replacement.")
+    for advice in rule.advice:  # [[rule.advice]]: where a platform condition replaces the advice
+        text = " ".join(f"{BACKEND_LABELS[k]}: {v}" if k != "any" else v for k, v in advice.instead.items())
+        cites = " " + " ".join(f"[source]({s})" for s in advice.sources) if advice.sources else ""
+        lines.append(f"- **Where {advice.when.describe()}:** {text}{cites}")
     api_rows = _api_rows(db, rule)
     if api_rows:
         lines += [
@@ -172,12 +176,16 @@ def rule_markdown(db: RuleDB, rule: Rule) -> str:
             "",
             "Libraries and their documented Neuron alternatives (from `rules/libraries.toml`):",
             "",
-            "| Library | Neuron status | Alternative | Source |",
-            "|---|---|---|---|",
+            "| Library | Runs on (its own documentation) | Neuron status | Alternative | Source |",
+            "|---|---|---|---|---|",
         ]
         for lib in sorted(db.tables["library"], key=lambda item: item["name"]):
+            runs = f"{lib['support']}: {lib.get('runs_on', '')}".rstrip(": ")
+            if lib.get("support_source"):
+                runs += f" ([source]({lib['support_source']}))"
             lines.append(
-                f"| `{_cell(lib['name'])}` | {lib['status']} | {_cell(lib['alternative'])} | <{lib['source']}> |"
+                f"| `{_cell(lib['name'])}` | {_cell(runs)} | {lib['status']} | {_cell(lib['alternative'])} | "
+                f"<{lib['source']}> |"
             )
     if rule.verdicts:
         lines += [
