@@ -75,17 +75,25 @@ class Finding:
     origin: str = "static"  # "static" or "graph"
     suppressed: str | None = None  # justification when silenced by an in-source comment
     baseline_state: str | None = None  # "new" | "unchanged" when a baseline is in use
+    scope: str = "source"  # source|test|example|benchmark|docs (neuronlint.scope)
+    group: str = ""  # id of the root cause this finding belongs to (neuronlint.groups)
+    capped_from: Severity | None = None  # the verdict's severity when the scope capped it (tests)
     extra: dict[str, Any] = field(default_factory=dict)
+    # The detector's facts (library, module, api, ...): grouping reads them; not serialised.
+    facts: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("facts")
         data["severity"] = self.severity.value
+        if self.capped_from is not None:
+            data["capped_from"] = self.capped_from.value
         if self.fix is None:
             data.pop("fix")
-        for key in ("suppressed", "baseline_state"):
+        for key in ("suppressed", "baseline_state", "capped_from"):
             if data[key] is None:
                 data.pop(key)
         if not self.extra:
@@ -96,6 +104,8 @@ class Finding:
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         data = dict(data)
         data["severity"] = Severity(data["severity"])
+        if data.get("capped_from"):
+            data["capped_from"] = Severity(data["capped_from"])
         if data.get("fix"):
             data["fix"] = Fix(**data["fix"])
         return cls(**data)

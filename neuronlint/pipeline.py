@@ -24,11 +24,13 @@ from typing import Any
 
 from neuronlint.cache import CACHE_DIR_NAME, Cache, entry_key
 from neuronlint.discover import discover, relative_posix
+from neuronlint.filters import first_party, triage
 from neuronlint.filters.chain import FilterOutcome, FilterRequest, apply_filters, scope
 from neuronlint.filters.selection import Selection
-from neuronlint.findings import Finding, Fix
+from neuronlint.findings import Finding, Fix, Severity
 from neuronlint.formats import LOCKIN_FORMATS, RenderOptions, Report
 from neuronlint.ruledb import Context, RuleDB, RuleDBError, load_ruledb
+from neuronlint.scope import ScopeRules
 from neuronlint.static.data import StaticData, build_static_data
 from neuronlint.static.link import link_across_files
 
@@ -53,6 +55,10 @@ class ScanOptions:
     cache_dir: Path | None = None  # None = no cache
     base: Path = field(default_factory=Path.cwd)  # reported paths are relative to this
     config_root: Path | None = None  # exclude / per-file-ignores globs are relative to this
+    scope_paths: dict[str, list[str]] = field(default_factory=dict)  # scope -> globs ([tool.neuronlint])
+    test_cap: Severity | None = Severity.WARNING  # test findings are at most this severe (None: no cap)
+    show_ok: bool = False  # keep notes about supported, device-generic code (--show-ok)
+    triage: bool = True  # False: every detection as judged (scopes set, no cap, no noise filters)
 
     @property
     def selection(self) -> Selection:
@@ -221,6 +227,7 @@ def judge(results: list[dict[str, Any]], db: RuleDB, ctx: Context) -> list[list[
                     snippet=det.get("snippet", ""),
                     fix=fix,
                     extra={"sources": list(verdict.sources)},
+                    facts={**facts, "module_path": result.get("module_path", path)},
                 )
             )
         judged.append(file_findings)
@@ -283,6 +290,16 @@ def run_scan(
         result["path"] = relative_posix(file, base)
     link_across_files(results)
     findings, unused = findings_in_frame(results, db, ctx, options)
+    findings = triage.prepare(
+        findings,
+        enabled=options.triage,
+        scope_rules=ScopeRules.from_config(options.scope_paths, options.config_root),
+        # Paths outside the working directory are classified by their path inside the scan root.
+        within_root={r["path"]: r["module_path"] for r in results if r["path"].startswith(("../", "/"))},
+        test_cap=options.test_cap,
+        first_party_names=first_party.project_names(options.paths),
+        show_ok=options.show_ok,
+    )
     return ScanResult(
         findings=findings,
         files=[r["path"] for r in results],

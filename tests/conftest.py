@@ -14,8 +14,14 @@ FIXTURES = ROOT / "fixtures"
 
 
 def scan_paths(paths, *, cwd: Path | None = None, **kwargs):
-    """Run the real scan pipeline (no cache, in-process) and return the ScanResult."""
+    """Run the real scan pipeline (no cache, in-process) and return the ScanResult.
+
+    Rule tests read what the detectors report: the triage filters (first-party, notes, one finding
+    per line and category, the test-scope cap) are off unless `triage=True`; tests/test_groups.py,
+    tests/test_first_party_and_dependencies.py and tests/test_triage.py test them.
+    """
     kwargs.setdefault("jobs", 1)
+    kwargs.setdefault("triage", False)
     base = cwd or Path.cwd()
     options = ScanOptions(paths=[Path(p) for p in paths], base=base, **kwargs)
     return run_scan(options)

@@ -38,6 +38,7 @@ class RenderOptions:
     repo_prefix: str = ""  # path of the current directory inside its git repository ("" = its root)
     show_suppressed: bool = False  # text: also list findings silenced by comments
     quiet: bool = False  # text: findings only, no summary
+    full: bool = False  # text: every finding with its source line, test code included (--full)
     baseline: BaselineSummary | None = None  # --baseline was used: its counts
     diff_base: DiffSummary | None = None  # --diff-base was used: its counts
     changed_lines: ChangedLines | None = None  # github: findings on these lines are annotated first

@@ -1,5 +1,13 @@
-"""Terminal report: findings grouped by file with the source line and the span underlined,
-then a summary table by category and severity. Colours follow rich (NO_COLOR, TTY detection)."""
+"""Terminal report, in the order a migration engineer reads it (formats/triage.py):
+
+1. the root causes that block the code on the chosen chip and release, ranked, each with the one
+   change that removes it; then those that need changes without blocking;
+2. one line for test code (summarised apart: it never blocks);
+3. the per-file detail: every finding with its source line and the span underlined when there are
+   few (or with `--full`), else the files with the most severe findings and their counts;
+4. a summary table by category and severity.
+
+`--quiet` prints the per-file detail only. Colours follow rich (NO_COLOR, TTY detection)."""
 
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ from rich.text import Text
 
 from neuronlint.findings import CATEGORIES, Finding
 from neuronlint.formats import Report, summary
+from neuronlint.formats import triage as triage_view
 
 _STYLE = {"blocker": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -63,19 +72,17 @@ def render(report: Report) -> str:
         highlight=False,
         no_color=os.environ.get("NO_COLOR") is not None or not force and not _stdout_is_tty(),
     )
-    by_file: dict[str, list[Finding]] = defaultdict(list)
-    for f in report.findings:
-        if f.suppressed is None or report.options.show_suppressed:
-            by_file[f.path].append(f)
-    cache: dict[str, list[str]] = {}
-    for path in sorted(by_file):
-        console.print(Text(path, style="bold underline"))
-        lines = _source_lines(path, cache) if report.show_source else []
-        for f in by_file[path]:
-            # soft_wrap: long messages stay one line (greppable); the terminal wraps them.
-            console.print(_finding_block(f, lines, report.show_source), soft_wrap=True)
-        console.print()
-    if report.options.quiet:
+    quiet = bool(report.options.quiet)
+    view = triage_view.triage(report)
+    full = quiet or report.options.full or len(view.shown) <= triage_view.FULL_BELOW
+    if not quiet:
+        _print_causes(console, view, report)
+    listed = view.shown + (view.tests if quiet or report.options.full else [])
+    if full:
+        _print_detail(console, report, listed)
+    else:
+        _print_file_counts(console, view.shown)
+    if quiet:
         return buffer.getvalue()  # --quiet: findings only
     counts = summary(report.findings)
     ctx = report.context
@@ -108,6 +115,60 @@ def render(report: Report) -> str:
         f"{counts['by_severity']['info']} info{suppressed}."
     )
     return buffer.getvalue()
+
+
+def _print_causes(console: Console, view: triage_view.Triage, report: Report) -> None:
+    console.print(Text(triage_view.headline(view, report.context), style="bold"))
+    for number, cause in enumerate(view.causes[: triage_view.MAX_CAUSES], start=1):
+        severity = cause.severity.value
+        line = Text(f"{number:>3}. ")
+        line.append(f"{severity:<8}", style=_STYLE[severity])
+        line.append(f"{cause.headline}  ")
+        line.append(f"[{cause.id}]", style="dim")
+        console.print(line, soft_wrap=True)
+        console.print(Text(f"       fix:   {cause.change}", style="green"), soft_wrap=True)
+        console.print(Text(f"       where: {triage_view.where(cause)}", style="dim"), soft_wrap=True)
+    hidden = view.causes[triage_view.MAX_CAUSES :]
+    if hidden:
+        counts = triage_view.Counter(c.severity.value for c in hidden)
+        console.print(
+            f"     … {triage_view.plural(len(hidden), 'more root cause')} "
+            f"({triage_view.count_text(counts)}): `--format json` lists every group"
+        )
+    tests = triage_view.test_summary(view)
+    if tests:
+        console.print(Text(tests, style="dim"))
+    console.print()
+
+
+def _print_detail(console: Console, report: Report, findings: list[Finding]) -> None:
+    wanted = {id(f) for f in findings}
+    by_file: dict[str, list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        if id(f) in wanted or (f.suppressed is not None and report.options.show_suppressed):
+            by_file[f.path].append(f)
+    cache: dict[str, list[str]] = {}
+    for path in sorted(by_file):
+        console.print(Text(path, style="bold underline"))
+        lines = _source_lines(path, cache) if report.show_source else []
+        for f in by_file[path]:
+            # soft_wrap: long messages stay one line (greppable); the terminal wraps them.
+            console.print(_finding_block(f, lines, report.show_source), soft_wrap=True)
+        console.print()
+
+
+def _print_file_counts(console: Console, findings: list[Finding]) -> None:
+    ranked = triage_view.file_counts(findings)
+    console.print(Text(f"Findings by file ({len(ranked):,} files, most severe first):", style="bold"))
+    width = min(70, max((len(path) for path, _ in ranked[: triage_view.MAX_FILES]), default=0))
+    for path, counts in ranked[: triage_view.MAX_FILES]:
+        console.print(f"  {path:<{width}}  {triage_view.count_text(counts)}", soft_wrap=True)
+    if len(ranked) > triage_view.MAX_FILES:
+        console.print(
+            f"  … {triage_view.plural(len(ranked) - triage_view.MAX_FILES, 'more file')}: "
+            "`--full` lists every finding with its source line"
+        )
+    console.print()
 
 
 def _terminal_width() -> int:

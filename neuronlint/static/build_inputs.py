@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
 from neuronlint.static.data import library_facts
 from neuronlint.static.engine import FileResult, _tool_detection
 from neuronlint.static.registry import Emitter
-from neuronlint.static.requirements import requirement_name
+from neuronlint.static.requirements import installs_on_linux, requirement_name
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,20 +60,30 @@ def analyze_cuda_source(rel_path: str, data: bytes) -> FileResult:
 
 
 def _dependency_findings(
-    rel_path: str, lines: list[str], requirements: list[str], static_data: Any
+    rel_path: str, lines: list[str], requirements: list[tuple[str, str]], static_data: Any
 ) -> list[dict]:
+    """One NL404 per CUDA-only entry, on the line that declares it. `requirements` holds
+    (requirement, extra) pairs in file order; extra is "" for a required dependency."""
     out = []
-    for requirement in requirements:
+    used: dict[str, set[int]] = {}  # the same string in two extras sits on two lines
+    for requirement, extra in requirements:
         name = requirement_name(requirement)
         lib = static_data.library_packages.get(name) if name else None
-        if lib is None:
+        if lib is None or not installs_on_linux(requirement):
             continue
-        line_no, column = 1, 1
-        for index, line in enumerate(lines, start=1):
-            position = line.find(requirement)
-            if position >= 0:
-                line_no, column = index, position + 1
-                break
+        taken = used.setdefault(requirement, set())
+        found = _declaring_line(lines, requirement, taken)
+        if found is None:
+            continue
+        line_no, column = found
+        taken.add(line_no)
+        facts = {
+            "library": lib["name"],
+            "package": requirement.split(";")[0].strip(),
+            "optional": bool(extra),
+        }
+        if extra:
+            facts["extra"] = extra
         out.append(
             _detection(
                 "NL404",
@@ -80,24 +91,62 @@ def _dependency_findings(
                 column,
                 column + len(requirement),
                 requirement,
-                package=requirement,
-                **library_facts(lib),
+                **{**library_facts(lib), **facts},
             )
         )
     return out
+
+
+def _declaring_line(lines: list[str], requirement: str, used: set[int]) -> tuple[int, int] | None:
+    """The first line not yet taken that holds the entry (quoted in TOML, alone in requirements)."""
+    for index, line in enumerate(lines, start=1):
+        if index in used:
+            continue
+        position = line.find(requirement)
+        if position < 0:
+            continue
+        before = line[:position].rstrip()
+        if before and before[-1] not in "\"'[,=" and not line.lstrip().startswith(requirement):
+            continue
+        return index, position + 1
+    return None
+
+
+_PLATFORM_CLAUSE = re.compile(r"""(sys_platform|platform_system|os_name)\s*(==|!=)\s*["']([^"']*)["']""")
+_LINUX = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
+
+
+def installs_on_linux(requirement: str) -> bool:
+    """False when the entry's environment marker excludes a Linux host (`; sys_platform == "win32"`).
+
+    Only the platform clauses are read; a marker joined with `or` is excluded only when every
+    platform clause is false on Linux.
+    """
+    _, _, marker = requirement.partition(";")
+    clauses = _PLATFORM_CLAUSE.findall(marker)
+    if not clauses:
+        return True
+    truths = [(value == _LINUX[key]) == (op == "==") for key, op, value in clauses]
+    if re.search(r"\bor\b", marker):
+        return any(truths)
+    return all(truths)
 
 
 def analyze_requirements(rel_path: str, data: bytes, static_data: Any) -> FileResult:
     text = data.decode("utf-8", "replace")
     lines = text.splitlines()
     requirements = [
-        line.split("#")[0].strip()
+        (line.split(" #")[0].strip(), "")
         for line in lines
         if line.strip() and not line.strip().startswith(("#", "-"))
     ]
     result = FileResult(path=rel_path, lines=len(lines), parsed=True)
     result.detections = _dependency_findings(rel_path, lines, requirements, static_data)
     return result
+
+
+def _first_line(lines: list[str], requirement: str) -> int:
+    return next((i for i, line in enumerate(lines) if requirement in line), len(lines))
 
 
 def analyze_pyproject(rel_path: str, data: bytes, static_data: Any) -> FileResult:
@@ -111,11 +160,13 @@ def analyze_pyproject(rel_path: str, data: bytes, static_data: Any) -> FileResul
             _tool_detection("NL001", getattr(exc, "lineno", 1) or 1, f"invalid TOML: {exc}")
         )
         return result
-    requirements: list[str] = list(doc.get("build-system", {}).get("requires", []))
+    requirements = [(r, "") for r in doc.get("build-system", {}).get("requires", [])]
     project = doc.get("project", {})
-    requirements += list(project.get("dependencies", []))
-    for extra in project.get("optional-dependencies", {}).values():
-        requirements += list(extra)
-    requirements = [r for r in requirements if isinstance(r, str)]
+    requirements += [(r, "") for r in project.get("dependencies", [])]
+    for extra, entries in project.get("optional-dependencies", {}).items():
+        requirements += [(r, extra) for r in entries]
+    requirements = [(r, extra) for r, extra in requirements if isinstance(r, str)]
+    # Entries in file order, so that repeated strings map to successive lines.
+    requirements.sort(key=lambda entry: _first_line(lines, entry[0]))
     result.detections = _dependency_findings(rel_path, lines, requirements, static_data)
     return result

@@ -1,0 +1,92 @@
+"""First-party code is the code being ported, not a dependency.
+
+Scanning flash-attention, bitsandbytes or apex themselves, `from flash_attn.ops import ...` inside
+the repository is an internal import: the kernels behind it are reported where they are defined
+(custom-kernel), and the import is not "a use of a CUDA-only library". The project's own import
+names come from `[project] name` in pyproject.toml, `name=` in setup.py, and the package
+directories (a directory with `__init__.py` at the top or under `src/`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from neuronlint.findings import Finding
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+LIBRARY_RULES = frozenset({"NL401", "NL402", "NL403"})
+_SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
+
+
+def import_name(distribution: str) -> str:
+    """`flash-attn` -> `flash_attn` (how a distribution's top-level package is usually spelled)."""
+    return re.sub(r"[-.]+", "_", distribution).lower()
+
+
+def _project_root(path: Path) -> Path | None:
+    """The nearest directory at or above `path` with a pyproject.toml or setup.py."""
+    start = path if path.is_dir() else path.parent
+    for directory in (start, *start.parents):
+        if (directory / "pyproject.toml").is_file() or (directory / "setup.py").is_file():
+            return directory
+    return None
+
+
+def project_names(paths: Iterable[Path]) -> set[str]:
+    """Top-level import names of the projects the scanned paths belong to."""
+    names: set[str] = set()
+    for path in paths:
+        root = _project_root(Path(path).resolve())
+        if root is None:
+            continue
+        names |= _declared_names(root)
+        for base in (root, root / "src"):
+            if base.is_dir():
+                names |= {
+                    child.name
+                    for child in base.iterdir()
+                    if child.is_dir() and (child / "__init__.py").is_file()
+                }
+    return {n for n in names if n}
+
+
+def _declared_names(root: Path) -> set[str]:
+    names: set[str] = set()
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            doc = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+            doc = {}
+        name = doc.get("project", {}).get("name") or doc.get("tool", {}).get("poetry", {}).get("name")
+        if isinstance(name, str):
+            names.add(import_name(name))
+    setup = root / "setup.py"
+    if setup.is_file():
+        try:
+            text = setup.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        names |= {import_name(m) for m in _SETUP_NAME.findall(text)}
+    return names
+
+
+def is_first_party(finding: Finding, names: set[str]) -> bool:
+    """A library finding (import, call, quantisation flag) whose library is the scanned project."""
+    if finding.rule not in LIBRARY_RULES or not names:
+        return False
+    module = str(finding.facts.get("module") or finding.facts.get("api") or "")
+    top = module.split(".")[0]
+    library = import_name(str(finding.facts.get("library", "")))
+    return top in names or library in names
+
+
+def drop_first_party(findings: list[Finding], names: set[str]) -> list[Finding]:
+    return [f for f in findings if not is_first_party(f, names)]

@@ -1,0 +1,38 @@
+"""The noise filters that run inside the scan, on judged findings, in this order:
+
+1. first-party library imports are dropped (filters/first_party.py),
+2. notes about supported, device-generic code are dropped unless --show-ok (filters/notes.py),
+3. one finding per line and category (filters/dedup.py),
+4. every finding gets its scope; test findings are capped at warning (filters/scope.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from neuronlint.filters import dedup, first_party, notes
+from neuronlint.filters import scope as scope_filter
+from neuronlint.findings import Finding, Severity
+from neuronlint.scope import ScopeRules
+
+
+def prepare(
+    findings: list[Finding],
+    *,
+    scope_rules: ScopeRules,
+    within_root: Mapping[str, str] | None = None,
+    test_cap: Severity | None = scope_filter.DEFAULT_TEST_CAP,
+    first_party_names: set[str] | None = None,
+    show_ok: bool = False,
+    enabled: bool = True,
+) -> list[Finding]:
+    if not enabled:  # the detectors' own output: scopes only (rule tests read it)
+        scope_filter.assign(findings, scope_rules, within_root, None)
+        return findings
+    if first_party_names:
+        findings = first_party.drop_first_party(findings, first_party_names)
+    if not show_ok:
+        findings = notes.drop_notes(findings)
+    findings = dedup.one_per_line_and_category(findings)
+    scope_filter.assign(findings, scope_rules, within_root, test_cap)
+    return findings

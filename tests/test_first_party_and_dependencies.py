@@ -1,0 +1,143 @@
+"""First-party detection and the dependency rule (NL404) on the layouts of real repositories."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuronlint.filters.first_party import import_name, project_names
+from neuronlint.static.build_inputs import installs_on_linux
+from tests.conftest import scan_paths
+from tests.test_groups import write
+
+# bitsandbytes-foundation/bitsandbytes: a flat package next to pyproject.toml, tests beside it.
+BITSANDBYTES = {
+    "pyproject.toml": '[project]\nname = "bitsandbytes"\ndependencies = ["torch"]\n',
+    "bitsandbytes/__init__.py": "from . import functional\n",
+    "bitsandbytes/functional.py": "import torch\n\ndef dequantize_4bit(x):\n    return x\n",
+    "bitsandbytes/nn/__init__.py": "",
+    "bitsandbytes/nn/modules.py": (
+        "import bitsandbytes as bnb\n"
+        "from bitsandbytes.functional import dequantize_4bit\n\n"
+        "def forward(w):\n    return dequantize_4bit(w) + bnb.functional.dequantize_4bit(w)\n"
+    ),
+    "tests/test_functional.py": "import bitsandbytes as bnb\n\ndef test_q():\n    bnb.functional.dequantize_4bit(1)\n",
+}
+
+# linkedin/Liger-Kernel: a src/ layout whose distribution name differs in spelling (liger_kernel).
+LIGER = {
+    "setup.py": 'from setuptools import setup\nsetup(name="liger_kernel", package_dir={"": "src"})\n',
+    "src/liger_kernel/__init__.py": "",
+    "src/liger_kernel/transformers/__init__.py": "",
+    "src/liger_kernel/transformers/rms_norm.py": (
+        "from liger_kernel.ops.rms_norm import LigerRMSNormFunction\n\n"
+        "def rms(x):\n    return LigerRMSNormFunction.apply(x)\n"
+    ),
+}
+
+# A consumer of bitsandbytes (the shape of huggingface/peft): its imports stay findings.
+CONSUMER = {
+    "pyproject.toml": '[project]\nname = "peft"\n',
+    "src/peft/__init__.py": "",
+    "src/peft/tuners/lora/bnb.py": "import bitsandbytes as bnb\n\ndef f(w):\n    return bnb.functional.dequantize_4bit(w)\n",
+}
+
+
+def _library_findings(tmp_path, files):
+    write(tmp_path, files)
+    result = scan_paths([tmp_path], cwd=tmp_path, triage=True, select=["cuda-only-lib"])
+    return [f for f in result.active if f.rule in ("NL401", "NL402")]
+
+
+def test_project_names_from_pyproject_setup_and_package_dirs(tmp_path):
+    write(tmp_path / "bnb", BITSANDBYTES)
+    write(tmp_path / "liger", LIGER)
+    assert project_names([tmp_path / "bnb"]) >= {"bitsandbytes"}
+    assert project_names([tmp_path / "bnb" / "bitsandbytes" / "nn"]) >= {"bitsandbytes"}  # a subdirectory
+    assert project_names([tmp_path / "liger"]) == {"liger_kernel"}
+    assert import_name("flash-attn") == "flash_attn"
+
+
+def test_internal_imports_of_the_library_itself_are_not_findings(tmp_path):
+    assert _library_findings(tmp_path, BITSANDBYTES) == []
+    assert _library_findings(tmp_path / "liger", LIGER) == []
+
+
+def test_a_consumer_of_the_library_keeps_its_findings(tmp_path):
+    found = _library_findings(tmp_path, CONSUMER)
+    assert sorted(f.rule for f in found) == ["NL401", "NL402"]
+
+
+@pytest.mark.parametrize(
+    "requirement, expected",
+    [
+        ("flash-attn>=2", True),
+        ('flash-attn>=2; sys_platform == "linux"', True),
+        ('triton-windows; sys_platform == "win32"', False),
+        ("bitsandbytes; platform_system == 'Darwin'", False),
+        ('deepspeed; platform_system != "Windows"', True),
+        ('xformers; sys_platform != "linux"', False),
+        ('xformers; sys_platform == "win32" or sys_platform == "linux"', True),
+        ('xformers; python_version >= "3.10" and sys_platform == "darwin"', False),
+        ('xformers; python_version >= "3.10"', True),
+    ],
+)
+def test_environment_markers(requirement, expected):
+    assert installs_on_linux(requirement) is expected
+
+
+# The pyproject.toml of huggingface/trl has the same CUDA-only package in several extras.
+TRL_PYPROJECT = """\
+[project]
+name = "trl"
+dependencies = [
+    "accelerate>=1.4.0",
+    "datasets>=3.0.0",
+]
+
+[project.optional-dependencies]
+deepspeed = [
+    "deepspeed>=0.14.4"
+]
+liger = [
+    "liger-kernel>=0.8.0,<0.8.1"  # temporary hotfix
+]
+quantization = [
+    "bitsandbytes",
+]
+windows = [
+    'triton-windows; sys_platform == "win32"',
+]
+dev = [
+    "deepspeed>=0.14.4",
+    "liger-kernel>=0.8.0,<0.8.1",
+    "bitsandbytes",
+]
+"""
+
+
+def test_pyproject_extras_markers_and_lines(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(TRL_PYPROJECT, encoding="utf-8")
+    result = scan_paths([tmp_path / "pyproject.toml"], cwd=tmp_path, triage=True, select=["NL404"])
+    found = [(f.line, f.facts["package"], f.severity.value) for f in result.active]
+    assert found == [
+        (10, "deepspeed>=0.14.4", "info"),
+        (13, "liger-kernel>=0.8.0,<0.8.1", "info"),
+        (16, "bitsandbytes", "info"),
+        (22, "deepspeed>=0.14.4", "info"),
+        (23, "liger-kernel>=0.8.0,<0.8.1", "info"),
+        (24, "bitsandbytes", "info"),
+    ]
+    assert len({(f.line, f.rule) for f in result.active}) == len(result.active)  # no duplicates
+    message = result.active[0].message
+    assert "already optional (extra `deepspeed`)" in message
+    assert "Make it an optional extra" not in message
+
+
+def test_required_dependency_is_a_warning_with_the_advice(tmp_path):
+    (tmp_path / "requirements.txt").write_text(
+        "torch\nflash-attn==2.6.3  # fast attention\n", encoding="utf-8"
+    )
+    result = scan_paths([tmp_path / "requirements.txt"], cwd=tmp_path, triage=True, select=["NL404"])
+    [finding] = result.active
+    assert (finding.line, finding.severity.value) == (2, "warning")
+    assert "Make it an optional extra for GPU installs." in finding.message

@@ -1,0 +1,170 @@
+"""Root causes on a real repository layout: one library, one kernel module, one dependency, one
+compile setting, one construct; ids stable between runs; every active finding in exactly one group."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from neuronlint.groups import build_groups, group_id, module_name
+from tests.conftest import scan_paths
+
+# The shape of a fine-tuning library such as huggingface/peft or mosaicml/llm-foundry: a src/
+# package with a flash-attn path and Triton kernels, tests, examples and a pyproject.
+LAYOUT = {
+    "pyproject.toml": """
+        [project]
+        name = "tinyft"
+        dependencies = ["torch>=2.4", "flash-attn>=2.5"]
+        [project.optional-dependencies]
+        kernels = [
+            "flash-attn>=2.5",
+            "triton",
+        ]
+    """,
+    "src/tinyft/__init__.py": "",
+    "src/tinyft/ops/__init__.py": "",
+    "src/tinyft/ops/rmsnorm_kernels.py": """
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({}, num_warps=4)], key=["n"])
+        @triton.jit
+        def _rmsnorm_fwd(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+
+        def rmsnorm(x, y):
+            _rmsnorm_fwd[(x.shape[0],)](x, y, x.shape[1], BLOCK=1024)
+            return y
+    """,
+    "src/tinyft/attention.py": """
+        import torch
+        from flash_attn import flash_attn_func, flash_attn_varlen_func
+
+        from tinyft.ops.rmsnorm_kernels import rmsnorm
+
+        def attend(q, k, v):
+            return flash_attn_func(q, k, v, causal=True)
+
+        def attend_varlen(q, k, v, cu, m):
+            return flash_attn_varlen_func(q, k, v, cu, cu, m, m)
+
+        @torch.compile(mode="max-autotune", dynamic=True)
+        def fused(x):
+            return x * 2
+    """,
+    "src/tinyft/train.py": """
+        import torch
+
+        def step(model, batch, lengths):
+            batch = batch.to("cuda")
+            loss = model(batch)
+            if lengths.max().item() > 512:
+                loss = loss * 2
+            return loss
+
+        def setup(model):
+            return torch.compile(model, mode="max-autotune")
+    """,
+    "tests/test_attention.py": """
+        import torch
+        from flash_attn import flash_attn_func
+
+        def test_attend():
+            q = torch.randn(1, 8, 2, 64, device="cuda")
+            assert flash_attn_func(q, q, q).shape == q.shape
+    """,
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def _groups(tmp_path: Path):
+    write(tmp_path, LAYOUT)
+    result = scan_paths([tmp_path], cwd=tmp_path, triage=True)
+    return result, build_groups(result.findings, result.db, result.context)
+
+
+def _by_kind(causes, kind):
+    return {c.subject: c for c in causes if c.kind == kind}
+
+
+def test_one_library_with_its_imports_and_call_sites(tmp_path):
+    result, causes = _groups(tmp_path)
+    flash = _by_kind(causes, "library")["flash_attn"]
+    rules = sorted(f.rule for f in flash.findings)
+    assert rules.count("NL401") == 2  # src/tinyft/attention.py and tests/test_attention.py
+    assert rules.count("NL402") == 3  # two calls in the package, one in the test
+    assert flash.files == ["src/tinyft/attention.py", "tests/test_attention.py"]
+    assert flash.severity.value == "blocker"  # the package's import; the test's is capped
+    assert flash.scope_counts() == {"source": 3, "test": 2}
+    assert flash.headline.startswith("flash_attn (CUDA-only library): 2 imports and 3 uses in 2 files")
+    assert flash.change.startswith("Replace flash_attn: ")
+
+
+def test_one_kernel_module_with_definition_launch_and_importers(tmp_path):
+    _, causes = _groups(tmp_path)
+    kernels = _by_kind(causes, "kernel-module")
+    assert list(kernels) == ["src.tinyft.ops.rmsnorm_kernels"]
+    cause = kernels["src.tinyft.ops.rmsnorm_kernels"]
+    assert sorted(f.rule for f in cause.findings) == ["NL301", "NL301", "NL306"]  # jit, launch, import
+    assert "imported by 1 file" in cause.headline
+    assert "NKI" in cause.change
+
+
+def test_one_dependency_per_package_each_entry_on_its_line(tmp_path):
+    _, causes = _groups(tmp_path)
+    deps = _by_kind(causes, "dependency")
+    assert sorted(deps) == ["flash_attn", "triton"]
+    lines = sorted(f.line for f in deps["flash_attn"].findings)
+    assert lines == [3, 6]  # the required entry and the extra's, not the same line twice
+    assert deps["triton"].findings[0].severity.value == "info"  # already optional
+    assert "extra" in deps["triton"].change and "Remove" not in deps["triton"].change
+
+
+def test_compile_settings_and_constructs(tmp_path):
+    _, causes = _groups(tmp_path)
+    settings = _by_kind(causes, "compile-setting")
+    # `@torch.compile(mode="max-autotune", dynamic=True)`: one construct, one compile-backend
+    # finding (the most severe, dynamic=True), not three of near-identical text.
+    decorator = [f for f in result_findings(causes) if f.path == "src/tinyft/attention.py" and f.line == 12]
+    assert [(f.rule, sorted(f.extra["also"])) for f in decorator] == [("NL804", ["NL801", "NL802"])]
+    assert settings["dynamic=True"].count == 1
+    assert settings["max-autotune"].files == ["src/tinyft/train.py"]
+    constructs = _by_kind(causes, "construct")
+    assert "src/tinyft/train.py:6" in constructs  # `if lengths.max().item() > 512`: host sync + control flow
+    assert {f.category for f in constructs["src/tinyft/train.py:6"].findings} == {
+        "host-sync",
+        "dynamic-shape",
+    }
+
+
+def result_findings(causes):
+    return [f for c in causes for f in c.findings]
+
+
+def test_every_finding_in_one_group_ranked_and_stable(tmp_path):
+    result, causes = _groups(tmp_path)
+    active = [f for f in result.findings if f.suppressed is None]
+    assert all(f.group for f in active)
+    assert sum(c.count for c in causes) == len(active)
+    assert len({c.id for c in causes}) == len(causes)
+    ranks = [c.rank_key() for c in causes]
+    assert ranks == sorted(ranks)
+    assert causes[0].severity.value == "blocker"
+    # Same code, same ids (a second scan of the same tree).
+    again = scan_paths([tmp_path], cwd=tmp_path, triage=True)
+    assert [c.id for c in build_groups(again.findings, again.db, again.context)] == [c.id for c in causes]
+    assert group_id("library", "flash_attn") == next(c.id for c in causes if c.subject == "flash_attn")
+    data = causes[0].to_dict()
+    assert set(data) >= {"id", "kind", "headline", "change", "severity", "count", "files", "scopes"}
+
+
+def test_module_name():
+    assert module_name("src/pkg/ops/kernels.py") == "src.pkg.ops.kernels"
+    assert module_name("pkg/ops/__init__.py") == "pkg.ops"
