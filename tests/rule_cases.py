@@ -35,6 +35,7 @@ def run_case(tmp_path: Path, rule_id: str, case: RuleCase, rules_dirs: list[Path
         target=case.frame.get("target", "trn2"),
         backend=case.frame.get("backend"),
         rules_dirs=list(rules_dirs or []),
+        triage=False,  # a case shows what the detector reports (notes included, no dedup, no cap)
     )
     result = run_scan(options)
     findings = filter_scan(result, options, FilterRequest(report_unused_suppressions=True), root).findings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from neuronlint.filters.first_party import import_name, project_names
-from neuronlint.static.build_inputs import installs_on_linux
+from neuronlint.static.requirements import installs_on_linux
 from tests.conftest import scan_paths
 from tests.test_groups import write
 
@@ -141,3 +141,20 @@ def test_required_dependency_is_a_warning_with_the_advice(tmp_path):
     [finding] = result.active
     assert (finding.line, finding.severity.value) == (2, "warning")
     assert "Make it an optional extra for GPU installs." in finding.message
+
+
+def test_setup_py_extras_are_optional_and_markers_are_honoured(tmp_path):
+    # The setup.py shape of EleutherAI/gpt-neox and hpcaitech/ColossalAI: install_requires plus extras.
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "setup(\n"
+        '    name="pkg",\n'
+        '    install_requires=["torch", "deepspeed>=0.12"],\n'
+        '    extras_require={"fused": ["flash-attn>=2"], "win": [\'triton-windows; sys_platform == "win32"\']},\n'
+        ")\n",
+        encoding="utf-8",
+    )
+    result = scan_paths([tmp_path / "setup.py"], cwd=tmp_path, triage=True, select=["NL404"])
+    found = sorted((f.line, f.facts["package"], f.severity.value) for f in result.active)
+    assert found == [(4, "deepspeed>=0.12", "warning"), (5, "flash-attn>=2", "info")]
+    assert "already optional (extra `fused`)" in next(f.message for f in result.active if f.line == 5)

@@ -49,10 +49,13 @@ def test_counts_top_blockers_and_lockin(tmp_path: Path) -> None:
     text = render("markdown", scan_report(tmp_path))
     assert "**3 blockers**, 1 warning, 2 info, 1 suppressed in source." in text
     assert "| cuda-api | 2 | 1 | 0 |" in text and "| neuron-lockin | 0 | 0 | 2 |" in text
-    blockers = [line for line in text.splitlines() if line.startswith("| [NL")]
+    # Root causes first (ranked), then every finding with its root cause, blockers first.
+    causes = text.partition("### Root causes to fix first")[2].partition("<details>")[0]
+    assert "root causes block this code on trn2" in causes
+    blockers = [line for line in text.splitlines() if line.startswith("| blocker | [NL")]
     assert len(blockers) == 3
     assert blockers[0].startswith(
-        "| [NL201 nccl-backend](https://github.com/neuronlint/neuronlint/blob/main/docs/rules/NL201.md) | `train.py:6` |"
+        "| blocker | [NL201 nccl-backend](https://github.com/neuronlint/neuronlint/blob/main/docs/rules/NL201.md) | `train.py:6` | source | `RC"
     )
 
 
@@ -134,10 +137,11 @@ def test_top_blockers_are_capped_and_link_to_the_commit_in_actions(tmp_path: Pat
     monkeypatch.setenv("GITHUB_REPOSITORY", "acme/models")
     monkeypatch.setenv("GITHUB_SHA", "0123abc")
     text = render("markdown", scan_report(tmp_path, select=["NL101"]))
-    rows = [line for line in text.splitlines() if line.startswith("| [NL101")]
-    assert len(rows) == markdown.TOP_BLOCKERS
+    # One root cause (`.cuda()` thirteen times); every finding is listed and links to the commit.
+    assert "| 1 | blocker | `.cuda()` (NL101 cuda-device): 13 sites in m.py" in text
+    rows = [line for line in text.splitlines() if line.startswith("| blocker | [NL101")]
+    assert len(rows) == 13
     assert "[`m.py:5`](https://github.com/acme/models/blob/0123abc/m.py#L5)" in rows[0]
-    assert "… and 3 more blocker(s)." in text
 
 
 def test_table_cells_are_escaped() -> None:

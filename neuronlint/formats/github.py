@@ -13,6 +13,7 @@ from pathlib import Path
 from neuronlint import fingerprints
 from neuronlint.findings import Finding, Severity
 from neuronlint.formats import Report
+from neuronlint.formats.triage import root_causes
 from neuronlint.ruledb.pages import DOCS_URL
 
 COMMANDS = {Severity.BLOCKER: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -66,6 +67,8 @@ def annotation(f: Finding, path: str) -> str:
     message = f.message
     if f.fix is not None:
         message += f"\nSuggested fix: {f.fix.replacement}"
+    if f.group:
+        message += f"\nRoot cause {f.group}" + (" (test code)" if f.scope == "test" else "")
     message += f"\nSee {DOCS_URL.format(id=f.rule)}"
     props = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     return f"::{COMMANDS[f.severity]} {props}::{escape_data(message)}"
@@ -103,6 +106,7 @@ def job_summary(report: Report) -> str:
 
 
 def render(report: Report) -> str:
+    root_causes(report)  # annotations name their root cause
     prefix = report.options.repo_prefix
     shown, rest = select_annotations(ordered(report))
     lines = [annotation(f, fingerprints.repo_path(f.path, prefix)) for f in shown]

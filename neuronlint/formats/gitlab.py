@@ -14,6 +14,7 @@ from typing import Any
 from neuronlint import fingerprints
 from neuronlint.findings import Finding, Severity
 from neuronlint.formats import Report
+from neuronlint.formats.triage import root_causes
 from neuronlint.ruledb.pages import DOCS_URL
 
 SEVERITIES = {Severity.BLOCKER: "blocker", Severity.WARNING: "major", Severity.INFO: "info"}
@@ -38,10 +39,13 @@ def issue(f: Finding, path: str) -> dict[str, Any]:
         "severity": SEVERITIES[f.severity],
         "fingerprint": digest,
         "location": {"path": path, "lines": {"begin": f.line, "end": max(f.end_line, f.line)}},
+        # Not read by GitLab (it ignores unknown keys): the root cause and scope, for other tools.
+        "neuronlint": {"group": f.group, "scope": f.scope, "rule": f.rule},
     }
 
 
 def as_list(report: Report) -> list[dict[str, Any]]:
+    root_causes(report)
     prefix = report.options.repo_prefix
     fingerprints.ensure(report.findings, prefix)
     return [issue(f, fingerprints.repo_path(f.path, prefix)) for f in report.findings if f.suppressed is None]

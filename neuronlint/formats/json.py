@@ -6,12 +6,14 @@ import json
 
 from neuronlint import __version__
 from neuronlint.formats import Report, summary
+from neuronlint.formats.triage import root_causes
 
 SCHEMA_VERSION = 1
 
 
 def as_dict(report: Report) -> dict:
     ctx = report.context
+    causes = root_causes(report)  # sets every finding's `group`
     data = {
         "version": __version__,
         "schema_version": SCHEMA_VERSION,
@@ -21,6 +23,7 @@ def as_dict(report: Report) -> dict:
         "files_scanned": len(report.files),
         "lines_scanned": report.lines,
         "summary": summary(report.findings),
+        "groups": [cause.to_dict() for cause in causes],
         "findings": [f.to_dict() for f in report.findings],
     }
     options = report.options

@@ -13,6 +13,7 @@ import os
 from neuronlint import fingerprints
 from neuronlint.findings import CATEGORIES, NEURON_SIDE_CATEGORIES, Finding, Severity
 from neuronlint.formats import Report, summary
+from neuronlint.formats import triage as triage_view
 from neuronlint.ruledb.pages import DOCS_URL
 
 TOP_BLOCKERS = 10
@@ -138,15 +139,32 @@ def render(report: Report) -> str:
         if row:
             lines.append(f"| {category} | " + " | ".join(str(row[s]) for s in _SEVERITIES) + " |")
     lines.append("| **Total** | " + " | ".join(f"**{sev[s]}**" for s in _SEVERITIES) + " |")
+    view = triage_view.triage(report)
+    lines += ["", "### Root causes to fix first", "", triage_view.headline(view, ctx), ""]
+    lines += ["| # | Severity | Root cause | Change | Where | Id |", "|---:|---|---|---|---|---|"]
+    for number, cause in enumerate(view.causes[:TOP_BLOCKERS], start=1):
+        lines.append(
+            f"| {number} | {cause.severity.value} | {cell(cause.headline)} | {cell(cause.change)} | "
+            f"{cell(triage_view.where(cause))} | `{cause.id}` |"
+        )
+    if len(view.causes) > TOP_BLOCKERS:
+        lines += ["", f"… and {len(view.causes) - TOP_BLOCKERS} more root cause(s)."]
+    tests = triage_view.test_summary(view)
+    if tests:
+        lines += ["", cell(tests.replace("`--scope test` lists them", "listed below")) + "."]
     active = [f for f in report.findings if f.suppressed is None]
-    blockers = sorted((f for f in active if f.severity is Severity.BLOCKER), key=Finding.sort_key)
-    if blockers:
-        lines += ["", "### Top blockers", "", "| Rule | Where | What |", "|---|---|---|"]
-        for f in blockers[:TOP_BLOCKERS]:
-            lines.append(
-                f"| [{f.rule} {f.name}]({DOCS_URL.format(id=f.rule)}) | {_location(f, prefix)} | {cell(f.message)} |"
-            )
-        if len(blockers) > TOP_BLOCKERS:
-            lines += ["", f"… and {len(blockers) - TOP_BLOCKERS} more blocker(s)."]
+    lines += [
+        "",
+        f"<details><summary>All {len(active)} findings</summary>",
+        "",
+        "| Severity | Rule | Where | Scope | Root cause | What |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in sorted(active, key=lambda f: (-f.severity.rank, f.scope == "test", f.path, f.line)):
+        lines.append(
+            f"| {f.severity.value} | [{f.rule} {f.name}]({DOCS_URL.format(id=f.rule)}) | {_location(f, prefix)} | "
+            f"{f.scope} | `{f.group}` | {cell(f.message)} |"
+        )
+    lines += ["", "</details>"]
     lines += [""] + lockin_lines(report) + [""]
     return "\n".join(lines)

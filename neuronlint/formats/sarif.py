@@ -16,6 +16,7 @@ from urllib.parse import quote
 from neuronlint import __version__, fingerprints
 from neuronlint.findings import Finding, Severity
 from neuronlint.formats import Report
+from neuronlint.formats.triage import root_causes
 from neuronlint.ruledb.model import Rule
 from neuronlint.ruledb.pages import DOCS_URL
 
@@ -143,11 +144,14 @@ def result_object(f: Finding, rule_index: int, path: str, with_baseline: bool) -
         "severity": f.severity.value,
         "neuronStatus": f.status,
         "analysis": f.origin,
+        "scope": f.scope,
+        "group": f.group,
     }
     return result
 
 
 def as_dict(report: Report) -> dict[str, Any]:
+    root_causes(report)  # every result names its root cause
     prefix = report.options.repo_prefix
     fingerprints.ensure(report.findings, prefix)
     rule_ids = sorted({f.rule for f in report.findings})

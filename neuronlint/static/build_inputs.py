@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any
 
@@ -110,26 +109,6 @@ def _declaring_line(lines: list[str], requirement: str, used: set[int]) -> tuple
             continue
         return index, position + 1
     return None
-
-
-_PLATFORM_CLAUSE = re.compile(r"""(sys_platform|platform_system|os_name)\s*(==|!=)\s*["']([^"']*)["']""")
-_LINUX = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
-
-
-def installs_on_linux(requirement: str) -> bool:
-    """False when the entry's environment marker excludes a Linux host (`; sys_platform == "win32"`).
-
-    Only the platform clauses are read; a marker joined with `or` is excluded only when every
-    platform clause is false on Linux.
-    """
-    _, _, marker = requirement.partition(";")
-    clauses = _PLATFORM_CLAUSE.findall(marker)
-    if not clauses:
-        return True
-    truths = [(value == _LINUX[key]) == (op == "==") for key, op, value in clauses]
-    if re.search(r"\bor\b", marker):
-        return any(truths)
-    return all(truths)
 
 
 def analyze_requirements(rel_path: str, data: bytes, static_data: Any) -> FileResult:

@@ -107,7 +107,7 @@ class CudaOnlyLib(Checker):
         "NL401": _LIB_FACTS,
         "NL402": ("api", *_LIB_FACTS),
         "NL403": ("symbol", *_RECORD_FACTS),
-        "NL404": ("package", *_RECORD_FACTS),
+        "NL404": ("package", "optional", "extra", *_RECORD_FACTS),
     }
     triggers = (
         "flash_attn",
@@ -210,18 +210,29 @@ class CudaOnlyLib(Checker):
             return
         if not ctx.path.endswith("setup.py"):
             return
-        from neuronlint.static.requirements import requirement_name
+        from neuronlint.static.requirements import installs_on_linux, requirement_name
 
-        stack = [node.value]
+        optional = node.keyword.value == "extras_require"
+        stack: list[tuple[cst.BaseExpression, str]] = [(node.value, "")]
         while stack:
-            value = stack.pop()
+            value, extra = stack.pop()
             if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
-                stack.extend(e.value for e in value.elements)
+                stack.extend((e.value, extra) for e in value.elements)
             elif isinstance(value, cst.Dict):
-                stack.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+                for element in value.elements:
+                    if isinstance(element, cst.DictElement):
+                        key = ctx.strings(element.key) if isinstance(element.key, cst.SimpleString) else []
+                        stack.append((element.value, key[0] if key else "?"))
             elif isinstance(value, cst.SimpleString):
                 text = ctx.strings(value)
                 name = requirement_name(text[0]) if text else None
                 lib = ctx.data.library_packages.get(name) if name else None
-                if lib is not None:
-                    ctx.report("NL404", value, package=text[0], **library_facts(lib))
+                if lib is not None and installs_on_linux(text[0]):
+                    facts = {"optional": optional, **({"extra": extra} if optional else {})}
+                    ctx.report(
+                        "NL404",
+                        value,
+                        package=text[0].split(";")[0].strip(),
+                        **library_facts(lib),
+                        **facts,
+                    )
