@@ -23,6 +23,7 @@ between runs while the code that causes them does (a `construct` names its file 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -132,7 +133,16 @@ def _subject_key(f: Finding) -> tuple[str, str] | None:
     return None
 
 
-def _api_subject(f: Finding) -> str:
+_PLACEHOLDER = re.compile(r"{(\w+)}")
+
+
+def _api_subject(f: Finding, db: RuleDB) -> str:
+    """The rule plus what its message names first (`{api}`, `{symbol}`...), else the source."""
+    rule = db.rules.get(f.rule)
+    for key in _PLACEHOLDER.findall(rule.message if rule else ""):
+        value = f.facts.get(key)
+        if value and isinstance(value, str):
+            return f"{f.rule}:{value}"
     for key in _SUBJECT_FACTS:
         value = f.facts.get(key)
         if value:
@@ -188,7 +198,7 @@ def build_groups(findings: Iterable[Finding], db: RuleDB, ctx: Context) -> list[
                 keys[id(f)] = ("construct", f"{path}:{line}")
     members: dict[tuple[str, str], list[Finding]] = defaultdict(list)
     for f in active:
-        key = keys.get(id(f)) or ("api", _api_subject(f))
+        key = keys.get(id(f)) or ("api", _api_subject(f, db))
         members[key].append(f)
     causes = []
     for (kind, subject), group in members.items():
