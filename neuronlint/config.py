@@ -34,17 +34,28 @@ class Config:
     compiler_flags: list[str] = field(default_factory=list)  # neuronx-cc flags, e.g. "--native-int64=enabled"
     trace: list[dict[str, Any]] = field(default_factory=list)
     cache_dir: str | None = None
+    scope_paths: dict[str, list[str]] = field(default_factory=dict)  # scope -> globs (test-paths, ...)
+    test_max_severity: str | None = None  # "blocker" lets test code block; default "warning"
 
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "rules-dir", "compiler-flags")
+# [tool.neuronlint] key -> scope (neuronlint.scope): globs of files in that scope
+SCOPE_KEYS = {
+    "test-paths": "test",
+    "example-paths": "example",
+    "benchmark-paths": "benchmark",
+    "docs-paths": "docs",
+    "source-paths": "source",
+}
 _STR_KEYS = {
     "target": None,  # a chip: checked by the rule database, whose chips are rules/chips.toml
     "sdk": None,
     "backend": ("xla", "native"),
     "fail-on": ("blocker", "warning", "info", "never"),
     "cache-dir": None,
+    "test-max-severity": ("blocker", "warning", "info"),
 }
-_KNOWN = set(_LIST_KEYS) | set(_STR_KEYS) | {"per-file-ignores", "trace"}
+_KNOWN = set(_LIST_KEYS) | set(_STR_KEYS) | set(SCOPE_KEYS) | {"per-file-ignores", "trace"}
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -78,7 +89,11 @@ def load_config(path: Path | None) -> Config:
     for key, value in table.items():
         if key not in _KNOWN:
             raise ConfigError(f"{where}: key '{key}': unknown key (known keys: {', '.join(sorted(_KNOWN))})")
-        if key in _LIST_KEYS:
+        if key in SCOPE_KEYS:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: key '{key}': expected an array of globs, got {value!r}")
+            config.scope_paths[SCOPE_KEYS[key]] = list(value)
+        elif key in _LIST_KEYS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: key '{key}': expected an array of strings, got {value!r}")
             setattr(config, key.replace("-", "_"), list(value))

@@ -293,7 +293,7 @@ def run_scan(
     findings = triage.prepare(
         findings,
         enabled=options.triage,
-        scope_rules=ScopeRules.from_config(options.scope_paths, options.config_root),
+        scope_rules=ScopeRules.from_config(options.scope_paths, options.config_root, base),
         # Paths outside the working directory are classified by their path inside the scan root.
         within_root={r["path"]: r["module_path"] for r in results if r["path"].startswith(("../", "/"))},
         test_cap=options.test_cap,

@@ -78,10 +78,13 @@ class ScopeRules:
 
     overrides: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     root: Path | None = None  # globs of the overrides are relative to this (the config's directory)
+    base: Path | None = None  # reported paths are relative to this (default: the current directory)
 
     @classmethod
-    def from_config(cls, paths: Mapping[str, Iterable[str]], root: Path | None) -> ScopeRules:
-        return cls({scope: tuple(globs) for scope, globs in paths.items() if globs}, root)
+    def from_config(
+        cls, paths: Mapping[str, Iterable[str]], root: Path | None, base: Path | None = None
+    ) -> ScopeRules:
+        return cls({scope: tuple(globs) for scope, globs in paths.items() if globs}, root, base)
 
     def classify(self, path: str, within_root: str | None = None) -> str:
         """The scope of a reported path (POSIX, relative to the working directory).
@@ -90,7 +93,8 @@ class ScopeRules:
         so a checkout that sits under a directory called `test/` is not all tests.
         """
         if self.overrides:
-            local = relative_posix(Path(path), self.root) if self.root else path
+            full = self.base / path if self.base is not None else Path(path)
+            local = relative_posix(full, self.root) if self.root else path
             # A configured scope wins over the conventions; source-paths last, so that
             # `test-paths = ["src/pkg/testing"]` inside `source-paths = ["src"]` still counts.
             for scope in (TEST, EXAMPLE, BENCHMARK, DOCS, SOURCE):

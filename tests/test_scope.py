@@ -102,3 +102,38 @@ def test_scope_selection():
     findings = [_finding("tests/test_a.py", Severity.BLOCKER), _finding("pkg/a.py", Severity.BLOCKER)]
     scope_filter.assign(findings, ScopeRules())
     assert [f.path for f in scope_filter.select(findings, frozenset({"source"}))] == ["pkg/a.py"]
+
+
+def test_config_keys_and_a_scan_that_uses_them(tmp_path):
+    from neuronlint.config import ConfigError, load_config
+    from tests.conftest import scan_paths
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.neuronlint]\ntest-paths = ["qa"]\nsource-paths = ["scripts/train.py"]\n'
+        'test-max-severity = "info"\n',
+        encoding="utf-8",
+    )
+    config = load_config(tmp_path / "pyproject.toml")
+    assert config.scope_paths == {"test": ["qa"], "source": ["scripts/train.py"]}
+    assert config.test_max_severity == "info"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[tool.neuronlint]\ntest-paths = "qa"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="key 'test-paths': expected an array of globs"):
+        load_config(bad)
+    for name in ("qa/check.py", "scripts/train.py", "scripts/plot.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("import torch\nx = torch.ones(1).cuda()\n", encoding="utf-8")
+    result = scan_paths(
+        [tmp_path],
+        cwd=tmp_path,
+        triage=True,
+        scope_paths=config.scope_paths,
+        test_cap=Severity.INFO,
+        config_root=tmp_path,
+    )
+    found = {f.path: (f.scope, f.severity.value) for f in result.active if f.rule == "NL101"}
+    assert found == {
+        "qa/check.py": ("test", "info"),
+        "scripts/train.py": ("source", "blocker"),
+        "scripts/plot.py": ("example", "blocker"),
+    }

@@ -293,6 +293,8 @@ class ScanFlags:
             cache_dir=cache,
             base=Path.cwd(),
             config_root=config.root,
+            scope_paths=dict(config.scope_paths),
+            test_cap=Severity.parse(config.test_max_severity or "warning"),
         )
         return RunSettings(options, config, fail_on, minimum, self.exit_zero)
 

@@ -79,7 +79,8 @@ def estimate_effort(
         item.effort = (override.effort if override and override.effort else None) or (
             rule.effort if rule else "none"
         )
-        if item.finding.severity.value not in params.effort_severities.get(direction, ()):
+        severity = item.finding.capped_from or item.finding.severity  # a test's cap is not less work
+        if severity.value not in params.effort_severities.get(direction, ()):
             item.unit, item.hours = "", 0.0
             continue
         unit, role, size = _unit_key(item, cuda_sources)
@@ -111,8 +112,15 @@ def estimate_effort(
             by_class[effort] = by_class.get(effort, 0.0) + hours
     lines.sort(key=lambda line: (-line.hours, line.rule))
     total = sum(line.hours for line in lines)
+    test_hours = sum(i.hours for group in per_rule.values() for i in group if i.finding.scope == "test")
     return Effort(
-        direction, lines, total, total / params.hours_per_week, by_class, effort_assumptions(params)
+        direction,
+        lines,
+        total,
+        total / params.hours_per_week,
+        by_class,
+        effort_assumptions(params),
+        test_hours,
     )
 
 

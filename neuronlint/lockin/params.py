@@ -67,6 +67,9 @@ class WeightOverride:
         return True
 
 
+_SCOPE_NAMES = {"test": "tests", "example": "examples", "benchmark": "examples", "docs": "examples"}
+
+
 @dataclass(frozen=True)
 class Scope:
     """Files whose findings weigh `factor` times their usual weight (tests, examples)."""
@@ -148,8 +151,15 @@ class LockinParams:
         area = self.area_for(rule, category)
         return float(area.weights[severity]), f"{area.name} {severity}"
 
-    def scope_for(self, path: str) -> Scope | None:
-        """The first scope whose patterns match the path (None: full weight)."""
+    def scope_for(self, path: str, finding_scope: str = "source") -> Scope | None:
+        """The scope a file weighs in (None: full weight). A finding's own scope (neuronlint.scope:
+        path conventions and `test-paths`, ...) decides first: `test` weighs as `tests`, `example`,
+        `benchmark` and `docs` as `examples`; else the first scope whose patterns match the path."""
+        named = _SCOPE_NAMES.get(finding_scope)
+        if named is not None:
+            found = next((s for s in self.scopes if s.name == named), None)
+            if found is not None:
+                return found
         return next((s for s in self.scopes if s.matches(path)), None)
 
     def grade(self, score: int) -> Grade:

@@ -175,11 +175,13 @@ class Effort:
     weeks: float
     by_class: dict[str, float]
     assumptions: list[str]
+    test_hours: float = 0.0  # the part of `hours` spent porting test code (scope "test")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "direction": self.direction,
             "hours": round(self.hours, 2),
+            "test_hours": round(self.test_hours, 2),
             "weeks": round(self.weeks, 2),
             "by_class": {k: round(v, 2) for k, v in self.by_class.items()},
             "lines": [line.to_dict() for line in self.lines],

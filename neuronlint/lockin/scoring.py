@@ -71,10 +71,12 @@ def weigh(
             if isinstance(value, (str, int, bool)) and key not in own:
                 own[key] = value
         area = params.area_for(finding.rule, finding.category)
-        weight, source = params.weight(finding.rule, finding.severity.value, finding.category, own)
+        # A test's severity cap is for the scan's triage; its weight here is the [[lockin_scope]] factor.
+        severity = (finding.capped_from or finding.severity).value
+        weight, source = params.weight(finding.rule, severity, finding.category, own)
         scope = scopes.get(finding.path, False)
         if scope is False:
-            scope = scopes[finding.path] = params.scope_for(finding.path)
+            scope = scopes[finding.path] = params.scope_for(finding.path, finding.scope)
         if scope is not None and scope.factor != 1.0:
             weight, source = weight * scope.factor, f"{source} x {scope.factor:g} ({scope.name})"
         weighted.append(WeightedFinding(finding, own, area.direction, area.name, weight, source))

@@ -177,7 +177,8 @@ def _headline(lockin: LockinResult, ctx: Context | None, kernels: int, libraries
     if libraries:
         extras.append(f"{libraries} CUDA-only librar{'ies' if libraries != 1 else 'y'} to replace")
     text += (" (" + ", ".join(extras) + ")" if extras else "") + "; "
-    text += f"estimated effort {effort.hours:,.0f} h ({effort.weeks:.1f} weeks). "
+    text += f"estimated effort {effort.hours:,.0f} h ({effort.weeks:.1f} weeks"
+    text += f", of which {effort.test_hours:,.0f} h porting tests). " if effort.test_hours >= 0.5 else "). "
     count = lockin.hot_spot_count["cuda"]
     if count:
         text += f"{count} file{'s' if count != 1 else ''} hold{'s' if count == 1 else ''} {lockin.params.hot_spot_share:g}% of the CUDA coupling. "
@@ -251,6 +252,7 @@ def build_report(
             "blockers": repo.blockers,
             "findings": repo.findings,
             "hours": _round(effort.hours, 1),
+            "test_hours": _round(effort.test_hours, 1),
             "weeks": _round(effort.weeks, 2),
             "hot_spot_files": lockin.hot_spot_count[d],
             "top_areas": [a.title for a in repo.breakdown[:3]],
