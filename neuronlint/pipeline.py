@@ -345,6 +345,7 @@ def make_report(
     show_source: bool = True,
     show_suppressed: bool = False,
     quiet: bool = False,
+    full: bool = False,
 ) -> Report:
     """What the `formats` of this run render: the filtered findings and typed render options.
 
@@ -358,6 +359,7 @@ def make_report(
         repo_prefix=outcome.repo_prefix,
         show_suppressed=show_suppressed,
         quiet=quiet,
+        full=full,
         baseline=outcome.baseline,
         diff_base=outcome.diff_base,
         changed_lines=outcome.changed_lines,

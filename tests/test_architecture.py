@@ -26,9 +26,9 @@ PACKAGE = ROOT / "neuronlint"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli", "__main__"),
     ("pipeline", "graph", "report", "formats"),
-    ("static", "filters", "lockin"),
+    ("static", "filters", "lockin", "groups"),
     ("ruledb",),
-    ("findings", "config", "discover", "fingerprints", "gitrepo", "cache", "neuronlint"),
+    ("findings", "config", "discover", "fingerprints", "gitrepo", "cache", "scope", "neuronlint"),
 )
 
 

@@ -55,6 +55,21 @@ def scan(
             help="Report `# neuronlint: ignore[...]` comments that suppress nothing (NL003).",
         ),
     ] = False,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            help="Only these scopes: source, test, example, benchmark, docs, all (comma-separated or repeated).",
+        ),
+    ] = None,
+    full: Annotated[
+        bool,
+        typer.Option("--full", help="Text: list every finding with its source line, test code included."),
+    ] = False,
+    show_ok: Annotated[
+        bool,
+        typer.Option("--show-ok", help="Also report notes about supported code that needs no change."),
+    ] = False,
     trace: Annotated[
         bool,
         typer.Option(
@@ -64,6 +79,7 @@ def scan(
     ] = False,
 ) -> None:
     """Scan Python sources, CUDA files and build inputs for CUDA coupling and Neuron blockers."""
+    from neuronlint.filters import scope as scope_filter
     from neuronlint.filters.chain import FilterError, FilterRequest
     from neuronlint.formats import FORMATS
     from neuronlint.pipeline import filter_scan, make_report, run_scan
@@ -71,13 +87,23 @@ def scan(
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
     settings = flags.settings()
+    settings.options.show_ok = show_ok
+    try:
+        scopes = scope_filter.parse_scopes(scope or []) if scope else None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     try:
         result = run_scan(settings.options, progress_factory(not quiet and format == "text"))
         traced = merge_traces(result, settings, quiet) if trace else None
     except (RuleDBError, ConfigError) as exc:
         raise fail(str(exc)) from None
     request = FilterRequest(
-        baseline, diff_base, report_unused_suppressions, (format,), min_severity=settings.min_severity
+        baseline,
+        diff_base,
+        report_unused_suppressions,
+        (format,),
+        min_severity=settings.min_severity,
+        scopes=scopes,
     )
     try:
         filtered = filter_scan(result, settings.options, request, Path.cwd())
@@ -95,6 +121,7 @@ def scan(
         show_source=not no_source,
         show_suppressed=show_suppressed,
         quiet=quiet,
+        full=full,
     )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)

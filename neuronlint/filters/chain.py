@@ -17,6 +17,7 @@ from typing import Any
 from neuronlint import fingerprints, gitrepo
 from neuronlint.filters import baseline as baseline_filter
 from neuronlint.filters import changed_lines, suppressions
+from neuronlint.filters import scope as scope_filter
 from neuronlint.filters.selection import Selection
 from neuronlint.filters.unused import unused_suppression_findings
 from neuronlint.findings import Finding, Severity
@@ -54,6 +55,7 @@ class FilterRequest:
     report_unused_suppressions: bool = False
     formats: tuple[str, ...] = ()  # output formats of this run (GitHub annotations want changed lines first)
     min_severity: Severity = Severity.INFO  # --severity
+    scopes: frozenset[str] | None = None  # --scope (None: every scope)
 
 
 @dataclass(frozen=True)
@@ -168,4 +170,6 @@ def apply_filters(
                 )
 
     outcome.findings = [f for f in outcome.findings if f.severity.rank >= request.min_severity.rank]
+    if request.scopes is not None:
+        outcome.findings = scope_filter.select(outcome.findings, request.scopes)
     return outcome
