@@ -1,0 +1,82 @@
+"""The triage a user sees: `scan` text leads with root causes, test code never blocks and is
+summarised apart, --scope / --full / --show-ok, and every machine format carries group and scope."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.test_cli import run
+from tests.test_groups import LAYOUT, write
+
+# Many sites of one construct: more than the text output lists one by one.
+MANY = {
+    f"src/tinyft/layer_{i}.py": "import torch\n\ndef f(x):\n    y = torch.ones(2, device='cuda')\n    return x.cuda() + y\n"
+    for i in range(25)
+}
+
+
+def test_text_leads_with_root_causes_and_summarises_tests(tmp_path: Path):
+    write(tmp_path, LAYOUT)
+    result = run(["scan", ".", "--no-cache"], tmp_path)
+    lines = result.output.splitlines()
+    assert lines[0].startswith("root causes block this code on trn2 / SDK", lines[0].index("root causes"))
+    assert "flash_attn (CUDA-only library)" in result.output
+    assert any(line.startswith("tests: ") and "test code never blocks" in line for line in lines)
+    assert (
+        "tests/test_attention.py"
+        not in result.output.partition("tests: ")[2].partition("Findings by category")[0]
+    )
+    assert result.exit_code == 1
+
+
+def test_test_code_never_blocks(tmp_path: Path):
+    write(tmp_path, {"tests/test_model.py": "import torch\nx = torch.ones(1).cuda()\n"})
+    result = run(["scan", ".", "--no-cache", "--format", "json", "--fail-on", "blocker"], tmp_path)
+    data = json.loads(result.output)
+    [finding] = data["findings"]
+    assert (finding["scope"], finding["severity"], finding["capped_from"]) == ("test", "warning", "blocker")
+    assert finding["group"] == data["groups"][0]["id"]
+    assert result.exit_code == 0  # nothing at or above blocker
+
+
+def test_large_scans_condense_the_detail_and_full_lists_it(tmp_path: Path):
+    write(tmp_path, MANY)
+    default = run(["scan", ".", "--no-cache"], tmp_path).output
+    assert "Findings by file (25 files, most severe first):" in default
+    assert "`--full` lists every finding" in default
+    assert "^^^" not in default  # no source excerpts
+    assert len(default.splitlines()) < 60
+    full = run(["scan", ".", "--no-cache", "--full"], tmp_path).output
+    assert sum(1 for line in full.splitlines() if line.strip().startswith("^")) == 50
+
+
+def test_scope_selects_and_show_ok_adds_notes(tmp_path: Path):
+    write(
+        tmp_path,
+        {
+            "train.py": "from torch.nn.parallel import DistributedDataParallel as DDP\n\ndef wrap(m):\n    return DDP(m)\n",
+            "tests/test_train.py": "import torch\nx = torch.ones(1).cuda()\n",
+        },
+    )
+    data = json.loads(run(["scan", ".", "--no-cache", "-f", "json"], tmp_path).output)
+    assert [f["rule"] for f in data["findings"]] == ["NL101"]  # the DDP note is not a finding
+    data = json.loads(run(["scan", ".", "--no-cache", "-f", "json", "--show-ok"], tmp_path).output)
+    assert sorted(f["rule"] for f in data["findings"]) == ["NL101", "NL205"]
+    data = json.loads(
+        run(["scan", ".", "--no-cache", "-f", "json", "--show-ok", "--scope", "source"], tmp_path).output
+    )
+    assert [f["rule"] for f in data["findings"]] == ["NL205"]
+    bad = run(["scan", ".", "--scope", "unit"], tmp_path)
+    assert bad.exit_code == 2 and "unknown scope 'unit'" in bad.output
+
+
+def test_sarif_and_gitlab_carry_group_and_scope(tmp_path: Path):
+    write(tmp_path, {"train.py": "import torch\nx = torch.ones(1).cuda()\n"})
+    sarif = json.loads(run(["scan", ".", "--no-cache", "-f", "sarif"], tmp_path).output)
+    props = sarif["runs"][0]["results"][0]["properties"]
+    assert props["scope"] == "source" and props["group"].startswith("RC")
+    gitlab = json.loads(run(["scan", ".", "--no-cache", "-f", "gitlab"], tmp_path).output)
+    assert gitlab[0]["neuronlint"]["group"] == props["group"]
+    github = run(["scan", ".", "--no-cache", "-f", "github"], tmp_path).output
+    assert f"Root cause {props['group']}" in github
