@@ -80,3 +80,11 @@ def test_sarif_and_gitlab_carry_group_and_scope(tmp_path: Path):
     assert gitlab[0]["neuronlint"]["group"] == props["group"]
     github = run(["scan", ".", "--no-cache", "-f", "github"], tmp_path).output
     assert f"Root cause {props['group']}" in github
+
+
+def test_html_report_shows_the_same_root_causes(tmp_path: Path):
+    write(tmp_path, {"train.py": "import torch\nx = torch.ones(1).cuda()\n"})
+    data = json.loads(run(["scan", ".", "--no-cache", "-f", "json"], tmp_path).output)
+    run(["report", ".", "--no-cache", "--format", "html", "-o", "r.html"], tmp_path)
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'id="root-causes"' in html and data["groups"][0]["id"] in html

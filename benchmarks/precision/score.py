@@ -13,6 +13,13 @@ import csv
 import sys
 from collections import defaultdict
 
+from neuronlint.scope import convention_scope
+
+
+def scope_of(row: dict[str, str]) -> str:
+    """The row's scope; 'before' rows (no scopes yet) get the path conventions'."""
+    return row.get("scope") or convention_scope(row["path"])
+
 
 def figures(rows: list[dict[str, str]], weighted: bool) -> tuple[float, float]:
     totals = defaultdict(float)
@@ -32,6 +39,9 @@ def main(paths: list[str]) -> int:
                 if row["verdict"]:
                     groups[(row["label"], row["repo"])].append(row)
                     groups[(row["label"], "ALL")].append(row)
+                    if scope_of(row) != "test":
+                        groups[(row["label"] + "-outside-tests", row["repo"])].append(row)
+                        groups[(row["label"] + "-outside-tests", "ALL")].append(row)
     print("label\trepo\tn\tTP\tLOW\tFP\tusefulness\tprecision\tusefulness_w\tprecision_w\ttest_blockers")
     for (label, repo), rows in sorted(
         groups.items(), key=lambda kv: (kv[0][0] != "before", kv[0][0], kv[0][1] == "ALL", kv[0][1])
@@ -39,7 +49,7 @@ def main(paths: list[str]) -> int:
         count = {v: sum(1 for r in rows if r["verdict"] == v) for v in ("TP", "LOW", "FP")}
         useful, precise = figures(rows, False)
         useful_w, precise_w = figures(rows, True)
-        test_blockers = sum(1 for r in rows if r["severity"] == "blocker" and r.get("scope") == "test")
+        test_blockers = sum(1 for r in rows if r["severity"] == "blocker" and scope_of(r) == "test")
         print(
             f"{label}\t{repo}\t{len(rows)}\t{count['TP']}\t{count['LOW']}\t{count['FP']}\t"
             f"{useful:.2f}\t{precise:.2f}\t{useful_w:.2f}\t{precise_w:.2f}\t{test_blockers}"

@@ -16,6 +16,7 @@ from typing import Any
 
 from neuronlint import __version__
 from neuronlint.findings import CATEGORIES
+from neuronlint.groups import build_groups
 from neuronlint.lockin.effort import effort_assumptions
 from neuronlint.lockin.params import DIRECTION_QUESTIONS, DIRECTION_TITLES, DIRECTIONS
 from neuronlint.lockin.results import LockinResult, WeightedFinding
@@ -301,6 +302,7 @@ def build_report(
             {"grade": g.grade, "below": g.below, "label": g.label, "rationale": g.rationale}
             for g in lockin.params.grades
         ],
+        "root_causes": _root_causes(lockin, db, ctx, link, top),
         "blockers": _blockers(lockin, link, blockers_per_area),
         "categories": _categories(lockin),
         "hot_spots": {
@@ -325,6 +327,22 @@ def build_report(
         "rules": _rules(db, {w.rule for w in lockin.findings}, ctx),
         "unanalysed": lockin.unanalysed,
     }
+
+
+def _root_causes(
+    lockin: LockinResult, db: RuleDB, ctx: Context | None, link: Callable[[str, int], str], top: int
+) -> list[dict[str, Any]]:
+    """The scan's root causes (neuronlint.groups, the same groups as `scan`), ranked."""
+    if ctx is None:
+        return []
+    causes = build_groups([w.finding for w in lockin.findings], db, ctx)
+    rows = []
+    for cause in causes[: max(top, 0)]:
+        first = min(cause.findings, key=lambda f: (f.scope == "test", f.path, f.line))
+        rows.append(
+            {**cause.to_dict(), "link": link(first.path, first.line), "first": f"{first.path}:{first.line}"}
+        )
+    return rows
 
 
 def _name(paths: Sequence[str]) -> str:
