@@ -235,12 +235,12 @@ def _headline(cause: RootCause, db: RuleDB) -> str:
         defined = sum(1 for f in group if f.rule != "NL306" and not f.facts.get("launch"))
         launches = sum(1 for f in group if f.facts.get("launch"))
         importers = len({f.path for f in group if f.rule == "NL306"})
-        parts = [_plural(defined, "kernel construct")]
+        parts = [_plural(defined, "kernel")] if defined else []
         if launches:
             parts.append(_plural(launches, "launch") if launches == 1 else f"{launches} launches")
         if importers:
             parts.append(f"imported by {_plural(importers, 'file')}")
-        return f"GPU kernels in {cause.subject}: {', '.join(parts)}"
+        return f"GPU kernels in {cause.subject}: {', '.join(parts) or _plural(cause.count, 'site')}"
     if cause.kind == "extension":
         return f"compiled extension {cause.subject}: {_plural(cause.count, 'use')} in {_where(cause)}"
     if cause.kind == "extension-build":
