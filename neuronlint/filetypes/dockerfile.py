@@ -1,0 +1,91 @@
+"""Dockerfiles and Containerfiles.
+
+Rules: NL030 CUDA base images (`nvidia/cuda`, NGC `nvcr.io/nvidia/*`, `pytorch/pytorch:*cuda*`) in
+`FROM` lines and in the `ARG`/`ENV` defaults that `FROM ${...}` uses, NL032 NVIDIA container
+runtime variables (`NVIDIA_VISIBLE_DEVICES`, `NVIDIA_DRIVER_CAPABILITIES`, `NVIDIA_REQUIRE_CUDA`),
+NL080 serving images (rules/serving.toml `images`), and every shell rule for `RUN`/`ENV` lines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from neuronlint.filetypes import dependencies, shell
+from neuronlint.filetypes.common import dedupe, detection
+
+_INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\b")
+_IMAGE = re.compile(r"(?<![\w./-])((?:[\w.-]+(?::\d+)?/)?[\w.-]+(?:/[\w.-]+)*(?::[\w.${}-]+)?(?:@sha256:[0-9a-f]+)?)")
+_CUDA_IMAGES = (
+    (re.compile(r"^(?:docker\.io/)?nvidia/cuda(?::|$)"), "NVIDIA CUDA base image"),
+    (re.compile(r"^nvcr\.io/nvidia/pytorch(?::|$)"), "NGC PyTorch image"),
+    (re.compile(r"^nvcr\.io/nvidia/"), "NGC image"),
+    (re.compile(r"^(?:docker\.io/)?pytorch/pytorch:\S*cuda"), "PyTorch CUDA image"),
+    (re.compile(r"^(?:docker\.io/)?nvidia/"), "NVIDIA image"),
+)
+_NVIDIA_RUNTIME_VAR = re.compile(r"\bNVIDIA_(?:VISIBLE_DEVICES|DRIVER_CAPABILITIES|REQUIRE_CUDA|DISABLE_REQUIRE)\b")
+
+
+def cuda_image_kind(image: str) -> str | None:
+    for pattern, kind in _CUDA_IMAGES:
+        if pattern.search(image):
+            return kind
+    return None
+
+
+def serving_image(image: str, data: Any) -> dict[str, Any] | None:
+    for entry in getattr(data, "serving", ()) or ():
+        for prefix in entry.get("images", ()):
+            if image == prefix or image.startswith((prefix + ":", prefix + "@")):
+                return entry
+    return None
+
+
+def image_detections(image: str, line: int, column: int, raw: str, data: Any) -> list[dict[str, Any]]:
+    image = image.strip("'\"")
+    entry = serving_image(image, data)
+    if entry is not None:
+        det = dependencies._serving_det(entry, line, column, image, use=f"image `{image}`")
+        det["snippet"] = raw.strip()[:200]
+        return [det]
+    kind = cuda_image_kind(image)
+    if kind is not None:
+        return [detection("NL030", line, column, column + len(image), raw, image=image, kind=kind)]
+    return []
+
+
+def scan_dockerfile(text: str, data: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    instruction = ""
+    for number, raw, context in shell.logical_lines(text.splitlines()):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue  # comments (and parser directives) never continue an instruction
+        match = _INSTRUCTION.match(raw)
+        if not context and match:
+            instruction = match.group(1).upper()
+        if instruction == "FROM" and not context and match:
+            out += _from_line(raw, match.end(), number, data)
+            continue
+        if instruction in ("ARG", "ENV", "LABEL"):
+            for value in re.finditer(r"=\s*(\"[^\"]*\"|'[^']*'|\S+)", raw):
+                image = value.group(1).strip("'\"")
+                if "/" in image or ":" in image:
+                    out += image_detections(image, number, value.start(1) + 1 + (value.group(1) != image), raw, data)
+        for var in _NVIDIA_RUNTIME_VAR.finditer(raw):
+            out.append(detection("NL032", number, var.start() + 1, var.end() + 1, raw, variable=var.group(0)))
+        body = raw
+        if not context and match:  # `RUN apt-get ...`: the instruction word is not part of the command
+            body = " " * match.end() + raw[match.end() :]
+        out += shell.scan_command(body, number, data, context)
+    return dedupe(out)
+
+
+def _from_line(raw: str, start: int, number: int, data: Any) -> list[dict[str, Any]]:
+    for token in re.finditer(r"\S+", raw[start:]):
+        word = token.group(0)
+        if word.startswith("--"):
+            continue  # --platform=...
+        column = start + token.start() + 1
+        return image_detections(word, number, column, raw, data)
+    return []
