@@ -8,6 +8,8 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from neuronlint.filetypes import kind_of
+
 # Directories never worth scanning: environments, caches, build output.
 SKIP_DIRS = frozenset(
     {
@@ -33,17 +35,11 @@ SKIP_DIRS = frozenset(
         ".ipynb_checkpoints",
     }
 )
-BUILD_INPUTS = ("pyproject.toml",)
-CUDA_SUFFIXES = (".cu", ".cuh")
 
 
-def is_scannable(name: str) -> bool:
-    return (
-        name.endswith(".py")
-        or name.endswith(CUDA_SUFFIXES)
-        or name in BUILD_INPUTS
-        or (name.startswith("requirements") and name.endswith(".txt"))
-    )
+def is_scannable(rel_path: str) -> bool:
+    """Whether a file inside a scanned directory is read: its kind is known (docs/file-types.md)."""
+    return kind_of(rel_path) is not None
 
 
 def excluded(rel_posix: str, patterns: Iterable[str]) -> bool:
@@ -86,7 +82,7 @@ def _git_files(directory: Path) -> list[Path] | None:
             continue
         rel = raw.decode("utf-8", "surrogateescape")
         parts = rel.split("/")
-        if any(p in SKIP_DIRS for p in parts[:-1]) or not is_scannable(parts[-1]):
+        if any(p in SKIP_DIRS for p in parts[:-1]) or not is_scannable(rel):
             continue
         path = directory / rel
         if path.is_file():  # deleted-but-tracked files are listed too
@@ -100,7 +96,7 @@ def _walk(directory: Path) -> list[Path]:
     for root, dirs, names in os.walk(directory, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
         for name in sorted(names):
-            if is_scannable(name):
+            if is_scannable(os.path.join(root, name).replace(os.sep, "/")):
                 path = Path(root) / name
                 if path.is_file():
                     files.append(path)

@@ -40,6 +40,9 @@ CATEGORIES: tuple[str, ...] = (
     "compile-backend",
     "neuron-lockin",
     "op-support",
+    "environment",
+    "config",
+    "serving",
     "parse-error",
 )
 

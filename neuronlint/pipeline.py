@@ -35,6 +35,8 @@ from neuronlint.static.data import StaticData, build_static_data
 from neuronlint.static.link import link_across_files
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger .py files are generated code or data; report and skip
+CONFIG_MAX_BYTES = 1024 * 1024  # YAML/JSON/TOML larger than this inside a directory are data, skipped
+NOTEBOOK_MAX_BYTES = 50 * 1024 * 1024  # notebooks carry their outputs (images): a larger limit
 _IN_PROCESS_BELOW = 24  # starting worker processes costs more than analysing a few files
 
 
@@ -83,6 +85,16 @@ class ScanResult:
         return [f for f in self.findings if f.suppressed is None]
 
 
+def _size_limit(module_path: str) -> int:
+    if module_path.endswith((".json", ".yaml", ".yml")) or (
+        module_path.endswith(".toml") and not module_path.endswith("pyproject.toml")
+    ):
+        return CONFIG_MAX_BYTES
+    if module_path.endswith(".ipynb"):
+        return NOTEBOOK_MAX_BYTES
+    return MAX_FILE_BYTES
+
+
 # ---- worker side -----------------------------------------------------------------------------
 _WORKER: dict[str, Any] = {}
 
@@ -98,21 +110,27 @@ def _init_worker(
     _WORKER["fingerprint"] = fingerprint
 
 
-def _analyze(task: tuple[str, str]) -> dict[str, Any]:
-    """Analyse one file (path to read, module path within its scan root); never raises."""
+def _analyze(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
+    """Analyse one file (path to read, module path within its scan root, named on the command
+    line); never raises."""
+    from neuronlint.filetypes.analyze import analyze_file, file_kind
     from neuronlint.static import build_inputs
     from neuronlint.static.engine import FileResult, _tool_detection, analyze_python
 
-    path, module_path = task
+    path, module_path = task[0], task[1]
+    named = len(task) > 2 and bool(task[2])
     try:
         size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
+        limit = _size_limit(module_path)
+        if size > limit and not named and limit < MAX_FILE_BYTES:
+            return FileResult(path=module_path).to_dict()  # a large data file in a directory: not a config
+        if size > max(limit, MAX_FILE_BYTES):
             result = FileResult(path=module_path)
             result.detections.append(
                 _tool_detection(
                     "NL001",
                     1,
-                    f"file is {size // 1024} KiB, over the {MAX_FILE_BYTES // 1024 // 1024} MiB limit; not analysed",
+                    f"file is {size // 1024} KiB, over the {max(limit, MAX_FILE_BYTES) // 1024 // 1024} MiB limit; not analysed",
                 )
             )
             return result.to_dict()
@@ -123,21 +141,22 @@ def _analyze(task: tuple[str, str]) -> dict[str, Any]:
         result.detections.append(_tool_detection("NL001", 1, f"cannot read the file: {exc.strerror or exc}"))
         return result.to_dict()
     cache: Cache | None = _WORKER["cache"]
-    key = entry_key(data, module_path, _WORKER["fingerprint"]) if cache else ""
+    key = entry_key(data, module_path + ("\0named" if named else ""), _WORKER["fingerprint"]) if cache else ""
     if cache:
         cached = cache.get(key)
         if cached is not None:
             return cached
-    name = os.path.basename(path)
     try:
-        if name.endswith((".cu", ".cuh")):
-            result = build_inputs.analyze_cuda_source(module_path, data)
-        elif name == "pyproject.toml":
-            result = build_inputs.analyze_pyproject(module_path, data, _WORKER["data"])
-        elif name.endswith(".txt"):
-            result = build_inputs.analyze_requirements(module_path, data, _WORKER["data"])
-        else:
+        kind = file_kind(module_path, data, named)
+        if kind == "python":
             result = analyze_python(module_path, data, _WORKER["data"], _WORKER["engine"])
+        elif kind == "cuda":
+            result = build_inputs.analyze_cuda_source(module_path, data)
+        elif kind is None:  # only named files get here: directories skip unknown kinds silently
+            result = FileResult(path=module_path, lines=0)
+            result.detections.append(_tool_detection("NL004", 1, os.path.basename(path)))
+        else:
+            result = analyze_file(kind, module_path, data, _WORKER["data"], _WORKER["engine"])
     except Exception as exc:  # noqa: BLE001 - a bug on one file must not abort the scan
         result = FileResult(path=module_path)
         result.detections.append(_tool_detection("NL002", 1, f"internal error: {type(exc).__name__}: {exc}"))
@@ -168,9 +187,12 @@ def analyse_files(
     cache_dir: Path | None,
     progress: Callable[[int], None] | None = None,
     checkers: tuple[type, ...] | None = None,
+    named: set[Path] | None = None,
 ) -> list[dict[str, Any]]:
-    """Analyse every file; `checkers` (default: all) are the static checkers to run."""
-    tasks = [(str(f), _module_path(f, roots)) for f in files]
+    """Analyse every file; `checkers` (default: all) are the static checkers to run; `named` are
+    the files named on the command line (an unknown kind is reported for them, NL004)."""
+    named = named or set()
+    tasks = [(str(f), _module_path(f, roots), Path(os.path.abspath(f)) in named) for f in files]
     cache_arg = str(cache_dir) if cache_dir else None
     workers = jobs or os.cpu_count() or 1
     results: list[dict[str, Any]] = []
@@ -209,7 +231,8 @@ def judge(results: list[dict[str, Any]], db: RuleDB, ctx: Context) -> list[list[
                 continue
             rule = verdict.rule
             fix = None
-            if verdict.replacement is not None:  # the record's `replacement` in this frame
+            # the record's `replacement` in this frame; none in a notebook (it would edit the JSON)
+            if verdict.replacement is not None and "cell" not in det:
                 fix = Fix(replacement=verdict.replacement, description=f"Replace with {verdict.replacement}")
             file_findings.append(
                 Finding(
@@ -226,7 +249,10 @@ def judge(results: list[dict[str, Any]], db: RuleDB, ctx: Context) -> list[list[
                     status=verdict.status,
                     snippet=det.get("snippet", ""),
                     fix=fix,
-                    extra={"sources": list(verdict.sources)},
+                    extra={
+                        "sources": list(verdict.sources),
+                        **({"cell": det["cell"]} if "cell" in det else {}),
+                    },
                     facts={**facts, "module_path": result.get("module_path", path)},
                 )
             )
@@ -282,8 +308,9 @@ def run_scan(
     static_data = build_static_data(db)
     progress = progress_factory(len(files)) if progress_factory else None
     checkers, fingerprint = _selected_checkers(db, options)
+    named = {Path(os.path.abspath(p)) for p in options.paths if not p.is_dir()}
     results = analyse_files(
-        files, roots, static_data, fingerprint, options.jobs, options.cache_dir, progress, checkers
+        files, roots, static_data, fingerprint, options.jobs, options.cache_dir, progress, checkers, named
     )
     for file, result in zip(files, results, strict=True):
         result["module_path"] = result["path"]  # path inside its scan root: module names come from it

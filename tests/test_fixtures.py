@@ -1,6 +1,11 @@
 """Every fixture both ways: each `# expect: NLxxx` fires on its line, and nothing unexpected fires.
 
-Annotations are trailing comments (`# expect: NL101, NL701`; `// expect: NL304` in .cu files).
+Annotations are trailing comments (`# expect: NL101, NL701`; `// expect: NL304` in .cu files), or
+`# expect-next: NL030` on a line of its own for the next line, where a format has no trailing
+comments (Dockerfiles, setup.cfg values, continued shell commands). Notebooks carry them inside
+their code cells (the finding's line is the notebook JSON's line). Every file kind neuronlint reads
+is a fixture (neuronlint.filetypes.kind_of) except JSON, which has no comments: tests/test_filetypes.py
+checks those.
 Fixtures are scanned with every rule selected, for the newest SDK on trn2 unless the file's first
 lines say otherwise with `# neuronlint-fixture: sdk=2.29 target=trn1`.
 """
@@ -12,17 +17,18 @@ from pathlib import Path
 
 import pytest
 
+from neuronlint.filetypes import kind_of
 from tests.annotations import parse
 from tests.conftest import FIXTURES, ROOT, scan_paths
-
-_SCANNED = (".py", ".cu", ".cuh", ".txt", ".toml")
 
 
 def _fixture_files() -> list[Path]:
     return sorted(
         p
         for p in FIXTURES.rglob("*")
-        if p.is_file() and p.suffix in _SCANNED and not p.name.startswith("README")
+        if p.is_file()
+        and kind_of(p.relative_to(FIXTURES).as_posix()) not in (None, "json")
+        and not p.name.startswith("README")
     )
 
 

@@ -96,7 +96,69 @@ def test_manifest_is_valid_and_describes_the_hook() -> None:
     assert completed.returncode == 0, completed.stdout + completed.stderr
     (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
     assert hook["id"] == "neuronlint" and hook["entry"] == "neuronlint scan" and hook["language"] == "python"
-    assert hook["types"] == ["python"] and hook["require_serial"] is False and hook["pass_filenames"] is True
+    assert hook["types"] == ["file"] and hook["require_serial"] is False and hook["pass_filenames"] is True
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "train.py",
+        "csrc/add.cu",
+        "nb/Train.ipynb",
+        "Dockerfile",
+        "docker/Dockerfile.gpu",
+        "serve.Dockerfile",
+        "Containerfile",
+        "run.sh",
+        "jobs/a.sbatch",
+        "Makefile",
+        "x.mk",
+        "requirements.txt",
+        "requirements-gpu.in",
+        "constraints.txt",
+        "requirements/cuda.txt",
+        "pyproject.toml",
+        "setup.cfg",
+        "environment.yml",
+        "conf/recipe.yaml",
+        "ds.json",
+        "conf/a.toml",
+        "README.md",
+        "notes.txt",
+        "data.csv",
+        "Dockerfile.md.txt",
+        "setup.cfg.bak",
+        "docs/requirements.md",
+    ],
+)
+def test_hook_files_pattern_is_the_cli_discovery(path: str) -> None:
+    import re
+
+    from neuronlint.filetypes import kind_of
+
+    (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    assert bool(re.search(hook["files"], path)) == (kind_of(path) is not None)
+
+
+def test_staged_dockerfile_and_notebook_are_checked(hooked_repo: Path, tmp_path: Path) -> None:
+    (hooked_repo / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n", encoding="utf-8")
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["x = torch.ones(1).cuda()"]}
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    import json
+
+    (hooked_repo / "explore.ipynb").write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+    (hooked_repo / "notes.txt").write_text("model.cuda()\n", encoding="utf-8")
+    git(hooked_repo, "add", "Dockerfile", "explore.ipynb", "notes.txt")
+    completed = _run([_pre_commit(), "run"], hooked_repo, tmp_path)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "NL030" in completed.stdout and "NL101" in completed.stdout and "cell 1:1:" in completed.stdout
+    assert "notes.txt" not in completed.stdout  # not a supported type: pre-commit never passes it
 
 
 def test_staged_blocker_fails_the_hook_with_the_finding(hooked_repo: Path, tmp_path: Path) -> None:

@@ -33,7 +33,9 @@ _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
 _YAML_SUFFIXES = (".yaml", ".yml")
 _REQUIREMENTS = re.compile(r"(?:requirements|constraints)[\w.+-]*\.(?:txt|in)")
 _CONDA = re.compile(r"(?:environment|conda)[\w.+-]*\.ya?ml")
-_DOCKERFILE = re.compile(r"(?:(?:Docker|Container)file(?:[.-][\w.-]+)?|[\w.-]+\.(?:[Dd]ocker|[Cc]ontainer)file)")
+_DOCKERFILE = re.compile(
+    r"(?:(?:Docker|Container)file(?:[.-][\w.-]+)?|[\w.-]+\.(?:[Dd]ocker|[Cc]ontainer)file)"
+)
 
 
 def kind_of(rel_path: str) -> str | None:

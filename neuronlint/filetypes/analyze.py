@@ -51,15 +51,18 @@ def _lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def analyze_file(kind: str, module_path: str, data: bytes, static_data: Any) -> FileResult:
-    """Analyse a file of a known kind other than python/cuda. Never raises."""
+def analyze_file(kind: str, module_path: str, data: bytes, static_data: Any, engine: Any = None) -> FileResult:
+    """Analyse a file of a known kind other than python/cuda (`engine`: the Python checkers a
+    notebook's cells run through, default all). Never raises."""
     result = FileResult(path=module_path, lines=_lines(data))
     if b"\0" in data:
-        result.detections.append(_tool_detection("NL001", 1, "the file contains NUL bytes (binary data, not text)"))
+        result.detections.append(
+            _tool_detection("NL001", 1, "the file contains NUL bytes (binary data, not text)")
+        )
         return result
     text = data.decode("utf-8", "replace")
     if kind == "notebook":
-        return analyze_notebook(module_path, text, static_data, result)
+        return analyze_notebook(module_path, text, static_data, result, engine)
     result.parsed = True
     if kind in ("yaml", "json", "toml"):
         if not any(word in data for word in _CONFIG_TRIGGERS):
@@ -72,7 +75,9 @@ def analyze_file(kind: str, module_path: str, data: bytes, static_data: Any) -> 
     return result
 
 
-def analyze_notebook(module_path: str, text: str, static_data: Any, result: FileResult) -> FileResult:
+def analyze_notebook(
+    module_path: str, text: str, static_data: Any, result: FileResult, engine: Any = None
+) -> FileResult:
     try:
         source, mapping = parse_notebook(text)
     except NotebookError as exc:
@@ -81,7 +86,7 @@ def analyze_notebook(module_path: str, text: str, static_data: Any, result: File
     except (RecursionError, MemoryError):
         result.detections.append(_tool_detection("NL001", 1, "the notebook nests too deeply to read"))
         return result
-    python = analyze_python(module_path.removesuffix(".ipynb") + ".py", source.encode("utf-8"), static_data)
+    python = analyze_python(module_path.removesuffix(".ipynb") + ".py", source.encode("utf-8"), static_data, engine)
     result.parsed = True
     detections = list(python.detections)
     for line, command in mapping.shell_lines:

@@ -6,7 +6,9 @@ import re
 from typing import Any
 
 
-def detection(rule: str, line: int, column: int, end_column: int, snippet: str, **facts: Any) -> dict[str, Any]:
+def detection(
+    rule: str, line: int, column: int, end_column: int, snippet: str, **facts: Any
+) -> dict[str, Any]:
     """One detection on one line (1-based line and column, end column exclusive)."""
     return {
         "rule": rule,
@@ -19,6 +21,7 @@ def detection(rule: str, line: int, column: int, end_column: int, snippet: str, 
     }
 
 
+_PER_PACKAGE = frozenset({"NL404", "NL050", "NL051", "NL052", "NL080"})
 _COMMENT = re.compile(r"(?:^|\s)#")
 
 
@@ -33,11 +36,14 @@ def strip_comment(line: str) -> str:
 
 
 def dedupe(detections: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Several occurrences of one rule on one line count once (finding conventions)."""
-    seen: set[tuple[str, int]] = set()
+    """Several occurrences of one rule on one line count once (finding conventions), except that
+    each package or index on a line is its own dependency finding (`pip install flash-attn xformers`)."""
+    seen: set[tuple[str, int, str]] = set()
     out = []
     for det in detections:
-        key = (det["rule"], det["line"])
+        facts = det.get("facts", {})
+        own = det["rule"] in _PER_PACKAGE
+        key = (det["rule"], det["line"], str(facts.get("package") or facts.get("url") or "") if own else "")
         if key not in seen:
             seen.add(key)
             out.append(det)

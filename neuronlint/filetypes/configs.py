@@ -9,7 +9,7 @@ NL061 the NCCL backend (`backend: nccl`, `dist_backend`, `ddp_backend`, ...), NL
 `distributed_type` that launches on CUDA GPUs, NL063 DeepSpeed (a DeepSpeed config's
 `zero_optimization`, an accelerate/Trainer `deepspeed` / `deepspeed_config` key), NL064 fp16 mixed
 precision (`precision: 16-mixed`, `mixed_precision: fp16`, `fp16: true`, DeepSpeed `fp16.enabled`),
-NL074 HF `optim: adamw_torch_fused`. In YAML files also the manifest rules: NL044
+NL065 HF `optim: adamw_torch_fused`. In YAML files also the manifest rules: NL044
 `nvidia.com/gpu`, NL031 compose `runtime: nvidia` / `driver: nvidia`, NL040/NL041 environment
 variable names, NL080 serving images.
 """
@@ -22,8 +22,12 @@ from typing import Any
 from neuronlint.filetypes import dockerfile
 from neuronlint.filetypes.common import dedupe, detection, strip_comment
 
-_YAML_PAIR = re.compile(r"""^(?P<indent>\s*(?:-\s+)?)(?P<q>["']?)(?P<key>[A-Za-z_][\w.-]*)(?P=q)\s*:(?:\s+(?P<value>.*?))?\s*$""")
-_JSON_PAIR = re.compile(r""""(?P<key>[A-Za-z_][\w.-]*)"\s*:\s*(?P<value>"[^"]*"|true|false|null|-?\d[\d.eE+-]*|\{|\[)""")
+_YAML_PAIR = re.compile(
+    r"""^(?P<indent>\s*(?:-\s+)?)(?P<q>["']?)(?P<key>[A-Za-z_][\w.-]*)(?P=q)\s*:(?:\s+(?P<value>.*?))?\s*$"""
+)
+_JSON_PAIR = re.compile(
+    r""""(?P<key>[A-Za-z_][\w.-]*)"\s*:\s*(?P<value>"[^"]*"|true|false|null|-?\d[\d.eE+-]*|\{|\[)"""
+)
 _TOML_PAIR = re.compile(r"""^\s*(?P<q>["']?)(?P<key>[A-Za-z_][\w.-]*)(?P=q)\s*=\s*(?P<value>.*?)\s*$""")
 
 _CUDA_VALUE = re.compile(r"^cuda(?::\d+)?$", re.I)
@@ -74,47 +78,58 @@ def scan_config(text: str, fmt: str, data: Any = None) -> list[dict[str, Any]]:
     """fmt: "yaml", "json" or "toml"."""
     out: list[dict[str, Any]] = []
     pairs = _pairs(text, fmt)
-    deepspeed_file = any(key in ("zero_optimization", "train_micro_batch_size_per_gpu") for _, _, key, _, _ in pairs)
+    deepspeed_file = any(
+        key in ("zero_optimization", "train_micro_batch_size_per_gpu") for _, _, key, _, _ in pairs
+    )
     for index, (line, column, key, raw_value, raw) in enumerate(pairs):
         value = _unquote(raw_value)
-        lower_key = key.lower()
+        found = _judge_key(key.lower(), value, fmt, pairs, index, deepspeed_file)
+        if found is None:
+            continue
+        rule, facts = found
         end = column + len(key) + (2 if fmt == "json" or raw[column - 1 : column] in "\"'" else 0)
-
-        def add(rule: str, **facts: Any) -> None:
-            out.append(detection(rule, line, column, end, raw, key=key, value=value, **facts))
-
-        if _DEVICE_KEYS.match(lower_key) and (_CUDA_VALUE.match(value) or _INTERPOLATED_CUDA.search(value)):
-            add("NL060")
-        elif lower_key == "accelerator" and value.lower() in ("gpu", "cuda"):
-            add("NL060")
-        elif lower_key in _BACKEND_KEYS and value.lower() == "nccl":
-            add("NL061")
-        elif lower_key == "distributed_type" and value.upper() in _GPU_DISTRIBUTED:
-            add("NL062")
-        elif lower_key == "zero_optimization" and deepspeed_file:
-            add("NL063", what="DeepSpeed ZeRO configuration")
-        elif lower_key in ("deepspeed", "deepspeed_config", "deepspeed_config_file") and value not in (
-            "",
-            "null",
-            "None",
-            "~",
-            "false",
-            "False",
-        ):
-            add("NL063", what=f"`{key}` setting")
-        elif lower_key in ("deepspeed_config", "deepspeed") and value == "" and fmt == "yaml":
-            add("NL063", what=f"`{key}` section")
-        elif lower_key in _PRECISION_KEYS and value.lower() in _FP16_VALUES | {"apex", "cuda_amp"}:
-            add("NL064")
-        elif lower_key in ("fp16", "fp16_full_eval") and value.lower() == "true":
-            add("NL064")
-        elif lower_key == "fp16" and value in ("{", "") and _block_enabled(pairs, index):
-            add("NL064")
-        elif lower_key in ("optim", "optimizer") and value == "adamw_torch_fused":
-            add("NL074", optimizer=value)
+        facts.setdefault("value", value)
+        out.append(detection(rule, line, column, end, raw, key=key, **facts))
     if fmt == "yaml":
         out += _manifest(text, data)
     return dedupe(out)
+
+
+_NO_DEEPSPEED = ("", "null", "None", "~", "false", "False")
+
+
+def _judge_key(
+    key: str,
+    value: str,
+    fmt: str,
+    pairs: list[tuple[int, int, str, str, str]],
+    index: int,
+    deepspeed_file: bool,
+) -> tuple[str, dict[str, Any]] | None:
+    """The rule a key/value pair triggers (and extra facts), or None."""
+    if _DEVICE_KEYS.match(key) and (_CUDA_VALUE.match(value) or _INTERPOLATED_CUDA.search(value)):
+        return "NL060", {}
+    if key == "accelerator" and value.lower() in ("gpu", "cuda"):
+        return "NL060", {}
+    if key in _BACKEND_KEYS and value.lower() == "nccl":
+        return "NL061", {}
+    if key == "distributed_type" and value.upper() in _GPU_DISTRIBUTED:
+        return "NL062", {}
+    if key == "zero_optimization" and deepspeed_file:
+        return "NL063", {"what": "DeepSpeed ZeRO configuration"}
+    if key in ("deepspeed", "deepspeed_config", "deepspeed_config_file") and value not in _NO_DEEPSPEED:
+        return "NL063", {"what": f"`{key}` setting"}
+    if key in ("deepspeed_config", "deepspeed") and value == "" and fmt == "yaml":
+        return "NL063", {"what": f"`{key}` section"}
+    if key in _PRECISION_KEYS and value.lower() in _FP16_VALUES | {"apex", "cuda_amp"}:
+        return "NL064", {}
+    if key in ("fp16", "fp16_full_eval") and value.lower() == "true":
+        return "NL064", {}
+    if key == "fp16" and value in ("{", "") and _block_enabled(pairs, index):
+        return "NL064", {"value": "{enabled: true}"}
+    if key in ("optim", "optimizer") and value == "adamw_torch_fused":
+        return "NL065", {"optimizer": value}
+    return None
 
 
 def _block_enabled(pairs: list[tuple[int, int, str, str, str]], index: int) -> bool:
@@ -138,7 +153,9 @@ def _manifest(text: str, data: Any) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         for match in _NVIDIA_GPU.finditer(line):
-            out.append(detection("NL044", number, match.start() + 1, match.end() + 1, raw, resource=match.group(0)))
+            out.append(
+                detection("NL044", number, match.start() + 1, match.end() + 1, raw, resource=match.group(0))
+            )
         match = _COMPOSE_GPU.match(line)
         if match:
             out.append(detection("NL031", number, match.start() + 1, match.end() + 1, raw, flag=line.strip()))
@@ -146,8 +163,12 @@ def _manifest(text: str, data: Any) -> list[dict[str, Any]]:
         if match:
             column = raw.find(match.group(1)) + 1
             rule = "NL040" if match.group(1) == "CUDA_VISIBLE_DEVICES" else "NL041"
-            out.append(detection(rule, number, column, column + len(match.group(1)), raw, variable=match.group(1)))
+            out.append(
+                detection(rule, number, column, column + len(match.group(1)), raw, variable=match.group(1))
+            )
         match = _IMAGE_KEY.match(line)
         if match:
-            out += dockerfile.image_detections(match.group("image"), number, match.start("image") + 1, raw, data)
+            out += dockerfile.image_detections(
+                match.group("image"), number, match.start("image") + 1, raw, data
+            )
     return out

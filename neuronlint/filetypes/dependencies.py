@@ -16,6 +16,7 @@ from typing import Any
 
 from neuronlint.filetypes.common import dedupe, detection, strip_comment
 from neuronlint.filetypes.markers import installs_on_linux
+from neuronlint.static.data import library_facts
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -33,7 +34,9 @@ _CUDA_RUNTIME = re.compile(
     r"^(?:pytorch-cuda|cudatoolkit(?:-dev)?|cuda|cuda-(?:toolkit|runtime|nvcc|cudart|python|bindings|libraries|compiler|version|nvrtc|cccl)(?:-dev)?|cudnn|nccl|nvidia-[a-z0-9-]+-cu\d+|nvidia-cuda-[a-z0-9-]+)$"
 )
 _GPU_BUILD = re.compile(r"^(?:[a-z0-9-]+-gpu|mxnet-cu\d+|cupy-cuda\d+x?)$")
-_CONDA_SPEC = re.compile(r"^\s*(?:(?P<channel>[\w.-]+)::)?(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<rest>.*)$")
+_CONDA_SPEC = re.compile(
+    r"^\s*(?:(?P<channel>[\w.-]+)::)?(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<rest>.*)$"
+)
 
 
 def normalise(name: str) -> str:
@@ -71,9 +74,7 @@ def check_requirement(
     if serving is not None:
         out.append(_serving_det(serving, line, column, text, use=f"dependency `{text}`"))
     elif lib is not None:
-        out.append(
-            _det("NL404", line, column, text, library=lib["name"], package=text, alternative=lib["alternative"])
-        )
+        out.append(_det("NL404", line, column, text, package=text, **library_facts(lib)))
     if _CUDA_RUNTIME.match(key):
         out.append(_det("NL052", line, column, text, package=text))
     elif _CUDA_LOCAL_VERSION.search(rest) or (conda and re.search(r"cuda", rest, re.I)):
@@ -253,7 +254,9 @@ def _poetry_entry(lines: list[str], start: int, name: str, spec: Any, data: Any)
                 continue
             url = item.get("url")
             if isinstance(url, str) and (CUDA_INDEX.search(url) or _CUDA_LOCAL_VERSION.search(url)):
-                out.append(_det("NL050", line, column, name, package=f"{name} ({url})", build="CUDA wheel URL"))
+                out.append(
+                    _det("NL050", line, column, name, package=f"{name} ({url})", build="CUDA wheel URL")
+                )
                 continue
         requirement = f"{name}{_poetry_version(version)}" + (f"; {marker}" if marker else "")
         found = check_requirement(requirement, line, column, data)

@@ -15,7 +15,9 @@ from neuronlint.filetypes import dependencies, shell
 from neuronlint.filetypes.common import dedupe, detection
 
 _INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\b")
-_IMAGE = re.compile(r"(?<![\w./-])((?:[\w.-]+(?::\d+)?/)?[\w.-]+(?:/[\w.-]+)*(?::[\w.${}-]+)?(?:@sha256:[0-9a-f]+)?)")
+_IMAGE = re.compile(
+    r"(?<![\w./-])((?:[\w.-]+(?::\d+)?/)?[\w.-]+(?:/[\w.-]+)*(?::[\w.${}-]+)?(?:@sha256:[0-9a-f]+)?)"
+)
 _CUDA_IMAGES = (
     (re.compile(r"^(?:docker\.io/)?nvidia/cuda(?::|$)"), "NVIDIA CUDA base image"),
     (re.compile(r"^nvcr\.io/nvidia/pytorch(?::|$)"), "NGC PyTorch image"),
@@ -23,7 +25,9 @@ _CUDA_IMAGES = (
     (re.compile(r"^(?:docker\.io/)?pytorch/pytorch:\S*cuda"), "PyTorch CUDA image"),
     (re.compile(r"^(?:docker\.io/)?nvidia/"), "NVIDIA image"),
 )
-_NVIDIA_RUNTIME_VAR = re.compile(r"\bNVIDIA_(?:VISIBLE_DEVICES|DRIVER_CAPABILITIES|REQUIRE_CUDA|DISABLE_REQUIRE)\b")
+_NVIDIA_RUNTIME_VAR = re.compile(
+    r"\bNVIDIA_(?:VISIBLE_DEVICES|DRIVER_CAPABILITIES|REQUIRE_CUDA|DISABLE_REQUIRE)\b"
+)
 
 
 def cuda_image_kind(image: str) -> str | None:
@@ -57,7 +61,7 @@ def image_detections(image: str, line: int, column: int, raw: str, data: Any) ->
 def scan_dockerfile(text: str, data: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     instruction = ""
-    for number, raw, context in shell.logical_lines(text.splitlines()):
+    for number, raw, context in shell.logical_lines(text.splitlines(), comments_continue=True):
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue  # comments (and parser directives) never continue an instruction
@@ -71,7 +75,9 @@ def scan_dockerfile(text: str, data: Any) -> list[dict[str, Any]]:
             for value in re.finditer(r"=\s*(\"[^\"]*\"|'[^']*'|\S+)", raw):
                 image = value.group(1).strip("'\"")
                 if "/" in image or ":" in image:
-                    out += image_detections(image, number, value.start(1) + 1 + (value.group(1) != image), raw, data)
+                    out += image_detections(
+                        image, number, value.start(1) + 1 + (value.group(1) != image), raw, data
+                    )
         for var in _NVIDIA_RUNTIME_VAR.finditer(raw):
             out.append(detection("NL032", number, var.start() + 1, var.end() + 1, raw, variable=var.group(0)))
         body = raw

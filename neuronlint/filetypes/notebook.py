@@ -2,7 +2,8 @@
 
 The code cells are joined in order (a name imported in cell 1 is the same name in cell 3), with
 IPython syntax blanked line for line so that every line keeps its number: `%magic` and `!shell`
-lines, `x = !cmd` / `x = %magic` assignments, `obj?` help lines, and whole `%%bash`-style cell
+lines, `x = !cmd` / `x = %magic` assignments, `obj?` help lines, automagic `pip install ...`
+(each becomes `pass` at its indentation, so a `!wget` inside a `for` body leaves a valid body), and whole `%%bash`-style cell
 magics (`%%time`, `%%timeit`, `%%capture` keep their Python body). `!pip install ...` and `%pip`
 lines are read by the shell scanner instead. A cell that still does not parse is blanked too (and
 reported once, NL001), so one broken cell never hides the others.
@@ -23,7 +24,11 @@ from typing import Any
 _PYTHON_BODY_MAGICS = {"time", "timeit", "capture", "prun", "debug", "memit", "px"}
 _LINE_MAGIC = re.compile(r"^\s*(?:[%!]|[\w.\[\], ]+=\s*[%!])")
 _HELP = re.compile(r"^\s*[\w.]+\?\??\s*$|^\s*\?\??[\w.]+\s*$")
-_SHELL_LINE = re.compile(r"^\s*(?:!|%(?:pip|conda|sx|sh|system)\b)")
+_SHELL_LINE = re.compile(
+    r"^\s*(?:!|%(?:pip|conda|sx|sh|system|env|set_env)\b|(?:pip|conda|mamba)\s+install\b)"
+)
+# IPython's automagic: `pip install x` / `conda install x` without `%` run as magics.
+_AUTOMAGIC = re.compile(r"^\s*(?:pip|conda|mamba)\s+(?:install|uninstall)\b")
 
 
 class NotebookError(ValueError):
@@ -39,7 +44,7 @@ class NotebookMap:
     json_line: list[int] = field(default_factory=list)  # module line - 1 -> line in the JSON text
     json_column: list[int] = field(default_factory=list)  # column of the source string's first char
     shell_lines: list[tuple[int, str]] = field(default_factory=list)  # (module line, command text)
-    bad_cells: list[tuple[int, int, str]] = field(default_factory=list)  # (module line, cell, error)
+    bad_cells: list[tuple[int, int, str]] = field(default_factory=list)  # (error's module line, cell, error)
 
     def locate(self, line: int) -> tuple[int, int, int, int]:
         """(cell, line in cell, JSON line, JSON column offset) for a line of the joined module."""
@@ -113,10 +118,12 @@ def _blank_ipython(lines: list[str]) -> tuple[list[str], list[int]]:
     out, shell = [], []
     continuing = False
     for index, line in enumerate(lines):
-        if continuing or _LINE_MAGIC.match(line) or _HELP.match(line):
+        if continuing or _LINE_MAGIC.match(line) or _HELP.match(line) or _AUTOMAGIC.match(line):
             if _SHELL_LINE.match(line) or continuing:
                 shell.append(index)
-            out.append("")
+            # `pass` at the line's indentation: a magic inside a `for` body leaves a valid body
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append("" if continuing else f"{indent}pass")
             continuing = line.rstrip().endswith("\\")
             continue
         out.append(line)
@@ -128,7 +135,9 @@ def parse_notebook(text: str) -> tuple[str, NotebookMap]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NotebookError(f"invalid notebook JSON: {exc.msg} (line {exc.lineno} column {exc.colno})", exc.lineno) from None
+        raise NotebookError(
+            f"invalid notebook JSON: {exc.msg} (line {exc.lineno} column {exc.colno})", exc.lineno
+        ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("cells", None), list):
         raise NotebookError("not a Jupyter notebook (no top-level `cells` list; nbformat 4 is supported)")
     language = (
@@ -166,7 +175,10 @@ def parse_notebook(text: str) -> tuple[str, NotebookMap]:
             mapping.shell_lines.append((first + index, lines[index]))
         error = _syntax_error("\n".join(python) + "\n")
         if error is not None:
-            mapping.bad_cells.append((first, cell_index + 1, error))
+            message, error_line = error
+            mapping.bad_cells.append(
+                (first + min(max(error_line, 1), len(python)) - 1, cell_index + 1, message)
+            )
             for index in range(len(python)):
                 module[first - 1 + index] = ""
     return "\n".join(module) + ("\n" if module else ""), mapping
@@ -182,13 +194,19 @@ def _item_per_line(items: list[str], count: int, is_list: bool) -> list[int]:
     return out + [len(items) - 1] * (count - len(out))
 
 
-def _syntax_error(source: str) -> str | None:
+def _syntax_error(source: str) -> tuple[str, int] | None:
     import ast
 
     try:
-        compile(source, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        compile(
+            source,
+            "<cell>",
+            "exec",
+            flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+            dont_inherit=True,
+        )
     except SyntaxError as exc:
-        return f"{exc.msg} (cell line {exc.lineno})"
+        return f"{exc.msg} (cell line {exc.lineno})", exc.lineno or 1
     except (ValueError, RecursionError, MemoryError) as exc:
-        return str(exc)
+        return str(exc), 1
     return None

@@ -3,7 +3,7 @@ lines and notebook `!` escapes).
 
 Rules: NL031 `docker run --gpus` / `--runtime=nvidia`, NL033 CUDA toolkit installs (apt/yum/dnf,
 NVIDIA's package repository, the CUDA runfile), NL040 `CUDA_VISIBLE_DEVICES`, NL041 `NCCL_*`
-variables, NL042 `nvidia-smi`, NL043 `torchrun --nproc-per-node gpu|auto`, NL045 SLURM GPU
+variables, NL042 `nvidia-smi`, NL043 `torchrun --nproc-per-node gpu`, NL045 SLURM GPU
 requests (`--gres=gpu`, `--gpus*`), the dependency rules for `pip install` / `conda install`
 arguments, NL080 serving launchers.
 """
@@ -21,14 +21,18 @@ _NCCL_VAR = re.compile(r"\b(?:TORCH_)?NCCL_[A-Z0-9_]+\b")
 _NVIDIA_SMI = re.compile(r"(?<![\w-])nvidia-smi\b")
 _DOCKER_GPUS = re.compile(r"(?<![\w-])(?:--gpus(?:[= ]\S+)?|--runtime[= ]nvidia\b)")
 _TORCHRUN = re.compile(r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b")
-_NPROC = re.compile(r"--nproc[-_]per[-_]node(?:=|\s+)[\"']?(gpu|auto)\b")
-_SLURM_GPU = re.compile(r"(?<![\w-])(?:--gres[= ]\S*gpu\S*|--gpus(?:-per-(?:node|task|socket))?[= ]\S+|-G\s*\d+)")
+_NPROC = re.compile(r"--nproc[-_]per[-_]node(?:=|\s+)[\"']?(gpu)\b")
+_SLURM_GPU = re.compile(
+    r"(?<![\w-])(?:--gres[= ]\S*gpu\S*|--gpus(?:-per-(?:node|task|socket))?[= ]\S+|-G\s*\d+)"
+)
 _SBATCH = re.compile(r"^\s*#\s*(?:SBATCH|PBS)\b")
 _CUDA_TOOLKIT_PKG = re.compile(
     r"(?<![\w-])(?:cuda-toolkit(?:-[\d-]+)?|cuda-(?:compat|libraries|runtime|drivers|nvcc|cudart|command-line-tools)(?:-[\w.-]+)?|cuda(?:-\d+-\d+)?|libcudnn\d*(?:-[\w.-]+)?|libnccl\d*(?:-[\w.-]+)?|nvidia-container-toolkit|nvidia-driver-\d+|libnvinfer\w*|tensorrt)(?=[\s=]|$)"
 )
 _PKG_MANAGER = re.compile(r"\b(?:apt-get|apt|yum|dnf|microdnf|zypper)\s+(?:-\S+\s+)*install\b")
-_NVIDIA_REPO = re.compile(r"developer\.download\.nvidia\.com/compute/(?:cuda|machine-learning)|cuda_\d+\.\d+[\w.]*_linux\.run")
+_NVIDIA_REPO = re.compile(
+    r"developer\.download\.nvidia\.com/compute/(?:cuda|machine-learning)|cuda_\d+\.\d+[\w.]*_linux\.run"
+)
 _PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b")
 _CONDA_INSTALL = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\b")
 
@@ -44,16 +48,19 @@ def scan_makefile(text: str, data: Any) -> list[dict[str, Any]]:
     return scan_shell(text, data)  # recipes and variable assignments read the same way
 
 
-def logical_lines(lines: list[str]) -> list[tuple[int, str, str]]:
+def logical_lines(lines: list[str], comments_continue: bool = False) -> list[tuple[int, str, str]]:
     """(line number, the physical line, the command text of the lines it continues).
 
     Each physical line is scanned alone, so positions stay exact; the context makes an option on a
-    `\\` continuation line still belong to the `torchrun` or `pip install` above it.
+    `\\` continuation line still belong to the `torchrun` or `pip install` above it. In
+    Dockerfiles (`comments_continue`) comment lines inside a continued instruction are skipped.
     """
     out = []
     context = ""
     for number, raw in enumerate(lines, start=1):
         out.append((number, raw, context))
+        if comments_continue and raw.lstrip().startswith("#"):
+            continue  # Dockerfile: comment lines inside a continued instruction are dropped
         body = strip_comment(raw).rstrip()
         context = (context + " " + body[:-1]) if body.endswith("\\") else ""
     return out

@@ -36,9 +36,18 @@ def _source_lines(path: str, cache: dict[str, list[str]]) -> list[str]:
     return cache[path]
 
 
+def location(f: Finding) -> str:
+    """`line:column`, or `cell N:line:column` for a notebook (the notebook's cell and its line)."""
+    cell = f.extra.get("cell") if f.extra else None
+    if cell:
+        return f"cell {cell['cell']}:{cell['line']}:{cell['column']}"
+    return f"{f.line}:{f.column}"
+
+
 def _finding_block(f: Finding, lines: list[str], show_source: bool) -> Text:
     text = Text()
-    text.append(f"  {f.line}:{f.column}".ljust(10), style="dim")
+    where = location(f)
+    text.append(f"  {where}".ljust(max(10, len(where) + 3)), style="dim")
     text.append(f"{f.severity.value:<8}", style=_STYLE[f.severity.value])
     text.append(f" {f.rule} ", style="bold")
     text.append(f"[{f.category}] ", style="magenta")

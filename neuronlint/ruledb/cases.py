@@ -4,6 +4,10 @@
     y = n.item()  # ok: NL701               must not fire on this line (a documented near-miss)
     # neuronlint-fixture: sdk=2.29 target=trn1   (within the first 3 lines) the frame to scan in
 
+    # expect-next: NL030                      on a line of its own: for the next line (formats
+                                             without trailing comments: Dockerfiles, setup.cfg
+                                             values, continued shell commands)
+
 `//` starts the comment in CUDA sources (`// expect: NL304`). The same annotations mark fixture
 files and inline test snippets (tests/annotations.py); this is their only parser.
 """
@@ -17,10 +21,12 @@ from typing import Any
 
 _RULES = r"((?:NL\d{3}[, ]*)+)"
 EXPECT = re.compile(r"(?:#|//)\s*expect:\s*" + _RULES)
+EXPECT_NEXT = re.compile(r"^\s*#\s*expect-next:\s*" + _RULES)
 OK = re.compile(r"(?:#|//)\s*ok:\s*" + _RULES)
 FRAME = re.compile(r"neuronlint-fixture:\s*(.*)")
 # A whole trailing annotation comment, removed when a page shows a case's code.
 _COMMENT = re.compile(r"[ \t]*(?:#|//)\s*(?:expect|ok):\s*" + _RULES + r"\s*$")
+_NEXT_LINE = re.compile(r"^\s*#\s*expect-next:\s*" + _RULES + r"\s*$")
 
 
 @dataclass
@@ -41,7 +47,15 @@ def _split(group: str) -> list[str]:
 def parse(text: str) -> Annotations:
     """The annotations of a source text."""
     found = Annotations()
+    pending: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
+        following = EXPECT_NEXT.search(line)
+        if following:
+            pending += _split(following.group(1))
+            continue
+        for rule in pending:
+            found.expected[(number, rule)] += 1
+        pending = []
         match = EXPECT.search(line)
         if match:
             for rule in _split(match.group(1)):
@@ -57,7 +71,7 @@ def parse(text: str) -> Annotations:
 
 def strip(text: str) -> str:
     """The text without its `# expect:` / `# ok:` comments."""
-    return "\n".join(_COMMENT.sub("", line) for line in text.split("\n"))
+    return "\n".join(_COMMENT.sub("", line) for line in text.split("\n") if not _NEXT_LINE.match(line))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ class StaticData:
     attributes: dict[str, dict[str, Any]]
     library_modules: dict[str, dict[str, Any]]  # module prefix -> library
     library_packages: dict[str, dict[str, Any]]
+    serving: tuple[dict[str, Any], ...] = ()  # rules/serving.toml entries (NL080, filetypes/)
 
     def api(self, qualname: str) -> dict[str, Any] | None:
         """The api entry for a qualified name: exact match first, then the longest prefix."""
@@ -63,7 +64,8 @@ def build_static_data(db: RuleDB) -> StaticData:
     packages = {
         p.lower().replace("_", "-"): lib for lib in db.tables.get("library", ()) for p in lib["packages"]
     }
-    return StaticData(exact, prefix, methods, attributes, modules, packages)
+    serving = tuple(dict(entry) for entry in db.tables.get("serving", ()))
+    return StaticData(exact, prefix, methods, attributes, modules, packages, serving)
 
 
 def library_facts(lib: dict[str, Any]) -> dict[str, Any]:

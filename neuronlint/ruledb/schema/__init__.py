@@ -9,7 +9,7 @@ nothing else. `rules diff` reads the `op` table for "ops gained/lost" (neuronlin
 
 from __future__ import annotations
 
-from neuronlint.ruledb.schema import apis, catalogue, lockin, ops, platform
+from neuronlint.ruledb.schema import apis, catalogue, lockin, ops, platform, serving
 from neuronlint.ruledb.schema.catalogue import PLATFORM_CONDITIONS
 from neuronlint.ruledb.schema.spec import (
     CHIPS,
@@ -35,6 +35,8 @@ FILE_TABLES: dict[str, tuple[Table, str | None]] = {
     # rules/apis.toml, rules/libraries.toml
     "api": (apis.API, "name"),
     "library": (apis.LIBRARY, "name"),
+    # rules/serving.toml
+    "serving": (serving.SERVING, "name"),
     # rules/ops/*.toml
     "torch_xla": (ops.TORCH_XLA, "version"),
     "op": (ops.OP, "name"),
