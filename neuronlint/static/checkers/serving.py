@@ -1,0 +1,71 @@
+"""serving: Python uses of serving tools (rules/serving.toml), NL080.
+
+An import of a tool's module (`from vllm import LLM`, `import tensorrt_llm`, TorchServe handlers)
+and an ONNX Runtime GPU provider name (`"CUDAExecutionProvider"`) are one finding each, carrying
+the tool's Neuron verdict. Dependency files, images and launch commands are read by
+neuronlint/filetypes/.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from neuronlint.static.bindings import absolute_module, dotted
+from neuronlint.static.context import FileContext
+from neuronlint.static.engine import on, triggers
+
+triggers(
+    "vllm", "tensorrt_llm", "sglang", "ts.torch_handler", "ts.context", "tritonserver", "ExecutionProvider"
+)
+
+
+def _entry_for_module(ctx: FileContext, module: str) -> dict | None:
+    for entry in ctx.data.serving:
+        for prefix in entry.get("modules", ()):
+            if module == prefix or module.startswith(prefix + "."):
+                return entry
+    return None
+
+
+def _facts(entry: dict, use: str) -> dict:
+    return {
+        "tool": entry["title"],
+        "serving": entry["name"],
+        "use": use,
+        "neuron_status": entry["status"],
+        "verdict": entry["verdict"],
+        "gpu_only": bool(entry.get("gpu_only", False)),
+    }
+
+
+@on(cst.Import)
+def _import(node: cst.Import, ctx: FileContext) -> None:
+    for alias in node.names:
+        module = dotted(alias.name)
+        entry = _entry_for_module(ctx, module)
+        if entry is not None:
+            ctx.report("NL080", alias, **_facts(entry, f"import `{module}`"))
+            return  # one finding per line
+
+
+@on(cst.ImportFrom)
+def _import_from(node: cst.ImportFrom, ctx: FileContext) -> None:
+    if node.relative or node.module is None:
+        return
+    module = absolute_module(node, ctx)
+    entry = _entry_for_module(ctx, module)
+    if entry is not None:
+        ctx.report("NL080", node.module, **_facts(entry, f"import from `{module}`"))
+
+
+@on(cst.SimpleString)
+def _provider(node: cst.SimpleString, ctx: FileContext) -> None:
+    if "ExecutionProvider" not in node.value:
+        return
+    values = ctx.strings(node)
+    if not values:
+        return
+    for entry in ctx.data.serving:
+        if values[0] in entry.get("providers", ()):
+            ctx.report("NL080", node, **_facts(entry, f"provider `{values[0]}`"))
+            return
