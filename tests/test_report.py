@@ -87,6 +87,34 @@ def test_libraries_carry_neuron_alternatives(fixture_report) -> None:
     assert libraries["triton"]["source"].startswith("https://")
 
 
+def test_serving_section_lists_every_tool_with_its_verdict(fixture_report) -> None:
+    _, _, report = fixture_report
+    rows = {row["name"]: row for row in report["serving"]}
+    assert set(rows) >= {
+        "vllm",
+        "tgi",
+        "triton-server",
+        "tensorrt-llm",
+        "sglang",
+        "torchserve",
+        "onnxruntime-gpu",
+    }
+    assert rows["vllm"]["neuron_status"] == "supported" and "vllm-neuron" in rows["vllm"]["verdict"]
+    assert rows["vllm"]["uses"] >= 3  # the import, the image and the launcher in the fixtures
+    assert rows["tensorrt-llm"]["gpu_only"] and rows["tgi"]["neuron_status"] == "unknown"
+    assert all(row["source"].startswith("https://") for row in rows.values())
+    markdown = render("markdown", report)
+    assert "## Serving" in markdown and "vLLM" in markdown
+
+
+def test_new_file_kinds_count_in_their_own_areas(fixture_report) -> None:
+    _, lockin, _ = fixture_report
+    areas = {
+        item.area for item in lockin.findings if item.finding.category in ("environment", "config", "serving")
+    }
+    assert areas == {"environment", "config", "serving"}
+
+
 def test_dtype_verdicts_use_the_chip_table(fixture_report) -> None:
     _, _, report = fixture_report
     rows = {d["construct"]: d for d in report["dtypes"]}
@@ -220,6 +248,7 @@ def test_json_round_trips(fixture_report) -> None:
         "blockers",
         "hot_spots",
         "libraries",
+        "serving",
         "kernels",
         "dtypes",
         "effort",

@@ -1,7 +1,7 @@
 """The migration report as one JSON-ready dict, rendered by html.py, markdown.py or as JSON.
 
 Schema (docs/lock-in.md, "Report JSON"): meta, frame, summary, breakdown, blockers, categories,
-hot_spots, packages, libraries, kernels, dtypes, ops, trace, effort, comparison, trend, findings,
+hot_spots, packages, libraries, serving, kernels, dtypes, ops, trace, effort, comparison, trend, findings,
 rules, unanalysed. Numbers come from neuronlint.lockin.scoring; nothing here re-scores.
 """
 
@@ -20,7 +20,14 @@ from neuronlint.groups import build_groups
 from neuronlint.lockin.effort import effort_assumptions
 from neuronlint.lockin.params import DIRECTION_QUESTIONS, DIRECTION_TITLES, DIRECTIONS
 from neuronlint.lockin.results import LockinResult, WeightedFinding
-from neuronlint.report.inventory import dtype_rows, kernel_rows, library_rows, op_rows, trace_summary
+from neuronlint.report.inventory import (
+    dtype_rows,
+    kernel_rows,
+    library_rows,
+    op_rows,
+    serving_rows,
+    trace_summary,
+)
 from neuronlint.ruledb.model import Context, RuleDB
 from neuronlint.ruledb.pages import DOCS_URL
 
@@ -313,6 +320,7 @@ def build_report(
         "hot_spot_share": lockin.params.hot_spot_share,
         "packages": [p.to_dict() for p in lockin.packages],
         "libraries": libraries,
+        "serving": serving_rows(lockin, db),
         "kernels": kernels,
         "dtypes": dtype_rows(lockin, db, ctx) if ctx else [],
         "ops": op_rows(lockin, db),

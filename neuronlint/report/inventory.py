@@ -168,6 +168,40 @@ def library_rows(lockin: LockinResult, db: RuleDB) -> list[dict[str, Any]]:
     return rows
 
 
+def serving_rows(lockin: LockinResult, db: RuleDB) -> list[dict[str, Any]]:
+    """One row per serving tool in rules/serving.toml, with its uses and its Neuron verdict.
+
+    Every tool the database knows is listed, used or not, so the section answers "is the serving
+    tool we need supported?" even for a repository that does not use one yet.
+    """
+    groups: dict[str, list[WeightedFinding]] = defaultdict(list)
+    for item in lockin.findings:
+        if item.rule == "NL080":
+            groups[str(item.facts.get("serving", ""))].append(item)
+    rows = []
+    for entry in db.tables.get("serving", []):
+        items = groups.get(entry["name"], [])
+        rows.append(
+            {
+                "tool": entry["title"],
+                "name": entry["name"],
+                "neuron_status": entry["status"],
+                "gpu_only": bool(entry.get("gpu_only", False)),
+                "verdict": entry["verdict"],
+                "source": entry["source"],
+                "uses": len(items),
+                "blockers": sum(1 for i in items if i.finding.severity.value == "blocker"),
+                "files": len({i.path for i in items}),
+                "top_files": _top_files(items),
+                "kinds": sorted(
+                    {str(i.facts.get("use", "")).split(" ")[0] for i in items if i.facts.get("use")}
+                ),
+            }
+        )
+    rows.sort(key=lambda r: (-r["uses"], r["tool"]))
+    return rows
+
+
 def _library_from_modules(item: WeightedFinding, table: dict[str, dict[str, Any]]) -> str | None:
     text = item.finding.snippet or item.finding.message
     for name, entry in table.items():

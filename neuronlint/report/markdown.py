@@ -182,6 +182,22 @@ def render(report: dict[str, Any]) -> str:
         ],
     ) or ["None.", ""]
 
+    out += ["## Serving", ""]
+    used = [x for x in report.get("serving", []) if x["uses"]]
+    out += _table(
+        ["Serving tool", "Uses", "Blockers", "Files", "Neuron verdict"],
+        [
+            [
+                x["tool"],
+                x["uses"],
+                x["blockers"],
+                x["files"],
+                f"{x['neuron_status']}: {x['verdict']} ([source]({x['source']}))",
+            ]
+            for x in used
+        ],
+    ) or ["No serving tool is used.", ""]
+
     out += ["## Custom kernels and NKI Library replacements", ""]
     out += _table(
         ["Kernel code", "Kernels", "Hours", "Recognised as", "NKI Library kernels"],

@@ -1,0 +1,118 @@
+"""Training frameworks: what PyTorch Lightning/Fabric and Hugging Face Trainer/accelerate pick on a
+Neuron host, from the arguments that choose device, strategy, precision and optimizer.
+
+NL070 a CUDA accelerator (`Trainer(accelerator="gpu")`, `Fabric(accelerator="cuda")`,
+`CUDAAccelerator`, the old `gpus=`), NL071 Lightning's XLA accelerator/strategies/precision (the
+way onto XLA devices: Neuron lock-in on the other side), NL072 a DeepSpeed strategy, NL073 fp16
+mixed precision (`precision="16-mixed"`, `TrainingArguments(fp16=True)`,
+`Accelerator(mixed_precision="fp16")`), NL074 `optim="adamw_torch_fused"`, NL075 `bf16=True` in
+`TrainingArguments` on the XLA backend. Only calls that resolve to the frameworks' own classes
+count (a project's own `Trainer` is not Lightning's).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from neuronlint.static.calls import is_true
+from neuronlint.static.context import FileContext
+from neuronlint.static.engine import on, triggers
+
+triggers("lightning", "TrainingArguments", "Accelerator", "trl", "SFTConfig", "DPOConfig", "GRPOConfig")
+
+_LIGHTNING = ("lightning.", "pytorch_lightning.", "lightning_fabric.")
+_LIGHTNING_ENTRY = ("Trainer", "Fabric")
+_HF_ARGS = ("transformers.", "trl.")
+_FP16_PRECISION = {"16", "16-mixed", "16-true", "fp16", "half"}
+_XLA_CLASSES = {"XLAAccelerator", "XLAStrategy", "XLAFSDPStrategy", "XLAPrecision", "XLABf16Precision"}
+_CUDA_CLASSES = {"CUDAAccelerator"}
+_DEEPSPEED_CLASSES = {"DeepSpeedStrategy", "DeepSpeedPrecision"}
+
+
+def _value(node: cst.BaseExpression, ctx: FileContext) -> str | None:
+    if isinstance(node, cst.Integer):
+        return node.value
+    values = ctx.strings(node)
+    return values[0] if values and len(values) == 1 else None
+
+
+def _kind(qualname: str) -> str | None:
+    last = qualname.rsplit(".", 1)[-1]
+    if qualname.startswith(_LIGHTNING) or qualname in ("lightning", "pytorch_lightning"):
+        if last in _LIGHTNING_ENTRY:
+            return "lightning"
+        if last in _XLA_CLASSES:
+            return "lightning-xla"
+        if last in _CUDA_CLASSES:
+            return "lightning-cuda"
+        if last in _DEEPSPEED_CLASSES:
+            return "lightning-deepspeed"
+        return None
+    if qualname.startswith(_HF_ARGS) and (last.endswith("TrainingArguments") or last.endswith("Config")):
+        return "hf-args" if qualname.startswith("transformers.") or last.endswith("Config") else None
+    if qualname == "accelerate.Accelerator" or qualname.endswith(".accelerator.Accelerator"):
+        return "accelerate" if qualname.startswith("accelerate") else None
+    return None
+
+
+@on(cst.Call)
+def _call(node: cst.Call, ctx: FileContext) -> None:
+    qualname = ctx.qualname(node.func)
+    if not qualname:
+        return
+    kind = _kind(qualname)
+    if kind is None:
+        return
+    name = qualname.rsplit(".", 1)[-1]
+    if kind == "lightning-xla":
+        ctx.report("NL071", node.func, api=name)
+        return
+    if kind == "lightning-cuda":
+        ctx.report("NL070", node.func, setting=name)
+        return
+    if kind == "lightning-deepspeed":
+        ctx.report("NL072", node.func, setting=name)
+        return
+    seen: set[str] = set()  # one finding per rule and call (`accelerator="tpu", strategy="xla"`)
+    for arg in node.args:
+        if arg.keyword is None:
+            continue
+        key = arg.keyword.value
+        value = _value(arg.value, ctx)
+        setting = f"{key}={ctx.module.code_for_node(arg.value)}"
+        if kind == "lightning":
+            _lightning_arg(key, value, arg, setting, ctx, seen)
+        elif kind == "hf-args":
+            if key in ("fp16", "fp16_full_eval") and is_true(arg.value) and "NL073" not in seen:
+                seen.add("NL073")
+                ctx.report("NL073", arg, setting=f"{name}({key}=True)")
+            elif key == "half_precision_backend" and value in ("apex", "cuda_amp") and "NL073" not in seen:
+                seen.add("NL073")
+                ctx.report("NL073", arg, setting=f"{name}({setting})")
+            elif key == "optim" and value == "adamw_torch_fused":
+                ctx.report("NL074", arg, setting=f"{name}({setting})")
+            elif key == "bf16" and is_true(arg.value):
+                ctx.report("NL075", arg, setting=f"{name}(bf16=True)")
+        elif kind == "accelerate" and key == "mixed_precision" and value == "fp16":
+            ctx.report("NL073", arg, setting=f"Accelerator({setting})")
+
+
+def _lightning_arg(
+    key: str, value: str | None, arg: cst.Arg, setting: str, ctx: FileContext, seen: set[str]
+) -> None:
+    rule, facts = None, {}
+    if key == "accelerator" and value == "gpu":  # "cuda" is already a CUDA device string (NL101)
+        rule, facts = "NL070", {"setting": setting}
+    elif key == "gpus" and value not in ("0", "None") and ctx.module.code_for_node(arg.value) != "None":
+        rule, facts = "NL070", {"setting": setting}
+    elif (key == "accelerator" and value in ("tpu", "xla")) or (
+        key == "strategy" and value and value.startswith("xla")
+    ):
+        rule, facts = "NL071", {"api": setting}
+    elif key == "strategy" and value and value.startswith("deepspeed"):
+        rule, facts = "NL072", {"setting": setting}
+    elif key == "precision" and value in _FP16_PRECISION:
+        rule, facts = "NL073", {"setting": setting}
+    if rule is not None and rule not in seen:
+        seen.add(rule)
+        ctx.report(rule, arg, **facts)
