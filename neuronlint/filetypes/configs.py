@@ -11,7 +11,8 @@ NL061 the NCCL backend (`backend: nccl`, `dist_backend`, `ddp_backend`, ...), NL
 precision (`precision: 16-mixed`, `mixed_precision: fp16`, `fp16: true`, DeepSpeed `fp16.enabled`),
 NL065 HF `optim: adamw_torch_fused`. In YAML files also the manifest rules: NL044
 `nvidia.com/gpu`, NL031 compose `runtime: nvidia` / `driver: nvidia`, NL040/NL041 environment
-variable names, NL080 serving images.
+variable names, NL030/NL080 images, and the shell rules for one-line `command:`/`run:`/`args:`
+values.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from neuronlint.filetypes import dockerfile
+from neuronlint.filetypes import dockerfile, shell
 from neuronlint.filetypes.common import dedupe, detection, strip_comment
 
 _YAML_PAIR = re.compile(
@@ -43,7 +44,7 @@ _BACKEND_KEYS = {
     "dist_url_backend",
 }
 _GPU_DISTRIBUTED = {"MULTI_GPU", "DEEPSPEED", "FSDP", "MEGATRON_LM"}
-_FP16_VALUES = {"16", "16-mixed", "fp16", "float16", "half", "16-true", "fp16-mixed"}
+_FP16_VALUES = {"16", "16-mixed", "fp16", "float16", "half", "16-true", "fp16-mixed", "amp_fp16"}
 _PRECISION_KEYS = {"precision", "mixed_precision", "amp_precision", "half_precision_backend"}
 _INTERPOLATED_CUDA = re.compile(r"\$\{[^}]*\bcuda(?::\d+)?\b[^}]*\}")
 _ENV_NAME = re.compile(r"^(?:-\s+)?name\s*:\s*[\"']?((?:TORCH_)?NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES)\b")
@@ -141,24 +142,35 @@ def _block_enabled(pairs: list[tuple[int, int, str, str, str]], index: int) -> b
 
 
 _NVIDIA_GPU = re.compile(r"\bnvidia\.com/gpu(?:\.[\w.-]+)?\b")
-_COMPOSE_GPU = re.compile(r"^\s*(?:-\s+)?(?:runtime|driver)\s*:\s*[\"']?nvidia\b")
+_COMPOSE_GPU = re.compile(r"^\s*(?:-\s+)?(?P<key>(?:runtime|driver)\s*:\s*[\"']?nvidia)\b")
 _IMAGE_KEY = re.compile(r"^\s*(?:-\s+)?image\s*:\s*[\"']?(?P<image>[^\s\"']+)")
+# Keys whose value is a command line (compose `command:`, CI `run:`, Kubernetes `command:`/`args:`).
+_COMMAND_KEY = re.compile(r"^\s*(?:-\s+)?(?:command|entrypoint|args|run|script|cmd)\s*:\s*(?P<value>\S.*)$")
 
 
 def _manifest(text: str, data: Any) -> list[dict[str, Any]]:
     """Kubernetes / Helm / compose / CI YAML: GPU resources, NVIDIA runtime, env names, images."""
     out = []
+    block = -1  # indentation of a `run: |` key whose block scalar lines are shell
     for number, raw in enumerate(text.splitlines(), start=1):
         line = strip_comment(raw)
         if not line.strip():
             continue
+        indent = len(raw) - len(raw.lstrip())
+        if block >= 0:
+            if indent > block:
+                out += shell.scan_command(raw, number, data)
+                continue
+            block = -1
         for match in _NVIDIA_GPU.finditer(line):
             out.append(
                 detection("NL044", number, match.start() + 1, match.end() + 1, raw, resource=match.group(0))
             )
         match = _COMPOSE_GPU.match(line)
         if match:
-            out.append(detection("NL031", number, match.start() + 1, match.end() + 1, raw, flag=line.strip()))
+            out.append(
+                detection("NL031", number, match.start("key") + 1, match.end() + 1, raw, flag=line.strip())
+            )
         match = _ENV_NAME.match(line.strip())
         if match:
             column = raw.find(match.group(1)) + 1
@@ -171,4 +183,10 @@ def _manifest(text: str, data: Any) -> list[dict[str, Any]]:
             out += dockerfile.image_detections(
                 match.group("image"), number, match.start("image") + 1, raw, data
             )
+        match = _COMMAND_KEY.match(line)
+        if match and match.group("value").strip() in ("|", ">", "|-", ">-", "|+", ">+"):
+            block = indent
+        elif match:
+            start = match.start("value")
+            out += shell.scan_command(" " * start + line[start:], number, data)
     return out

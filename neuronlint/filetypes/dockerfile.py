@@ -24,9 +24,16 @@ _CUDA_IMAGES = (
     (re.compile(r"^nvcr\.io/nvidia/"), "NGC image"),
     (re.compile(r"^(?:docker\.io/)?pytorch/pytorch:\S*cuda"), "PyTorch CUDA image"),
     (re.compile(r"^(?:docker\.io/)?nvidia/"), "NVIDIA image"),
+    (re.compile(r":(?:[\w.-]*[_.-])?(?:cu\d{2,3}|cuda[\d.]*)(?:[_.-]|$)"), "CUDA-tagged image"),
 )
 _NVIDIA_RUNTIME_VAR = re.compile(
     r"\bNVIDIA_(?:VISIBLE_DEVICES|DRIVER_CAPABILITIES|REQUIRE_CUDA|DISABLE_REQUIRE)\b"
+)
+
+
+# Instructions whose text is no command: metadata and file copies.
+_NOT_COMMANDS = frozenset(
+    {"LABEL", "MAINTAINER", "EXPOSE", "WORKDIR", "USER", "COPY", "VOLUME", "STOPSIGNAL"}
 )
 
 
@@ -71,7 +78,7 @@ def scan_dockerfile(text: str, data: Any) -> list[dict[str, Any]]:
         if instruction == "FROM" and not context and match:
             out += _from_line(raw, match.end(), number, data)
             continue
-        if instruction in ("ARG", "ENV", "LABEL"):
+        if instruction in ("ARG", "ENV"):  # LABEL values are metadata, not images the build uses
             for value in re.finditer(r"=\s*(\"[^\"]*\"|'[^']*'|\S+)", raw):
                 image = value.group(1).strip("'\"")
                 if "/" in image or ":" in image:
@@ -80,6 +87,8 @@ def scan_dockerfile(text: str, data: Any) -> list[dict[str, Any]]:
                     )
         for var in _NVIDIA_RUNTIME_VAR.finditer(raw):
             out.append(detection("NL032", number, var.start() + 1, var.end() + 1, raw, variable=var.group(0)))
+        if instruction in _NOT_COMMANDS:
+            continue
         body = raw
         if not context and match:  # `RUN apt-get ...`: the instruction word is not part of the command
             body = " " * match.end() + raw[match.end() :]

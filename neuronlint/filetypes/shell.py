@@ -27,11 +27,16 @@ _SLURM_GPU = re.compile(
 )
 _SBATCH = re.compile(r"^\s*#\s*(?:SBATCH|PBS)\b")
 _CUDA_TOOLKIT_PKG = re.compile(
-    r"(?<![\w-])(?:cuda-toolkit(?:-[\d-]+)?|cuda-(?:compat|libraries|runtime|drivers|nvcc|cudart|command-line-tools)(?:-[\w.-]+)?|cuda(?:-\d+-\d+)?|libcudnn\d*(?:-[\w.-]+)?|libnccl\d*(?:-[\w.-]+)?|nvidia-container-toolkit|nvidia-driver-\d+|libnvinfer\w*|tensorrt)(?=[\s=]|$)"
+    r"(?<![\w-])(?:cuda-toolkit(?:-[\d-]+)?|cuda-(?:compat|libraries|runtime|drivers|nvcc|cudart|command-line-tools)(?:-[\w.-]+)?|cuda(?:-\d+-\d+)?|libcudnn\d*(?:-[\w.-]+)?|libnccl\d*(?:-[\w.-]+)?|libcu(?:pti|blas|sparse|rand|fft|solver)[\w.-]*|libnvjitlink[\w.-]*|libnpp[\w.-]*|nvidia-container-toolkit|nvidia-driver-\d+|libnvinfer\w*|tensorrt)(?=[\s=]|$)"
 )
 _PKG_MANAGER = re.compile(r"\b(?:apt-get|apt|yum|dnf|microdnf|zypper)\s+(?:-\S+\s+)*install\b")
 _NVIDIA_REPO = re.compile(
     r"developer\.download\.nvidia\.com/compute/(?:cuda|machine-learning)|cuda_\d+\.\d+[\w.]*_linux\.run"
+)
+# Image references a launcher pulls (`srun --container-image=...`, `docker run ...`, `IMAGE=...`):
+# only registries that name CUDA or serving images unambiguously.
+_IMAGE_REF = re.compile(
+    r"(?<![\w./-])((?:nvcr\.io/nvidia|(?:docker\.io/)?nvidia/cuda|vllm/vllm-openai|ghcr\.io/huggingface/text-generation-inference|lmsysorg/sglang|pytorch/torchserve)[\w./:@-]*)"
 )
 _PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b")
 _CONDA_INSTALL = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\b")
@@ -108,6 +113,12 @@ def scan_command(raw: str, number: int, data: Any, context: str = "") -> list[di
             start = own.end()
         out += _install_arguments(line, start, number, data, conda=bool(conda) and not pip)
     out += serving_commands(line, number, data)
+    if "nvidia" in line or "/" in line:
+        from neuronlint.filetypes.dockerfile import image_detections
+
+        for match in _IMAGE_REF.finditer(line):
+            image = match.group(1).rstrip(":")
+            out += image_detections(image, number, match.start(1) + 1, raw, data)
     return out
 
 
