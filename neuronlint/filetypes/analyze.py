@@ -51,7 +51,9 @@ def _lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def analyze_file(kind: str, module_path: str, data: bytes, static_data: Any, engine: Any = None) -> FileResult:
+def analyze_file(
+    kind: str, module_path: str, data: bytes, static_data: Any, engine: Any = None
+) -> FileResult:
     """Analyse a file of a known kind other than python/cuda (`engine`: the Python checkers a
     notebook's cells run through, default all). Never raises."""
     result = FileResult(path=module_path, lines=_lines(data))
@@ -86,7 +88,9 @@ def analyze_notebook(
     except (RecursionError, MemoryError):
         result.detections.append(_tool_detection("NL001", 1, "the notebook nests too deeply to read"))
         return result
-    python = analyze_python(module_path.removesuffix(".ipynb") + ".py", source.encode("utf-8"), static_data, engine)
+    python = analyze_python(
+        module_path.removesuffix(".ipynb") + ".py", source.encode("utf-8"), static_data, engine
+    )
     result.parsed = True
     detections = list(python.detections)
     for line, command in mapping.shell_lines:

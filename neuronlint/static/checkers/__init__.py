@@ -17,8 +17,10 @@ from neuronlint.static.checkers.custom_kernel import CustomKernel
 from neuronlint.static.checkers.dist_backend import DistBackend
 from neuronlint.static.checkers.dtype import Dtype
 from neuronlint.static.checkers.dynamic_shape import DynamicShape
+from neuronlint.static.checkers.frameworks import Frameworks
 from neuronlint.static.checkers.host_sync import HostSync
 from neuronlint.static.checkers.neuron_lockin import NeuronLockin
+from neuronlint.static.checkers.serving import Serving
 from neuronlint.static.registry import Checker
 
 CHECKERS: tuple[type[Checker], ...] = (
@@ -33,4 +35,6 @@ CHECKERS: tuple[type[Checker], ...] = (
     Dtype,
     DynamicShape,
     NeuronLockin,
+    Frameworks,  # after the others: NL101 on `accelerator="cuda"` keeps its own facts
+    Serving,
 )

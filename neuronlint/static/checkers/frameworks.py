@@ -16,9 +16,7 @@ import libcst as cst
 
 from neuronlint.static.calls import is_true
 from neuronlint.static.context import FileContext
-from neuronlint.static.engine import on, triggers
-
-triggers("lightning", "TrainingArguments", "Accelerator", "trl", "SFTConfig", "DPOConfig", "GRPOConfig")
+from neuronlint.static.registry import Checker, on
 
 _LIGHTNING = ("lightning.", "pytorch_lightning.", "lightning_fabric.")
 _LIGHTNING_ENTRY = ("Trainer", "Fabric")
@@ -55,7 +53,32 @@ def _kind(qualname: str) -> str | None:
     return None
 
 
-@on(cst.Call)
+class Frameworks(Checker):
+    """Lightning/Fabric and Hugging Face Trainer/accelerate arguments (NL070-NL075)."""
+
+    emits = {
+        "NL070": ("setting",),
+        "NL071": ("api",),
+        "NL072": ("setting",),
+        "NL073": ("setting",),
+        "NL074": ("setting",),
+        "NL075": ("setting",),
+    }
+    triggers = (
+        "lightning",
+        "TrainingArguments",
+        "Accelerator",
+        "trl",
+        "SFTConfig",
+        "DPOConfig",
+        "GRPOConfig",
+    )
+
+    @on(cst.Call)
+    def call(self, node: cst.Call, ctx: FileContext) -> None:
+        _call(node, ctx)
+
+
 def _call(node: cst.Call, ctx: FileContext) -> None:
     qualname = ctx.qualname(node.func)
     if not qualname:

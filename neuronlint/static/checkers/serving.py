@@ -12,11 +12,9 @@ import libcst as cst
 
 from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.context import FileContext
-from neuronlint.static.engine import on, triggers
+from neuronlint.static.registry import Checker, on
 
-triggers(
-    "vllm", "tensorrt_llm", "sglang", "ts.torch_handler", "ts.context", "tritonserver", "ExecutionProvider"
-)
+_FACTS = ("tool", "serving", "use", "neuron_status", "verdict", "gpu_only")
 
 
 def _entry_for_module(ctx: FileContext, module: str) -> dict | None:
@@ -38,34 +36,46 @@ def _facts(entry: dict, use: str) -> dict:
     }
 
 
-@on(cst.Import)
-def _import(node: cst.Import, ctx: FileContext) -> None:
-    for alias in node.names:
-        module = dotted(alias.name)
+class Serving(Checker):
+    """Imports of serving tools and ONNX Runtime GPU provider names (NL080)."""
+
+    emits = {"NL080": _FACTS}
+    triggers = (
+        "vllm",
+        "tensorrt_llm",
+        "sglang",
+        "ts.torch_handler",
+        "ts.context",
+        "tritonserver",
+        "ExecutionProvider",
+    )
+
+    @on(cst.Import)
+    def imports(self, node: cst.Import, ctx: FileContext) -> None:
+        for alias in node.names:
+            module = dotted(alias.name)
+            entry = _entry_for_module(ctx, module)
+            if entry is not None:
+                ctx.report("NL080", alias, **_facts(entry, f"import `{module}`"))
+                return  # one finding per line
+
+    @on(cst.ImportFrom)
+    def import_from(self, node: cst.ImportFrom, ctx: FileContext) -> None:
+        if node.relative or node.module is None:
+            return
+        module = absolute_module(node, ctx)
         entry = _entry_for_module(ctx, module)
         if entry is not None:
-            ctx.report("NL080", alias, **_facts(entry, f"import `{module}`"))
-            return  # one finding per line
+            ctx.report("NL080", node.module, **_facts(entry, f"import from `{module}`"))
 
-
-@on(cst.ImportFrom)
-def _import_from(node: cst.ImportFrom, ctx: FileContext) -> None:
-    if node.relative or node.module is None:
-        return
-    module = absolute_module(node, ctx)
-    entry = _entry_for_module(ctx, module)
-    if entry is not None:
-        ctx.report("NL080", node.module, **_facts(entry, f"import from `{module}`"))
-
-
-@on(cst.SimpleString)
-def _provider(node: cst.SimpleString, ctx: FileContext) -> None:
-    if "ExecutionProvider" not in node.value:
-        return
-    values = ctx.strings(node)
-    if not values:
-        return
-    for entry in ctx.data.serving:
-        if values[0] in entry.get("providers", ()):
-            ctx.report("NL080", node, **_facts(entry, f"provider `{values[0]}`"))
+    @on(cst.SimpleString)
+    def provider(self, node: cst.SimpleString, ctx: FileContext) -> None:
+        if "ExecutionProvider" not in node.value:
             return
+        values = ctx.strings(node)
+        if not values:
+            return
+        for entry in ctx.data.serving:
+            if values[0] in entry.get("providers", ()):
+                ctx.report("NL080", node, **_facts(entry, f"provider `{values[0]}`"))
+                return
