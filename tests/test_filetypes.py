@@ -311,3 +311,20 @@ def test_large_data_json_in_a_directory_is_skipped(tmp_path: Path) -> None:
     assert scan_paths([tmp_path], cwd=tmp_path, select=["ALL"]).findings == []
     named = scan_paths([tmp_path / "vocab.json"], cwd=tmp_path, select=["ALL"]).active
     assert [f.rule for f in named] == ["NL060"]
+
+
+def test_every_file_type_rule_is_declared_with_its_facts() -> None:
+    """Every rule of rules/catalogue/{environment,config}.toml is the file-type scanners' own, and
+    every placeholder of its message is a declared fact."""
+    import string
+
+    from neuronlint.filetypes.emitters import FileTypes
+    from neuronlint.ruledb import load_ruledb
+
+    db = load_ruledb()
+    own = {r.id for r in db.rules.values() if r.category in ("environment", "config")} | {"NL004"}
+    assert own == set(FileTypes.emits)
+    for rule_id, facts in {**FileTypes.emits, **FileTypes.also_emits}.items():
+        rule = db.rules[rule_id]
+        used = {field for _, field, _, _ in string.Formatter().parse(rule.message) if field}
+        assert used <= set(facts), (rule_id, used - set(facts))

@@ -68,10 +68,12 @@ class Frameworks(Checker):
         "lightning",
         "TrainingArguments",
         "Accelerator",
-        "trl",
         "SFTConfig",
         "DPOConfig",
         "GRPOConfig",
+        "KTOConfig",
+        "ORPOConfig",
+        "RewardConfig",
     )
 
     @on(cst.Call)
