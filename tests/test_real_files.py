@@ -141,3 +141,22 @@ def test_real_notebook_cells_and_json_lines(tmp_path: Path) -> None:
         cell = notebook["cells"][f.extra["cell"]["cell"] - 1]
         source_line = "".join(cell["source"]).split("\n")[f.extra["cell"]["line"] - 1]
         assert json.loads(lines[f.line - 1].strip().rstrip(",")).rstrip("\n") == source_line
+
+
+def test_one_scan_of_a_tree_of_real_files(tmp_path: Path) -> None:
+    """The cases above as one repository: discovered together, each on its own lines, no parse errors."""
+    expected: set[tuple[str, int, str]] = set()
+    for repo, path, blob, lines in CASES:
+        target = tmp_path / repo.replace("/", "+") / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.write_bytes(_blob(repo, blob))
+        except pytest.skip.Exception:
+            continue
+        expected |= {(target.relative_to(tmp_path).as_posix(), line, rule) for line, rule in lines}
+    if not expected:
+        pytest.skip("no mirror of any case is available")
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
+    actual = {(f.path, f.line, f.rule) for f in result.active if f.rule.startswith(FILE_RULES)}
+    assert actual == expected
+    assert not [f for f in result.findings if f.rule in ("NL001", "NL002", "NL004")]
