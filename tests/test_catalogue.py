@@ -12,6 +12,7 @@ import string
 
 import pytest
 
+from neuronlint.filetypes.emitters import FileTypes
 from neuronlint.filters.unused import UNUSED_SUPPRESSION_RULE
 from neuronlint.ruledb import load_ruledb
 from neuronlint.static.build_inputs import BuildInputs
@@ -30,9 +31,14 @@ OTHERS: dict[str, dict[str, tuple[str, ...]]] = {
     "engine": TOOL_EMITS,
     "link": dict(CrossFileLink.emits),
     "build-inputs": dict(BuildInputs.emits),
+    "file-types": dict(FileTypes.emits),
     "unused-suppressions": {UNUSED_SUPPRESSION_RULE: ("rules",)},
 }
-ALSO = {"link": CrossFileLink.also_emits, "build-inputs": BuildInputs.also_emits}
+ALSO = {
+    "link": CrossFileLink.also_emits,
+    "build-inputs": BuildInputs.also_emits,
+    "file-types": FileTypes.also_emits,
+}
 
 
 def _homes() -> dict[str, list[str]]:
@@ -99,7 +105,7 @@ def test_texts_and_verdicts_use_declared_facts(rule_id: str) -> None:
 
 
 # Rules found outside the walk of a Python file: no trigger word decides whether they are looked for.
-_NOT_WALKED = {*TOOL_EMITS, UNUSED_SUPPRESSION_RULE, *BuildInputs.emits}
+_NOT_WALKED = {*TOOL_EMITS, UNUSED_SUPPRESSION_RULE, *BuildInputs.emits, *FileTypes.emits}
 
 
 def _firing_python_cases() -> list:

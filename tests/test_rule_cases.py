@@ -31,8 +31,10 @@ def test_rule_case(tmp_path: Path, rule_id: str, index: int, case) -> None:
 
 def test_every_static_rule_has_a_firing_case_and_the_first_quiet_case_is_its_fix() -> None:
     """The page's Example is the first firing case; a rule that no snippet can trigger (an internal
-    error) is the only one without."""
+    error, a named file of unknown type) are the only ones without."""
     without = sorted(
         r.id for r in _DB.rules.values() if r.origin == "static" and not any(c.fires for c in r.cases)
     )
-    assert without == ["NL002"]
+    # NL002 is an internal error; NL004 fires only for a file named on the command line, and a case
+    # is scanned as a directory (where unknown types are skipped silently: its quiet case).
+    assert without == ["NL002", "NL004"]

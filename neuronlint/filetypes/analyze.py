@@ -7,8 +7,13 @@ from typing import Any
 from neuronlint.filetypes import configs, dependencies, dockerfile, kind_from_shebang, kind_of, shell
 from neuronlint.filetypes.common import hash_suppressions
 from neuronlint.filetypes.notebook import NotebookError, parse_notebook
+from neuronlint.static import build_inputs
 from neuronlint.static.engine import FileResult, _tool_detection, analyze_python
 
+_BUILD_INPUTS = {
+    "requirements": build_inputs.analyze_requirements,
+    "pyproject": build_inputs.analyze_pyproject,
+}
 _TEXT_SCANNERS = {
     "dockerfile": dockerfile.scan_dockerfile,
     "shell": shell.scan_shell,
@@ -70,6 +75,13 @@ def analyze_file(
         if not any(word in data for word in _CONFIG_TRIGGERS):
             return result
         result.detections = configs.scan_config(text, kind, static_data)
+    elif kind in _BUILD_INPUTS:
+        # NL404 in requirements files and pyproject.toml (with extras, markers and declaring lines)
+        # is build_inputs'; the CUDA builds, indexes, runtimes and serving tools are added here.
+        result = _BUILD_INPUTS[kind](module_path, data, static_data)
+        result.detections += [
+            d for d in _TEXT_SCANNERS[kind](text, static_data) if d["rule"] not in ("NL404", "NL001")
+        ]
     else:
         result.detections = _TEXT_SCANNERS[kind](text, static_data)
     if kind != "json":

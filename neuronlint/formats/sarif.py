@@ -59,9 +59,16 @@ def rule_help_markdown(rule: Rule) -> str:
         rule.why.strip(),
     ]
     if rule.example.strip():
-        lines += ["", "## Example", "", "```python", rule.example.rstrip(), "```"]
+        lines += ["", "## Example", "", f"```{fence_language(rule)}", rule.example.rstrip(), "```"]
     if rule.example_fixed.strip():
-        lines += ["", "Instead:", "", "```python", rule.example_fixed.rstrip(), "```"]
+        lines += [
+            "",
+            "Instead:",
+            "",
+            f"```{fence_language(rule, fixed=True)}",
+            rule.example_fixed.rstrip(),
+            "```",
+        ]
     alternatives = [(key, rule.instead[key]) for key in ("native", "xla", "any") if rule.instead.get(key)]
     if alternatives:
         lines += ["", "## The Neuron alternative", ""]

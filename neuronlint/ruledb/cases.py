@@ -98,13 +98,28 @@ def page_cases(cases: tuple[RuleCase, ...]) -> tuple[RuleCase | None, RuleCase |
     return example, fixed
 
 
-_LANGUAGES = {".cu": "cuda", ".cuh": "cuda", ".txt": "text", ".toml": "toml"}
+# File kind (neuronlint.filetypes.kind_of) -> code-fence language.
+_LANGUAGES = {
+    "cuda": "cuda",
+    "requirements": "text",
+    "pyproject": "toml",
+    "toml": "toml",
+    "dockerfile": "dockerfile",
+    "shell": "bash",
+    "makefile": "make",
+    "yaml": "yaml",
+    "conda": "yaml",
+    "json": "json",
+    "notebook": "json",
+    "setupcfg": "ini",
+}
 
 
 def language(case: RuleCase) -> str:
     """The code-fence language of a case on a page, from the file name it is scanned as."""
-    name = case.file or "snippet.py"
-    return next((lang for suffix, lang in _LANGUAGES.items() if name.endswith(suffix)), "python")
+    from neuronlint.filetypes import kind_of
+
+    return _LANGUAGES.get(kind_of(case.file or "snippet.py") or "python", "python")
 
 
 def build_case(data: dict[str, Any], rule_id: str) -> RuleCase:
