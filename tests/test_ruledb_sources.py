@@ -46,7 +46,7 @@ def test_every_chip_dtype_platform_api_and_library_has_https_source() -> None:
             assert not _bad([entry["source"]]), (chip.name, name)
     for entry in db.platform:
         assert not _bad([entry.source]), entry.fact
-    for table in ("api", "library"):
+    for table in ("api", "library", "serving"):
         entries = db.tables[table]
         assert entries, table
         for entry in entries:
@@ -120,9 +120,21 @@ def test_every_source_is_versioned_or_a_declared_living_page() -> None:
     cited.update(e.source for e in db.platform)
     for lib in db.tables["library"]:
         cited.update(u for u in (lib["source"], lib.get("support_source")) if u)
+    cited.update(e["source"] for e in db.tables["serving"])
     unversioned = {u for u in cited if not is_versioned_url(u)}
     assert unversioned <= living, sorted(unversioned - living)
     # Every en/latest page cited is declared, and no declared page goes unused.
     assert {u for u in cited if "/en/latest/" in u} <= living
     op_sources = {e["source"] for e in db.tables["op_rejection"]}
     assert living <= cited | op_sources, sorted(living - cited - op_sources)
+
+
+def test_a_serving_verdict_other_than_unknown_cites_neuron() -> None:
+    """rules/serving.toml: a tool is "supported" (or anything but unknown) only on a Neuron source;
+    without one the verdict says that the database has no sourced statement."""
+    db = load_ruledb()
+    for entry in db.tables["serving"]:
+        if entry["status"] != UNKNOWN:
+            assert entry["source"].startswith("https://awsdocs-neuron.readthedocs-hosted.com/"), entry["name"]
+        elif not entry.get("gpu_only"):
+            assert "no sourced Neuron statement" in entry["verdict"], entry["name"]
