@@ -24,6 +24,10 @@ from tests.conftest import ROOT
 # 2.30/2.31 runtime and NKI Library changes reach NL907/NL905, and auto_cast_default stops at 2.32.
 EXPECTED_RULE_CHANGES = {
     ("NL012", "", "info/unknown", "info/unknown (not reported)"),
+    # Hugging Face Trainer and config rules documented for the XLA backend (finetune_hftrainer.rst)
+    ("NL065", "", "blocker/unsupported", "info/unknown"),
+    ("NL074", "", "blocker/unsupported", "info/unknown"),
+    ("NL075", "", "warning/partial", "warning/partial (not reported)"),
     ("NL103", "", "blocker/unsupported", "blocker/unknown"),
     ("NL115", "", "blocker/unsupported", "info/supported"),
     ("NL115", "documented=False", "warning/unknown", "info/supported"),
@@ -68,6 +72,9 @@ def test_known_pair_229_to_233_on_trn2() -> None:
     relaxed = {c.rule for c in diff.rules if c.relaxed}
     assert relaxed == {
         "NL012",
+        "NL065",
+        "NL074",
+        "NL075",
         "NL103",
         "NL115",
         "NL201",
@@ -138,7 +145,7 @@ def test_cli_text_and_json() -> None:
     text = result.output
     assert text.startswith("Neuron SDK 2.29 -> 2.33 on trn2\n")
     assert "  backend   xla (torch 2.9) -> native (torch 2.13, 2.14); backend gained: native\n" in text
-    assert "Rules whose verdict changes (17; 11 milder, 6 stricter):" in text
+    assert "Rules whose verdict changes (20; 14 milder, 6 stricter):" in text
     assert "  NL801 torch-compile: warning/unsupported -> info/supported (milder)\n" in text
     assert "  NL205 ddp-wrapper: warning/unsupported -> info/supported (milder)\n" in text
     assert "        no longer applies: The XLA-based torch-neuronx lists DDP/FSDP as unsupported.\n" in text
