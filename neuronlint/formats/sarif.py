@@ -59,13 +59,13 @@ def rule_help_markdown(rule: Rule) -> str:
         rule.why.strip(),
     ]
     if rule.example.strip():
-        lines += ["", "## Example", "", f"```{fence_language(rule)}", rule.example.rstrip(), "```"]
+        lines += ["", "## Example", "", f"```{_fence(rule, fixed=False)}", rule.example.rstrip(), "```"]
     if rule.example_fixed.strip():
         lines += [
             "",
             "Instead:",
             "",
-            f"```{fence_language(rule, fixed=True)}",
+            f"```{_fence(rule, fixed=True)}",
             rule.example_fixed.rstrip(),
             "```",
         ]
@@ -78,6 +78,15 @@ def rule_help_markdown(rule: Rule) -> str:
         f"[Full documentation, verdicts per Neuron SDK release and sources]({DOCS_URL.format(id=rule.id)})",
     ]
     return "\n".join(lines)
+
+
+def _fence(rule: Rule, fixed: bool) -> str:
+    """The code-fence language of the rule's Example (or its Instead), from its case's file."""
+    from neuronlint.ruledb.cases import language, page_cases
+
+    example, instead = page_cases(rule.cases)
+    case = instead if fixed else example
+    return language(case) if case is not None else "python"
 
 
 def rule_descriptor(rule: Rule) -> dict[str, Any]:
