@@ -105,6 +105,8 @@ def test_serving_section_lists_every_tool_with_its_verdict(fixture_report) -> No
     assert all(row["source"].startswith("https://") for row in rows.values())
     markdown = render("markdown", report)
     assert "## Serving" in markdown and "vLLM" in markdown
+    html = render("html", report)
+    assert '<section id="serving">' in html and "vllm-neuron" in html and 'href="#serving"' in html
 
 
 def test_new_file_kinds_count_in_their_own_areas(fixture_report) -> None:
