@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from neuronlint.filetypes import kind_of
+from neuronlint.filekinds import kind_of
 
 # Directories never worth scanning: environments, caches, build output.
 SKIP_DIRS = frozenset(

@@ -5,9 +5,9 @@ import is still a dependency; it only runs later). The layers, top to bottom (do
 
     cli, __main__
     pipeline, graph, report, formats
-    static, filters, lockin
+    static, filetypes, filters, lockin
     ruledb
-    findings, config, discover, fingerprints, gitrepo, cache, the package itself
+    findings, config, discover, filekinds, fingerprints, gitrepo, cache, the package itself
 
 A module may import its own layer or a lower one, never a higher one. Static analysis never imports
 torch, and nothing outside graph/ does.
@@ -26,9 +26,9 @@ PACKAGE = ROOT / "neuronlint"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli", "__main__"),
     ("pipeline", "graph", "report", "formats"),
-    ("static", "filters", "lockin", "groups"),
+    ("static", "filetypes", "filters", "lockin", "groups"),
     ("ruledb",),
-    ("findings", "config", "discover", "fingerprints", "gitrepo", "cache", "scope", "neuronlint"),
+    ("findings", "config", "discover", "filekinds", "fingerprints", "gitrepo", "cache", "scope", "neuronlint"),
 )
 
 

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from neuronlint.cli import app
-from neuronlint.filetypes import kind_from_shebang, kind_of
+from neuronlint.filekinds import kind_from_shebang, kind_of
 from neuronlint.filetypes.configs import scan_config
 from neuronlint.filetypes.dependencies import scan_pyproject, scan_requirements
 from neuronlint.filetypes.markers import installs_on_linux

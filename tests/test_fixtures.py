@@ -4,7 +4,7 @@ Annotations are trailing comments (`# expect: NL101, NL701`; `// expect: NL304` 
 `# expect-next: NL030` on a line of its own for the next line, where a format has no trailing
 comments (Dockerfiles, setup.cfg values, continued shell commands). Notebooks carry them inside
 their code cells (the finding's line is the notebook JSON's line). Every file kind neuronlint reads
-is a fixture (neuronlint.filetypes.kind_of) except JSON, which has no comments: tests/test_filetypes.py
+is a fixture (neuronlint.filekinds.kind_of) except JSON, which has no comments: tests/test_filetypes.py
 checks those.
 Fixtures are scanned with every rule selected, for the newest SDK on trn2 unless the file's first
 lines say otherwise with `# neuronlint-fixture: sdk=2.29 target=trn1`.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from neuronlint.filetypes import kind_of
+from neuronlint.filekinds import kind_of
 from tests.annotations import parse
 from tests.conftest import FIXTURES, ROOT, scan_paths
 

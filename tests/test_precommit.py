@@ -134,7 +134,7 @@ def test_manifest_is_valid_and_describes_the_hook() -> None:
 def test_hook_files_pattern_is_the_cli_discovery(path: str) -> None:
     import re
 
-    from neuronlint.filetypes import kind_of
+    from neuronlint.filekinds import kind_of
 
     (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
     assert bool(re.search(hook["files"], path)) == (kind_of(path) is not None)

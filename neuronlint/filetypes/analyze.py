@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from neuronlint.filetypes import configs, dependencies, dockerfile, kind_from_shebang, kind_of, shell
+from neuronlint.filekinds import kind_from_shebang, kind_of
+from neuronlint.filetypes import configs, dependencies, dockerfile, shell
 from neuronlint.filetypes.common import hash_suppressions
 from neuronlint.filetypes.notebook import NotebookError, parse_notebook
 from neuronlint.static import build_inputs

@@ -20,8 +20,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from neuronlint.filetypes import dockerfile, shell
+from neuronlint.filetypes import shell
 from neuronlint.filetypes.common import dedupe, detection, strip_comment
+from neuronlint.filetypes.images import image_detections
 
 _YAML_PAIR = re.compile(
     r"""^(?P<indent>\s*(?:-\s+)?)(?P<q>["']?)(?P<key>[A-Za-z_][\w.-]*)(?P=q)\s*:(?:\s+(?P<value>.*?))?\s*$"""
@@ -180,9 +181,7 @@ def _manifest(text: str, data: Any) -> list[dict[str, Any]]:
             )
         match = _IMAGE_KEY.match(line)
         if match:
-            out += dockerfile.image_detections(
-                match.group("image"), number, match.start("image") + 1, raw, data
-            )
+            out += image_detections(match.group("image"), number, match.start("image") + 1, raw, data)
         match = _COMMAND_KEY.match(line)
         if match and match.group("value").strip() in ("|", ">", "|-", ">-", "|+", ">+"):
             block = indent

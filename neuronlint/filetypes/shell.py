@@ -15,6 +15,7 @@ from typing import Any
 
 from neuronlint.filetypes import dependencies
 from neuronlint.filetypes.common import dedupe, detection, strip_comment
+from neuronlint.filetypes.images import image_detections
 
 _CUDA_VISIBLE = re.compile(r"\bCUDA_VISIBLE_DEVICES\b")
 _NCCL_VAR = re.compile(r"\b(?:TORCH_)?NCCL_[A-Z0-9_]+\b")
@@ -114,8 +115,6 @@ def scan_command(raw: str, number: int, data: Any, context: str = "") -> list[di
         out += _install_arguments(line, start, number, data, conda=bool(conda) and not pip)
     out += serving_commands(line, number, data)
     if "nvidia" in line or "/" in line:
-        from neuronlint.filetypes.dockerfile import image_detections
-
         for match in _IMAGE_REF.finditer(line):
             image = match.group(1).rstrip(":")
             out += image_detections(image, number, match.start(1) + 1, raw, data)

@@ -98,7 +98,7 @@ def page_cases(cases: tuple[RuleCase, ...]) -> tuple[RuleCase | None, RuleCase |
     return example, fixed
 
 
-# File kind (neuronlint.filetypes.kind_of) -> code-fence language.
+# File kind (neuronlint.filekinds.kind_of) -> code-fence language.
 _LANGUAGES = {
     "cuda": "cuda",
     "requirements": "text",
@@ -117,7 +117,7 @@ _LANGUAGES = {
 
 def language(case: RuleCase) -> str:
     """The code-fence language of a case on a page, from the file name it is scanned as."""
-    from neuronlint.filetypes import kind_of
+    from neuronlint.filekinds import kind_of
 
     return _LANGUAGES.get(kind_of(case.file or "snippet.py") or "python", "python")
 
