@@ -41,6 +41,14 @@ class FileTypes(Emitter):
     }
     also_emits = {
         "NL001": ("detail",),
-        "NL404": ("library", "package", "alternative"),
+        "NL404": (
+            "package",
+            "library",
+            "support",
+            "runs_on",
+            "neuron_path",
+            "alternative",
+            "alternative_no_nki",
+        ),
         "NL080": _SERVING,
     }
