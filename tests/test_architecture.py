@@ -28,7 +28,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("pipeline", "graph", "report", "formats"),
     ("static", "filetypes", "filters", "lockin", "groups"),
     ("ruledb",),
-    ("findings", "config", "discover", "filekinds", "fingerprints", "gitrepo", "cache", "scope", "neuronlint"),
+    (
+        "findings",
+        "config",
+        "discover",
+        "filekinds",
+        "fingerprints",
+        "gitrepo",
+        "cache",
+        "scope",
+        "neuronlint",
+    ),
 )
 
 

@@ -80,8 +80,11 @@ def analyze_file(
         # NL404 in requirements files and pyproject.toml (with extras, markers and declaring lines)
         # is build_inputs'; the CUDA builds, indexes, runtimes and serving tools are added here.
         result = _BUILD_INPUTS[kind](module_path, data, static_data)
-        result.detections += [
-            d for d in _TEXT_SCANNERS[kind](text, static_data) if d["rule"] not in ("NL404", "NL001")
+        theirs = {(d["rule"], d["line"]) for d in result.detections}
+        result.detections += [  # Poetry and dependency groups are read only here
+            d
+            for d in _TEXT_SCANNERS[kind](text, static_data)
+            if d["rule"] != "NL001" and (d["rule"] != "NL404" or (d["rule"], d["line"]) not in theirs)
         ]
     else:
         result.detections = _TEXT_SCANNERS[kind](text, static_data)
