@@ -22,7 +22,6 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("import xformers.ops as xops", "xformers"),
         ("from apex import amp", "apex"),
         ("from apex.normalization import FusedLayerNorm", "apex"),
-        ("import amp_C", "apex"),
         ("import bitsandbytes as bnb", "bitsandbytes"),
         ("import triton", "triton"),
         ("from mamba_ssm import Mamba", "mamba_ssm"),

@@ -18,7 +18,7 @@ def test_triton_kernels_and_launches(tmp_path):
         import triton
         import triton.language as tl
 
-        @triton.autotune(configs=[triton.Config({"BLOCK": 128})], key=["n"])  # expect: NL301
+        @triton.autotune(configs=[triton.Config({"BLOCK": 128})], key=["n"])
         @triton.jit  # expect: NL301
         def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
             offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -70,8 +70,8 @@ def test_cpp_extension_builders(tmp_path):
     findings = check(
         tmp_path,
         """
-        from torch.utils import cpp_extension
-        from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension, load, load_inline
+        from torch.utils import cpp_extension  # expect: NL302
+        from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension, load, load_inline  # expect: NL302
 
         class NinjaBuild(BuildExtension):  # expect: NL302
             pass
@@ -99,9 +99,18 @@ def test_compiled_extension_imports(tmp_path):
         from mypkg.ops import ngram_repeat_block_cuda  # expect: NL303
         from .utils import move_to_cuda, move_batch_to_cuda
         import torch._C
-        from torch.utils.cpp_extension import CUDA_HOME
+        from torch.utils.cpp_extension import CUDA_HOME  # expect: NL302
+        from utils import require_cuda, skip_if_no_cuda
 
-        ROOT = CUDA_HOME  # expect: NL302
+        ROOT = CUDA_HOME
+        _C.fused_forward(x)  # expect: NL303
+        ngram_repeat_block_cuda.forward(tokens)  # expect: NL303
+        move_to_cuda(batch)
+
+
+        @require_cuda
+        def test_kernel():
+            ...
     """,
         name="mypkg/layers.py",
         **KERNELS,
@@ -270,5 +279,6 @@ def test_fixture_packages_link_kernels_and_extensions_across_files():
     assert "fused.kernels" in triton.active[0].message
     extension = scan_paths([FIXTURES / "cpp_extension"], cwd=ROOT, select=["NL303", "NL306"])
     assert sorted((f.path, f.line, f.rule) for f in extension.active) == [
-        ("fixtures/cpp_extension/fused_adam/optimizer.py", 5, "NL303")
+        ("fixtures/cpp_extension/fused_adam/optimizer.py", 5, "NL303"),
+        ("fixtures/cpp_extension/fused_adam/optimizer.py", 28, "NL303"),
     ]

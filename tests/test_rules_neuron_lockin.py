@@ -24,9 +24,9 @@ def test_torch_xla_imports_device_strings_and_process_group(tmp_path):
 
         def setup(loader, model):
             dist.init_process_group("xla", init_method="xla://")  # expect: NL902
-            device = torch_xla.device()
+            device = torch_xla.device()  # expect: NL901
             model = model.to("xla")  # expect: NL902
-            return MpDeviceLoader(loader, device), xr.world_size(), model
+            return MpDeviceLoader(loader, device), xr.world_size(), model  # expect: NL901
     """,
         **LOCKIN,
     )
@@ -54,7 +54,7 @@ def test_deprecated_and_removed_xla_apis(tmp_path):
             device = xm.xla_device()  # expect: NL908
             world = xm.xrt_world_size()  # expect: NL908
             rank = xm.get_ordinal()  # expect: NL908
-            xm.optimizer_step(optimizer)
+            xm.optimizer_step(optimizer)  # expect: NL901
             xm.mark_step()  # expect: NL908
             return device, world, rank
     """,

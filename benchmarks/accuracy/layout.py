@@ -54,6 +54,11 @@ def main() -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(blob.stdout)
             written += 1
+    # Each repository folder is its own git work tree, as a user's checkout is: otherwise a scan
+    # run inside it sees the enclosing checkout, where corpus/ is git-ignored, and reads nothing.
+    for repo_dir in sorted(p for p in args.out.iterdir() if p.is_dir()) if args.out.is_dir() else []:
+        if not (repo_dir / ".git").exists():
+            subprocess.run(["git", "init", "-q", str(repo_dir)], check=True)
     print(f"laid out {written} files under {args.out}")
     if missing:
         print(f"missing {len(missing)} (repository or blob not in {args.mirrors}):", *missing, sep="\n  ")

@@ -240,10 +240,14 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine 
     except Exception as exc:  # noqa: BLE001 - one file's internal error must not abort the scan
         result.detections.append(_tool_detection("NL002", 1, f"internal error: {type(exc).__name__}: {exc}"))
         return result
+    on_line: set[tuple[str, int]] = set()
     for det in ctx.detections:
         line, col, end_line, end_col = spans.get(id(det.node), (1, 1, 1, 1))
         if det.end_node is not None and id(det.end_node) in spans:
             end_line, end_col = spans[id(det.end_node)][2:]
+        if (det.rule, line) in on_line:
+            continue  # several occurrences of one rule on one line are one finding (the first)
+        on_line.add((det.rule, line))
         result.detections.append(
             {
                 "rule": det.rule,

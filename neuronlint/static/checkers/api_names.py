@@ -202,6 +202,8 @@ class ApiNames(Checker):
             return
         if isinstance(parent, cst.AssignTarget):
             return
+        if ctx.enclosing(cst.Annotation) is not None:
+            return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing
         entry = ctx.data.api(binding[1])
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
             ctx.report(entry["rule"], node, **_api_facts(entry, binding[1], node, ctx))

@@ -14,6 +14,7 @@ import libcst as cst
 
 from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.calls import is_true, name_of
+from neuronlint.static.checkers.custom_kernel import _extension_import, extension_module
 from neuronlint.static.context import FileContext
 from neuronlint.static.data import library_facts
 from neuronlint.static.registry import Checker, on
@@ -79,8 +80,8 @@ def _lib_facts(lib: dict, module: str, ctx: FileContext) -> dict:
 
 def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
     qualname = ctx.qualname(node)
-    if not qualname:
-        return
+    if not qualname or extension_module(qualname, ctx):
+        return  # a compiled CUDA extension is a custom kernel (NL303), even one a library ships
     lib = ctx.data.library(qualname)
     # Triton and Helion calls live inside kernels, already reported once per kernel (NL301).
     if lib is None or lib["name"] in _KERNEL_LANGUAGES:
@@ -158,7 +159,7 @@ class CudaOnlyLib(Checker):
         for alias in node.names:
             module = dotted(alias.name)
             lib = ctx.data.library(module)
-            if lib is not None:
+            if lib is not None and not _extension_import(module):
                 ctx.report("NL401", alias, **_lib_facts(lib, module, ctx))
 
     @on(cst.ImportFrom)
@@ -174,7 +175,7 @@ class CudaOnlyLib(Checker):
                 if lib is not None:
                     module = f"{module}.{dotted(alias.name)}"
                     break
-        if lib is not None:
+        if lib is not None and not _extension_import(module):
             ctx.report("NL401", node.module, **_lib_facts(lib, module, ctx))
 
     @on(cst.Call)

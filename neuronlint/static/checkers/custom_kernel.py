@@ -101,11 +101,69 @@ def registers_cuda_kernel(call: cst.Call, ctx: FileContext) -> bool:
     return name_of(call.func) in _REGISTRATIONS and any(_cuda_dispatch(a.value, ctx) for a in call.args)
 
 
+# Compiled CUDA extensions that libraries ship under names without the `_C`/`*_cuda` pattern.
+_KNOWN_EXTENSIONS = frozenset(
+    {"amp_C", "syncbn", "flash_attn_2_cuda", "flash_attn_cuda", "fused_mix_prec_layer_norm_cuda"}
+)
+
+
+# Helpers named after CUDA, not compiled modules: `move_to_cuda`, `require_cuda`, `skip_if_no_cuda`.
+_HELPER_PREFIXES = (
+    "to_",
+    "move_",
+    "require_",
+    "requires_",
+    "skip_",
+    "is_",
+    "has_",
+    "use_",
+    "get_",
+    "set_",
+    "check_",
+    "enable_",
+    "disable_",
+    "maybe_",
+    "with_",
+    "on_",
+    "only_",
+    "run_",
+)
+
+
+def _extension_name(last: str) -> bool:
+    """Whether one name component reads as a compiled extension module."""
+    if last in ("_C", "_cuda") or last in _KNOWN_EXTENSIONS:
+        return True
+    if not last.endswith(("_cuda", "_cuda_kernel")) or last.endswith("to_cuda"):
+        return False
+    return not last.lower().startswith(_HELPER_PREFIXES)
+
+
 def _extension_import(module: str) -> bool:
-    last = module.split(".")[-1]
-    if last.endswith("to_cuda"):
-        return False  # `from .utils import move_to_cuda`: a function, not a compiled module
-    return last in ("_C", "_cuda") or last.endswith("_cuda") or last.endswith("_cuda_kernel")
+    return _extension_name(module.split(".")[-1])
+
+
+def extension_module(qualname: str, ctx: FileContext | None = None) -> str | None:
+    """The compiled CUDA extension module a dotted name lies in (`scaled_masked_softmax_cuda.forward`
+    -> `scaled_masked_softmax_cuda`, `vllm._C.ops.x` -> `vllm._C`), or None. A repository's own `_C`,
+    `*_cuda` modules, well-known library extensions (`amp_C`, `flash_attn_2_cuda`) and the modules
+    this file builds (`CUDAExtension(name=...)`, `cpp_extension.load(name=...)`) count; PyTorch's own
+    `torch._C` does not, nor does a function that merely has `cuda` in its name (`move_to_cuda`)."""
+    if qualname.startswith("torch.") or qualname == "torch":
+        return None
+    parts = qualname.split(".")
+    built = ctx.extension_modules if ctx is not None else ()
+    for end in range(1, len(parts) + 1):
+        module = ".".join(parts[:end])
+        if module in built:
+            return module
+        if _extension_name(parts[end - 1]) and end < len(parts):
+            return module  # something is used from it: `ext.forward`, `_C.ops.x`
+    return None
+
+
+_CPP_EXTENSION = "torch.utils.cpp_extension"
+_EXTENSION_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 
 
 class CustomKernel(Checker):
@@ -115,6 +173,8 @@ class CustomKernel(Checker):
         "NL301": ("kernel", "launch"),
         "NL303": ("module", "kind"),
     }
+    # Imports of torch.utils.cpp_extension (the table-driven api checker reports its uses).
+    also_emits = {"NL302": ("api", "builder")}
     triggers = (
         "triton",
         "cpp_extension",
@@ -152,6 +212,12 @@ class CustomKernel(Checker):
     @on(cst.Call)
     def extension_names(self, node: cst.Call, ctx: FileContext) -> None:
         callee = ctx.qualname(node.func) or ""
+        if callee in _EXTENSION_BUILDERS:
+            name = ctx.strings(arg_value(node, 0, "name"))
+            if name:
+                ctx.extension_modules.add(name[0])
+            ctx.defines_kernels.append("cuda-extension")
+            return
         if callee not in _EXTENSIONS:
             return
         name = ctx.strings(arg_value(node, 0, "name"))
@@ -195,12 +261,10 @@ class CustomKernel(Checker):
     def import_extension(self, node: cst.Import, ctx: FileContext) -> None:
         for alias in node.names:
             module = dotted(alias.name)
-            if (
-                _extension_import(module)
-                and not module.startswith("torch.")
-                and ctx.data.library(module) is None
-            ):
+            if _extension_import(module) and not module.startswith("torch."):
                 ctx.report("NL303", alias, module=module, kind="compiled extension")
+            elif module == _CPP_EXTENSION or module.startswith(_CPP_EXTENSION + "."):
+                ctx.report("NL302", alias, api=_CPP_EXTENSION, builder="import")
 
     @on(cst.ImportFrom)
     def import_from_extension(self, node: cst.ImportFrom, ctx: FileContext) -> None:
@@ -211,8 +275,32 @@ class CustomKernel(Checker):
         candidates = [(module, node.module)] + [
             (f"{module}.{dotted(a.name)}" if module else dotted(a.name), a) for a in names
         ]
+        if (
+            module == _CPP_EXTENSION
+            or f"{module}.{''.join(dotted(a.name) for a in names[:1])}" == _CPP_EXTENSION
+        ):
+            # `from torch.utils.cpp_extension import CUDA_HOME, load` / `from torch.utils import
+            # cpp_extension`: the import line is the finding (a CUDA_HOME probe is not another one).
+            only = [dotted(a.name) for a in names]
+            builder = only[0] if len(only) == 1 else "import"
+            ctx.report("NL302", node.module or node, api=_CPP_EXTENSION, builder=builder)
+            return
         for full, where in candidates:
             if full and where is not None and _extension_import(full) and not full.startswith("torch."):
-                if ctx.data.library(full) is None:
-                    ctx.report("NL303", where, module=full, kind="compiled extension")
-                    return
+                ctx.report("NL303", where, module=full, kind="compiled extension")
+                return
+
+    @on(cst.Name, cst.Attribute)
+    def extension_use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
+        """Every call or attribute use of a compiled extension (`ext.forward(x)`, `_C.ops.f(x)`)."""
+        if isinstance(node, cst.Name) and ctx.lookup(node.value) is None:
+            return
+        parent = ctx.parent()
+        if isinstance(parent, cst.Attribute) and (parent.value is node or isinstance(node, cst.Name)):
+            return  # only the outermost attribute of a chain
+        if ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
+            return
+        qualname = ctx.qualname(node)
+        module = extension_module(qualname, ctx) if qualname else None
+        if module is not None:
+            ctx.report("NL303", node, module=qualname, kind="compiled extension")

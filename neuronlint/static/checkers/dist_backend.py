@@ -18,6 +18,10 @@ _CUDA_TEST = re.compile(r"is_available|cuda")
 _DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
 
 
+# A per-device backend string, `init_process_group("cpu:gloo,cuda:nccl")`: NCCL for the CUDA devices.
+_DEVICE_BACKEND_MAP = re.compile(r"(?i)^\s*\w+:\w+(\s*,\s*\w+:\w+)*\s*$")
+
+
 def _falls_back(ctx: FileContext) -> bool:
     """`"nccl" if torch.cuda.is_available() else "gloo"`: without CUDA the other backend is chosen."""
     ifexp = ctx.parent()
@@ -60,7 +64,7 @@ class DistBackend(Checker):
         value = ctx.literal_value(node)
         if value is None:
             return
-        if value.lower() == "nccl":
+        if value.lower() == "nccl" or ("nccl" in value.lower() and _DEVICE_BACKEND_MAP.match(value)):
             role = literal_role(node, ctx)
             if role not in (ROLE_VALUE, ROLE_TEST):
                 return  # a dispatch-table key, a `choices=`/`Literal[...]` option, an attribute name

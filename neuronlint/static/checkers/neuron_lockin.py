@@ -64,6 +64,51 @@ def _device_use(node: cst.CSTNode, ctx: FileContext) -> str | None:
     return "device"
 
 
+# Parents under which a name is a definition or part of an import, not a use of what it names.
+_NOT_A_USE = (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.ImportFrom, cst.Import)
+
+
+def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, str, str] | None:
+    """(qualname, rule, what) when `node` is the whole of a reference to a name imported from a
+    Neuron package (`xm.mark_step`, `xr.world_size()`, `pl.MpDeviceLoader`, a bare `ColumnParallelLinear`,
+    `xm.optimizer_step` handed over as a function), else None."""
+    parent = ctx.parent()
+    if isinstance(parent, cst.Attribute):
+        if parent.value is node:
+            return None  # only the outermost attribute of a chain is a use
+        if isinstance(node, cst.Name):
+            return None  # the attribute's own name
+    if isinstance(parent, _NOT_A_USE) or ctx.enclosing(cst.Import, cst.ImportFrom) is not None:
+        return None
+    if isinstance(node, cst.Name):
+        if isinstance(parent, cst.Param) and parent.name is node:
+            return None
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return None
+    if ctx.enclosing(cst.Annotation) is not None:
+        return None
+    qualname = ctx.qualname(node)
+    if not qualname:
+        return None
+    found = _neuron_module(qualname)
+    if found is None or ctx.data.api(qualname) is not None:
+        return None  # rows of the api table (deprecated XLA APIs, NL908) are reported by it
+    if found[0] == "NL905" and _in_nki_kernel(ctx):
+        return None  # `nl.load` inside an NKI kernel: the kernel is the finding (on its decorator)
+    return (qualname, *found)
+
+
+def _in_nki_kernel(ctx: FileContext) -> bool:
+    for ancestor in reversed(ctx.parents):
+        if isinstance(ancestor, cst.FunctionDef):
+            for dec in ancestor.decorators:
+                expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+                found = _neuron_module(ctx.qualname(expr) or "")
+                if found is not None and found[0] == "NL905":
+                    return True
+    return False
+
+
 class NeuronLockin(Checker):
     """Imports of Neuron packages, 'xla'/'neuron' device strings and Neuron/XLA environment variables."""
 
@@ -111,6 +156,19 @@ class NeuronLockin(Checker):
                 module=module,
                 what=found[1],
                 legacy_namespace=module.startswith("neuronxcc.nki"),
+            )
+
+    @on(cst.Name, cst.Attribute)
+    def use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
+        """Every use of a name imported from a Neuron package, as for CUDA-only libraries: the
+        imports say a file depends on Neuron, the uses are what leaving Neuron rewrites."""
+        if isinstance(node, cst.Name) and ctx.lookup(node.value) is None:
+            return  # cheapest test first: most names are not imports
+        found = _neuron_use(node, ctx)
+        if found is not None:
+            qualname, rule, what = found
+            ctx.report(
+                rule, node, module=qualname, what=what, legacy_namespace=qualname.startswith("neuronxcc.nki")
             )
 
     @on(cst.SimpleString, cst.FormattedString)
