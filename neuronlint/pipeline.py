@@ -26,7 +26,7 @@ from neuronlint.cache import CACHE_DIR_NAME, Cache, entry_key
 from neuronlint.discover import discover, relative_posix
 from neuronlint.filters import first_party, triage
 from neuronlint.filters.chain import FilterOutcome, FilterRequest, apply_filters, scope
-from neuronlint.filters.selection import Selection
+from neuronlint.filters.selection import Selection, check_selectors
 from neuronlint.findings import Finding, Fix, Severity
 from neuronlint.formats import LOCKIN_FORMATS, RenderOptions, Report
 from neuronlint.ruledb import Context, RuleDB, RuleDBError, load_ruledb
@@ -61,6 +61,13 @@ class ScanOptions:
     test_cap: Severity | None = Severity.WARNING  # test findings are at most this severe (None: no cap)
     show_ok: bool = False  # keep notes about supported, device-generic code (--show-ok)
     triage: bool = True  # False: every detection as judged (scopes set, no cap, no noise filters)
+    # (where, selectors) of every --select/--ignore/config selector, checked against the database
+    selector_sources: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    def check_selectors(self, db: RuleDB) -> None:
+        """Raise SelectorError (a RuleDBError: exit 2) for a selector that matches no rule."""
+        for where, selectors in self.selector_sources:
+            check_selectors(db, selectors, where)
 
     @property
     def selection(self) -> Selection:
@@ -298,6 +305,7 @@ def run_scan(
     options: ScanOptions, progress_factory: Callable[[int], Callable[[int], None]] | None = None
 ) -> ScanResult:
     db = load_ruledb(options.rules_dirs)
+    options.check_selectors(db)
     ctx = db.context(options.sdk, options.target, options.backend, options.compiler_flags)
     base = options.base.resolve()
     files = discover(options.paths, options.exclude, base, options.config_root)

@@ -212,11 +212,31 @@ class RunSettings:
 
 
 def split_rules(values: list[str] | None) -> list[str]:
-    """`--select NL1,NL2 --select dtype` -> ["NL1", "NL2", "dtype"] (category names stay lower-case)."""
+    """`--select nl1,NL2 --select DType` -> ["NL1", "NL2", "dtype"] (selectors are case-insensitive)."""
+    from neuronlint.filters.selection import normalise_selector
+
     out: list[str] = []
     for value in values or []:
         out.extend(v.strip() for v in value.split(",") if v.strip())
-    return [v if v.islower() else v.upper() for v in out]
+    return [normalise_selector(v) for v in out]
+
+
+def selector_sources(flags: ScanFlags, config: Config) -> list[tuple[str, list[str]]]:
+    """Where each selector came from, for the unknown-selector error: (where, selectors)."""
+    in_config = f"{config.path}: [tool.neuronlint] key"
+    sources = [
+        ("--select", split_rules(flags.select)),
+        ("--extend-select", split_rules(flags.extend_select)),
+        ("--ignore", split_rules(flags.ignore)),
+        (f"{in_config} 'select'", split_rules(config.select)),
+        (f"{in_config} 'extend-select'", split_rules(config.extend_select)),
+        (f"{in_config} 'ignore'", split_rules(config.ignore)),
+    ]
+    sources += [
+        (f"{in_config} 'per-file-ignores' ({glob!r})", split_rules(rules))
+        for glob, rules in config.per_file_ignores.items()
+    ]
+    return [(where, selectors) for where, selectors in sources if selectors]
 
 
 @dataclass
@@ -295,6 +315,7 @@ class ScanFlags:
             config_root=config.root,
             scope_paths=dict(config.scope_paths),
             test_cap=Severity.parse(config.test_max_severity or "warning"),
+            selector_sources=selector_sources(self, config),
         )
         return RunSettings(options, config, fail_on, minimum, self.exit_zero)
 

@@ -17,14 +17,47 @@ from neuronlint.ruledb import RuleDBError
 if TYPE_CHECKING:
     from neuronlint.formats import Report
 
-FORMAT_HELP = "Output format: text, json, sarif, github, gitlab, markdown."
-OUTPUT_HELP = "Also write the report in --format to this file; the terminal gets text."
+FORMAT_HELP = (
+    "Output format: text, concise, json, sarif, github, gitlab, markdown "
+    "(default: from --output's suffix, else text)."
+)
+OUTPUT_HELP = (
+    "Also write the report to this file (.sarif, .json, .md, .txt: the format follows the suffix); "
+    "the terminal gets text."
+)
+# --output suffix -> the format it implies (a mismatching --format is refused). `.json` also fits
+# gitlab's Code Quality report, and `.txt`/`.log` any line-based format.
+SUFFIX_FORMATS = {
+    ".sarif": ("sarif",),
+    ".json": ("json", "gitlab", "sarif"),
+    ".md": ("markdown",),
+    ".markdown": ("markdown",),
+    ".txt": ("text", "concise", "github"),
+    ".log": ("text", "concise", "github"),
+}
+
+
+def output_format(format: str | None, output: Path | None) -> str:
+    """--format, else the one --output's suffix implies, else text; a mismatch is a usage error."""
+    suffixes = [s.lower() for s in output.suffixes[-2:]] if output is not None else []
+    suffix = ".sarif" if suffixes[-2:] == [".sarif", ".json"] else (suffixes[-1] if suffixes else "")
+    implied = SUFFIX_FORMATS.get(suffix)
+    if format is None:
+        return implied[0] if implied else "text"
+    if implied and format not in implied:
+        raise fail(
+            f"--format {format} does not match the output file {output} "
+            f"(a {suffix} file takes --format {' or '.join(implied)}); change one of them"
+        )
+    return format
 
 
 @shared_options(*SCAN)
 def scan(
     flags: ScanFlags,
-    format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "text",
+    format: Annotated[
+        str | None, typer.Option("--format", "-f", help=FORMAT_HELP, show_default=False)
+    ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help=OUTPUT_HELP)] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print findings only: no summary, no progress.")
@@ -84,6 +117,7 @@ def scan(
     from neuronlint.formats import FORMATS
     from neuronlint.pipeline import filter_scan, make_report, run_scan
 
+    format = output_format(format, output)
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
     settings = flags.settings()

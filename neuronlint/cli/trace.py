@@ -99,6 +99,7 @@ def trace(
 
     try:
         db = settings.database()
+        settings.options.check_selectors(db)
         ctx = settings.frame(db)
         results = trace_targets(targets, db, ctx, settings.options, root, timeout=timeout, memory_limit=cap)
     except RuleDBError as exc:

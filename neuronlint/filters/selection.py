@@ -7,12 +7,47 @@ matches it (no select: the rule's `default_enabled`).
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from neuronlint.discover import excluded, relative_posix
-from neuronlint.ruledb import RuleDB
+from neuronlint.ruledb import RuleDB, RuleDBError
+
+
+class SelectorError(RuleDBError):
+    """A rule selector that names no rule, prefix or category (a usage error: exit 2)."""
+
+
+def normalise_selector(value: str) -> str:
+    """Selectors are case-insensitive: IDs, prefixes and `ALL` upper-case, categories lower-case."""
+    value = value.strip()
+    upper = value.upper()
+    return upper if upper == "ALL" or re.fullmatch(r"NL\d*", upper) else value.lower()
+
+
+def known_selectors(db: RuleDB) -> list[str]:
+    """Every valid selector spelt in full: `ALL`, the rule IDs and the category names."""
+    return ["ALL", *sorted(db.rules), *sorted({r.category for r in db.rules.values()})]
+
+
+def check_selectors(db: RuleDB, selectors: Iterable[str], where: str) -> None:
+    """Raise SelectorError for the first selector (from `where`) that matches no rule."""
+    categories = {r.category for r in db.rules.values()}
+    for selector in selectors:
+        if selector == "ALL" or selector in categories or any(r.startswith(selector) for r in db.rules):
+            continue
+        if selector.startswith("NL"):
+            close = difflib.get_close_matches(selector, sorted(db.rules), n=3, cutoff=0.6)
+        else:
+            close = difflib.get_close_matches(selector, sorted(categories), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise SelectorError(
+            f"unknown rule selector {selector!r} in {where} (a rule ID, an ID prefix such as NL1, "
+            f"a category or ALL; `neuronlint rules list` shows them){hint}"
+        )
 
 
 def rule_matches(rule_id: str, category: str, selectors: Iterable[str]) -> bool:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 # format name -> module under neuronlint.formats exposing render(report) -> str
 FORMATS: dict[str, str] = {
     "text": "text",
+    "concise": "concise",
     "json": "json",
     "sarif": "sarif",
     "github": "github",

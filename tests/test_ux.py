@@ -1,0 +1,111 @@
+"""What ruff users expect of the command line: unknown selectors are usage errors, `-o` follows its
+suffix, `--format concise` is one line per finding."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from neuronlint.cli import app
+
+SOURCE = """\
+import torch
+
+model = torch.nn.Linear(4, 4).cuda()
+loader = torch.utils.data.DataLoader([], pin_memory=True)
+"""
+
+
+def run(args: list[str], cwd: Path):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(app, args, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "train.py").write_text(SOURCE)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("args", "named", "suggested"),
+    [
+        (["--select", "NL9999"], "'NL9999' in --select", "NL"),
+        (["--select", "cuda-apis"], "'cuda-apis' in --select", "'cuda-api'"),
+        (["--ignore", "NL1,nope"], "'nope' in --ignore", ""),
+        (["--extend-select", "NL99"], "'NL99' in --extend-select", ""),
+    ],
+)
+def test_unknown_selector_on_the_command_line_is_a_usage_error(project, args, named, suggested):
+    result = run(["scan", ".", *args], project)
+    assert result.exit_code == 2, result.output
+    assert f"unknown rule selector {named}" in result.output
+    assert suggested in result.output
+
+
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ('select = ["NL9999"]', "'select'"),
+        ('ignore = ["NL9999"]', "'ignore'"),
+        ('extend-select = ["NL9999"]', "'extend-select'"),
+        ('[tool.neuronlint.per-file-ignores]\n"tests/*" = ["NL9999"]', "'per-file-ignores'"),
+    ],
+)
+def test_unknown_selector_in_the_config_is_a_usage_error(project, toml, key):
+    (project / "pyproject.toml").write_text(f"[tool.neuronlint]\n{toml}\n")
+    result = run(["scan", "."], project)
+    assert result.exit_code == 2, result.output
+    assert "unknown rule selector 'NL9999'" in result.output
+    assert f"pyproject.toml: [tool.neuronlint] key {key}" in result.output
+
+
+@pytest.mark.parametrize("selector", ["nl101", "Nl1", "NL101", "CUDA-API", "cuda-api", "all"])
+def test_selectors_are_case_insensitive(project, selector):
+    result = run(["scan", ".", "--select", selector, "--format", "concise"], project)
+    assert result.exit_code == 1, result.output
+    assert "NL101" in result.output
+
+
+def test_concise_is_one_line_per_finding(project):
+    result = run(["scan", ".", "--format", "concise"], project)
+    lines = result.output.splitlines()
+    assert lines and all(line.startswith("train.py:") for line in lines)
+    assert any(line.startswith("train.py:3:") and " NL101 [blocker] " in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("name", "check"),
+    [
+        ("out.sarif", lambda text: json.loads(text)["version"] == "2.1.0"),
+        ("out.sarif.json", lambda text: json.loads(text)["version"] == "2.1.0"),
+        ("out.json", lambda text: "findings" in json.loads(text)),
+        ("out.md", lambda text: text.lstrip().startswith("#")),
+    ],
+)
+def test_output_format_follows_the_suffix(project, name, check):
+    result = run(["scan", ".", "-o", name], project)
+    assert result.exit_code == 1, result.output
+    assert check((project / name).read_text())
+    assert "NL101" in result.output  # the terminal still gets text
+
+
+def test_output_suffix_mismatch_is_refused(project):
+    result = run(["scan", ".", "-o", "out.sarif", "--format", "json"], project)
+    assert result.exit_code == 2
+    assert "does not match the output file" in result.output
+    assert not (project / "out.sarif").exists()
+
+
+def test_explicit_format_matching_the_suffix(project):
+    result = run(["scan", ".", "-o", "cq.json", "--format", "gitlab"], project)
+    assert result.exit_code == 1
+    assert isinstance(json.loads((project / "cq.json").read_text()), list)
