@@ -32,9 +32,11 @@ def _pre_commit() -> str:
     return on_path
 
 
-def _neuronlint_entry() -> str:
+def _neuronlint_entry(entry: str) -> str:
+    """The manifest's `neuronlint scan ...` entry, run by the neuronlint next to this interpreter."""
     script = BIN / "neuronlint"
-    return f"{script} scan" if script.is_file() else f"{sys.executable} -m neuronlint scan"
+    program = str(script) if script.is_file() else f"{sys.executable} -m neuronlint"
+    return program + entry.removeprefix("neuronlint")
 
 
 def _local_language() -> str:
@@ -74,7 +76,7 @@ def _run(args: list[str], repo: Path, tmp_path: Path) -> subprocess.CompletedPro
 def hooked_repo(tmp_path: Path) -> Path:
     """A git repository whose .pre-commit-config.yaml runs this checkout's hook definition."""
     (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
-    local = dict(hook, entry=_neuronlint_entry(), language=_local_language())
+    local = dict(hook, entry=_neuronlint_entry(hook["entry"]), language=_local_language())
     local.pop("minimum_pre_commit_version", None)
     config = {"repos": [{"repo": "local", "hooks": [local]}]}
     repo = tmp_path / "repo"
@@ -95,8 +97,9 @@ def test_manifest_is_valid_and_describes_the_hook() -> None:
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
-    assert hook["id"] == "neuronlint" and hook["entry"] == "neuronlint scan" and hook["language"] == "python"
-    assert hook["types"] == ["file"] and hook["require_serial"] is False and hook["pass_filenames"] is True
+    assert hook["language"] == "python" and hook["types"] == ["file"]
+    assert hook["id"] == "neuronlint" and hook["entry"] == "neuronlint scan --pre-commit"
+    assert hook["require_serial"] is True and hook["pass_filenames"] is True
 
 
 @pytest.mark.parametrize(
@@ -159,6 +162,27 @@ def test_staged_dockerfile_and_notebook_are_checked(hooked_repo: Path, tmp_path:
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert "NL030" in completed.stdout and "NL101" in completed.stdout and "cell 1:1:" in completed.stdout
     assert "notes.txt" not in completed.stdout  # not a supported type: pre-commit never passes it
+
+
+def test_hook_checks_requirements_and_fails_on_blockers_only(hooked_repo: Path, tmp_path: Path) -> None:
+    (hooked_repo / "requirements.txt").write_text("flash-attn>=2.5\n", encoding="utf-8")
+    (hooked_repo / "loop.py").write_text(
+        "import torch\n\n\ndef train(model, batches):\n"
+        "    for x in batches:\n        loss = model(x).sum()\n        print(loss.item())\n",
+        encoding="utf-8",
+    )
+    git(hooked_repo, "add", "requirements.txt", "loop.py")
+    completed = _run([_pre_commit(), "run", "--verbose"], hooked_repo, tmp_path)
+    out = completed.stdout + completed.stderr
+    assert completed.returncode == 0, out  # two warnings (NL404, NL701): shown, not blocking
+    assert "requirements.txt" in out and "NL404" in out and "NL701" in out  # the hook saw both files
+    assert "Findings by category" not in out and "Scanned" not in out  # findings only
+    (hooked_repo / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\n\n[tool.neuronlint]\nfail-on = "warning"\n', encoding="utf-8"
+    )
+    git(hooked_repo, "add", "pyproject.toml")
+    configured = _run([_pre_commit(), "run"], hooked_repo, tmp_path)
+    assert configured.returncode == 1, configured.stdout  # the project's fail-on is honoured
 
 
 def test_staged_blocker_fails_the_hook_with_the_finding(hooked_repo: Path, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import typer
 from neuronlint.cli.options import SCAN, ScanFlags, fail, shared_options
 from neuronlint.cli.progress import progress_factory
 from neuronlint.config import ConfigError
+from neuronlint.findings import Severity
 from neuronlint.ruledb import RuleDBError
 
 if TYPE_CHECKING:
@@ -103,6 +104,13 @@ def scan(
         bool,
         typer.Option("--show-ok", help="Also report notes about supported code that needs no change."),
     ] = False,
+    pre_commit: Annotated[
+        bool,
+        typer.Option(
+            "--pre-commit",
+            help="What the pre-commit hook runs: findings only, and fail on blockers unless --fail-on or config fail-on is set.",
+        ),
+    ] = False,
     trace: Annotated[
         bool,
         typer.Option(
@@ -126,6 +134,10 @@ def scan(
         scopes = scope_filter.parse_scopes(scope or []) if scope else None
     except ValueError as exc:
         raise fail(str(exc)) from None
+    if pre_commit:
+        quiet = True
+        if flags.fail_on is None and settings.config.fail_on is None:
+            settings.fail_on = Severity.BLOCKER  # a host-sync warning must not block a commit
     try:
         result = run_scan(settings.options, progress_factory(not quiet and format == "text"))
         traced = merge_traces(result, settings, quiet) if trace else None

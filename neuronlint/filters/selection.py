@@ -44,6 +44,9 @@ def check_selectors(db: RuleDB, selectors: Iterable[str], where: str) -> None:
         else:
             close = difflib.get_close_matches(selector, sorted(categories), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        named = sorted(rule_id for rule_id, rule in db.rules.items() if rule.name == selector)
+        if named:
+            hint = f"; {selector!r} is the name of {', '.join(named)}: select rules by ID"
         raise SelectorError(
             f"unknown rule selector {selector!r} in {where} (a rule ID, an ID prefix such as NL1, "
             f"a category or ALL; `neuronlint rules list` shows them){hint}"
