@@ -381,6 +381,8 @@ def make_report(
     show_suppressed: bool = False,
     quiet: bool = False,
     full: bool = False,
+    color: bool = False,
+    width: int | None = None,
 ) -> Report:
     """What the `formats` of this run render: the filtered findings and typed render options.
 
@@ -401,6 +403,10 @@ def make_report(
         cwd=outcome.cwd if outcome.changed_lines is not None else None,
         traces=traces,
         lockin=lockin,
+        color=color,
+        width=width,
+        hidden_by_severity=dict(outcome.hidden_by_severity),
+        min_severity=outcome.min_severity,
     )
     return Report(
         findings=outcome.findings,

@@ -109,3 +109,79 @@ def test_explicit_format_matching_the_suffix(project):
     result = run(["scan", ".", "-o", "cq.json", "--format", "gitlab"], project)
     assert result.exit_code == 1
     assert isinstance(json.loads((project / "cq.json").read_text()), list)
+
+
+# ---- the terminal --------------------------------------------------------------------------------
+ESC = "\x1b["
+
+
+def _in_pty(args: list[str], cwd: Path, columns: int, **env: str) -> str:
+    """Run neuronlint in a real pseudo-terminal (`script`) `columns` wide; its output, CRs removed."""
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("script") is None:
+        pytest.skip("util-linux `script` is needed to run in a pseudo-terminal")
+    import neuronlint
+
+    child = {k: v for k, v in os.environ.items() if k not in {"NO_COLOR", "FORCE_COLOR", "COLUMNS"}}
+    child.update(env, TERM="xterm-256color", NEURONLINT_NO_CACHE="1")
+    child["PYTHONPATH"] = str(Path(neuronlint.__file__).resolve().parent.parent)
+    command = f"stty cols {columns}; {shlex.quote(sys.executable)} -m neuronlint {shlex.join(args)}"
+    done = subprocess.run(
+        ["script", "-qec", command, os.devnull],
+        cwd=cwd,
+        env=child,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.stdout.replace("\r", "")
+
+
+def test_colour_on_a_terminal_wrapped_at_its_width(project):
+    out = _in_pty(["scan", "train.py"], project, 60)
+    assert ESC in out  # styles on a real terminal
+    plain = __import__("re").sub(r"\x1b\[[0-9;]*m", "", out)
+    assert "NL101" in plain
+    assert max(len(line) for line in plain.splitlines()) <= 60  # wrapped at the real width
+    assert "1 blocker," in plain and "Scanned 1 file (" in plain  # grammar
+
+
+def test_no_color_on_a_terminal_and_plain_when_piped(project):
+    assert ESC not in _in_pty(["scan", "train.py"], project, 80, NO_COLOR="1")
+    piped = run(["scan", "train.py"], project)  # CliRunner: not a terminal (NO_COLOR unset below)
+    assert ESC not in piped.output
+
+
+def test_force_color_when_piped(project, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert ESC in run(["scan", "train.py"], project).output
+    monkeypatch.delenv("FORCE_COLOR")
+    assert ESC not in run(["scan", "train.py"], project).output
+
+
+def test_output_file_is_plain_even_on_colour(project, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    run(["scan", "train.py", "-o", "out.txt"], project)
+    assert ESC not in (project / "out.txt").read_text()
+
+
+def test_statistics_replaces_the_findings(project):
+    out = run(["scan", ".", "--statistics"], project).output
+    assert "Statistics by rule" in out and "NL101" in out and "Scanned 1 file" in out
+    assert "train.py" not in out and "Findings by category" not in out
+    quiet = run(["scan", ".", "-q", "--statistics"], project).output
+    assert "Statistics by rule" in quiet and "NL110" in quiet and "Scanned" not in quiet
+
+
+def test_severity_summary_says_what_was_hidden(project):
+    out = run(["scan", ".", "--severity", "blocker"], project).output
+    assert "1 blocker;" in out and "1 info not shown (--severity blocker)" in out
+    assert "0 warnings" not in out
+    assert "glossary.md" in out

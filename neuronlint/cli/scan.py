@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -168,15 +169,33 @@ def scan(
         show_suppressed=show_suppressed,
         quiet=quiet,
         full=full,
+        **terminal_style(),
     )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(render_format(format, report), encoding="utf-8")
+        plain = dataclasses.replace(
+            report, options=dataclasses.replace(report.options, color=False, width=None)
+        )
+        output.write_text(render_format(format, plain), encoding="utf-8")
         terminal = render_format("text", report)
     else:
         terminal = render_format(format, report)
     sys.stdout.write(terminal)
     raise typer.Exit(settings.exit_code(report.findings))
+
+
+def terminal_style() -> dict:
+    """Colour and width for the text report, as rich judges the real stdout: styles on a terminal,
+    none when piped, `NO_COLOR` and `FORCE_COLOR` honoured, `TERM=dumb` plain; the terminal's width."""
+    from rich.console import Console
+
+    console = Console(file=sys.stdout)
+    color = console.is_terminal and not console.no_color and console.color_system is not None
+    try:
+        width = console.size.width if sys.stdout.isatty() else None
+    except (AttributeError, ValueError, OSError):
+        width = None
+    return {"color": color, "width": width}
 
 
 def render_format(name: str, report: Report) -> str:

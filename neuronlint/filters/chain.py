@@ -93,6 +93,9 @@ class FilterOutcome:
     baseline: BaselineSummary | None = None
     diff_base: DiffSummary | None = None
     changed_lines: changed_lines.ChangedLines | None = None  # also set when it only orders annotations
+    # --severity: the active findings it left out, by severity ("warning" -> 2287); {} = none hidden
+    hidden_by_severity: dict[str, int] = field(default_factory=dict)
+    min_severity: str = "info"
 
 
 def github_pr_base() -> str | None:
@@ -169,6 +172,12 @@ def apply_filters(
                     f"{before - after} elsewhere not reported"
                 )
 
+    hidden: dict[str, int] = {}
+    for f in outcome.findings:
+        if f.severity.rank < request.min_severity.rank and f.suppressed is None:
+            hidden[f.severity.value] = hidden.get(f.severity.value, 0) + 1
+    outcome.hidden_by_severity = hidden
+    outcome.min_severity = request.min_severity.value
     outcome.findings = [f for f in outcome.findings if f.severity.rank >= request.min_severity.rank]
     if request.scopes is not None:
         outcome.findings = scope_filter.select(outcome.findings, request.scopes)

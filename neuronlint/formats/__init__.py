@@ -46,6 +46,10 @@ class RenderOptions:
     cwd: Path | None = None  # reported paths are relative to this (with changed_lines)
     traces: list[dict[str, Any]] | None = None  # json: the traced models (scan --trace, trace)
     lockin: LockinResult | None = None  # markdown: the lock-in score of the whole scan (None: counts)
+    color: bool = False  # text: ANSI styles (the command decides: a terminal, NO_COLOR, FORCE_COLOR)
+    width: int | None = None  # text: the terminal's width (None: not a terminal, 120 columns)
+    hidden_by_severity: dict[str, int] = field(default_factory=dict)  # --severity left these out
+    min_severity: str = "info"  # --severity
 
 
 @dataclass
@@ -69,6 +73,13 @@ class Report:
 def render(format_name: str, report: Report) -> str:
     module = importlib.import_module(f"neuronlint.formats.{FORMATS[format_name]}")
     return module.render(report)
+
+
+def plural(count: int, word: str, plural_form: str | None = None) -> str:
+    """`1 file`, `2 files`, `1 blocker`, `0 info` (info has no plural)."""
+    if count == 1 or word == "info":
+        return f"{count} {word}"
+    return f"{count} {plural_form or word + 's'}"
 
 
 def summary(findings: list[Finding]) -> dict[str, Any]:

@@ -7,20 +7,20 @@
    few (or with `--full`), else the files with the most severe findings and their counts;
 4. a summary table by category and severity.
 
-`--quiet` prints the per-file detail only. Colours follow rich (NO_COLOR, TTY detection)."""
+`--quiet` prints the per-file detail only; `--statistics` prints counts per rule instead of all this.
+Colour and width come from RenderOptions: the command asks rich about the real stdout."""
 
 from __future__ import annotations
 
 import io
-import os
 from collections import defaultdict
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from neuronlint.findings import CATEGORIES, Finding
-from neuronlint.formats import Report, summary
+from neuronlint.findings import CATEGORIES, Finding, Severity
+from neuronlint.formats import Report, plural, summary
 from neuronlint.formats import triage as triage_view
 
 _STYLE = {"blocker": "bold red", "warning": "yellow", "info": "cyan"}
@@ -71,16 +71,25 @@ def _finding_block(f: Finding, lines: list[str], show_source: bool) -> Text:
     return text
 
 
+GLOSSARY_URL = "https://github.com/neuronlint/neuronlint/blob/main/docs/glossary.md"
+
+
 def render(report: Report) -> str:
     buffer = io.StringIO()
-    force = os.environ.get("FORCE_COLOR") is not None
+    # The command decides colour and width from the real stdout (cli/scan.py::terminal_style):
+    # rendering into a StringIO, rich alone would see no terminal and drop every style.
+    color = report.options.color
     console = Console(
         file=buffer,
-        force_terminal=force or None,
-        width=max(100, _terminal_width()),
+        force_terminal=color,
+        color_system="auto" if color else None,
+        width=report.options.width or 120,
         highlight=False,
-        no_color=os.environ.get("NO_COLOR") is not None or not force and not _stdout_is_tty(),
+        no_color=not color,
     )
+    if report.statistics:
+        _print_statistics(console, report)
+        return buffer.getvalue()
     quiet = bool(report.options.quiet)
     view = triage_view.triage(report)
     full = quiet or report.options.full or len(view.shown) <= triage_view.FULL_BELOW
@@ -94,7 +103,6 @@ def render(report: Report) -> str:
     if quiet:
         return buffer.getvalue()  # --quiet: findings only
     counts = summary(report.findings)
-    ctx = report.context
     if counts["total"]:
         table = Table(title="Findings by category", title_justify="left")
         table.add_column("category")
@@ -108,21 +116,8 @@ def render(report: Report) -> str:
             "total", *(str(counts["by_severity"][s]) for s in ("blocker", "warning", "info")), style="bold"
         )
         console.print(table)
-    if report.statistics and counts["by_rule"]:
-        stats = Table(title="Statistics by rule", title_justify="left")
-        stats.add_column("count", justify="right")
-        stats.add_column("rule")
-        stats.add_column("name")
-        for rule_id, count in sorted(counts["by_rule"].items(), key=lambda kv: (-kv[1], kv[0])):
-            stats.add_row(str(count), rule_id, report.db.rules[rule_id].name)
-        console.print(stats)
-    suppressed = f", {counts['suppressed']} suppressed" if counts["suppressed"] else ""
-    console.print(
-        f"Scanned {len(report.files)} files ({report.lines} lines) for Neuron SDK {ctx.sdk} on {ctx.target} "
-        f"({ctx.backend} backend): "
-        f"{counts['by_severity']['blocker']} blockers, {counts['by_severity']['warning']} warnings, "
-        f"{counts['by_severity']['info']} info{suppressed}."
-    )
+    console.print(summary_line(report, counts), soft_wrap=report.options.width is None)
+    console.print(Text(f"Terms (trn2, native backend, NKI, NxD, neuronx-cc): {GLOSSARY_URL}", style="dim"))
     return buffer.getvalue()
 
 
@@ -161,8 +156,11 @@ def _print_detail(console: Console, report: Report, findings: list[Finding]) -> 
         console.print(Text(path, style="bold underline"))
         lines = _source_lines(path, cache) if report.show_source else []
         for f in by_file[path]:
-            # soft_wrap: long messages stay one line (greppable); the terminal wraps them.
-            console.print(_finding_block(f, lines, report.show_source), soft_wrap=True)
+            # Piped: long messages stay one line (greppable). On a terminal rich wraps them at its
+            # real width, between words.
+            console.print(
+                _finding_block(f, lines, report.show_source), soft_wrap=report.options.width is None
+            )
         console.print()
 
 
@@ -180,15 +178,45 @@ def _print_file_counts(console: Console, findings: list[Finding]) -> None:
     console.print()
 
 
-def _terminal_width() -> int:
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 120
+def summary_line(report: Report, counts: dict) -> str:
+    """`Scanned 1 file (3 lines) ...: 1 blocker, 0 warnings, 0 info.` plus what --severity hid."""
+    ctx = report.context
+    by = counts["by_severity"]
+    suppressed = f", {counts['suppressed']} suppressed" if counts["suppressed"] else ""
+    hidden = report.options.hidden_by_severity
+    floor = Severity.parse(report.options.min_severity).rank
+    shown = [s for s in ("blocker", "warning", "info") if Severity.parse(s).rank >= floor]
+    parts = [plural(by[s], s) for s in shown]
+    text = (
+        f"Scanned {plural(len(report.files), 'file')} ({plural(report.lines, 'line')}) for Neuron SDK "
+        f"{ctx.sdk} on {ctx.target} ({ctx.backend} backend): {', '.join(parts)}{suppressed}"
+    )
+    if hidden:
+        left = ", ".join(plural(hidden[s], s) for s in ("blocker", "warning", "info") if s in hidden)
+        text += f"; {left} not shown (--severity {report.options.min_severity})"
+    return text + "."
 
 
-def _stdout_is_tty() -> bool:
-    try:
-        return os.isatty(1)
-    except OSError:
-        return False
+def _print_statistics(console: Console, report: Report) -> None:
+    """`--statistics`: the counts per rule and the summary line instead of the findings (ruff)."""
+    counts = summary(report.findings)
+    if counts["by_rule"]:
+        stats = Table(title="Statistics by rule", title_justify="left")
+        stats.add_column("count", justify="right")
+        stats.add_column("rule")
+        stats.add_column("severity")
+        stats.add_column("name")
+        severities: dict[str, str] = {}
+        for f in report.active:
+            severities.setdefault(f.rule, f.severity.value)
+        for rule_id, count in sorted(counts["by_rule"].items(), key=lambda kv: (-kv[1], kv[0])):
+            severity = severities.get(rule_id, "")
+            stats.add_row(
+                str(count),
+                rule_id,
+                Text(severity, style=_STYLE.get(severity, "")),
+                report.db.rules[rule_id].name,
+            )
+        console.print(stats)
+    if not report.options.quiet:
+        console.print(summary_line(report, counts), soft_wrap=report.options.width is None)
