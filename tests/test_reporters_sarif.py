@@ -130,11 +130,7 @@ def test_fix_suppression_and_region(tmp_path: Path) -> None:
     (change,) = cuda_call["fixes"][0]["artifactChanges"]
     assert change["artifactLocation"]["uri"] == "train.py"
     assert change["replacements"] == [{"deletedRegion": region, "insertedContent": {"text": 'to("neuron")'}}]
-    suppressed = [r for r in run["results"] if "suppressions" in r]
-    assert [r["ruleId"] for r in suppressed] == ["NL701"]
-    assert suppressed[0]["suppressions"] == [
-        {"kind": "inSource", "status": "accepted", "justification": "logging once per step is accepted"}
-    ]
+    assert not [r for r in run["results"] if "suppressions" in r]  # GitHub would open alerts for them
     assert all("baselineState" not in r for r in run["results"])  # no baseline in use
 
 
@@ -203,3 +199,32 @@ def test_uris_are_repository_relative_and_percent_encoded(tmp_path: Path) -> Non
 def test_absolute_paths_become_file_uris() -> None:
     assert sarif.artifact_location("/srv/code/a b.py") == {"uri": "file:///srv/code/a%20b.py"}
     assert sarif.artifact_location("pkg/a.py") == {"uri": "pkg/a.py", "uriBaseId": "%SRCROOT%"}
+
+
+def test_suppressed_findings_only_on_request(tmp_path: Path) -> None:
+    write_files(tmp_path, SAMPLE)
+    report = scan_report(tmp_path)
+    report.options.show_suppressed = True
+    run = json.loads(render("sarif", report))["runs"][0]
+    suppressed = [r for r in run["results"] if "suppressions" in r]
+    assert [r["ruleId"] for r in suppressed] == ["NL701"]
+    assert suppressed[0]["suppressions"] == [
+        {"kind": "inSource", "status": "accepted", "justification": "logging once per step is accepted"}
+    ]
+
+
+def test_github_result_limit_keeps_the_most_severe(tmp_path: Path, monkeypatch) -> None:
+    from neuronlint.formats import sarif
+
+    write_files(tmp_path, SAMPLE)
+    report = scan_report(tmp_path)
+    active = [f for f in report.findings if f.suppressed is None]
+    blockers = sum(1 for f in active if f.severity.value == "blocker")
+    assert 0 < blockers < len(active)
+    monkeypatch.setattr(sarif, "MAX_RESULTS", blockers)
+    run = json.loads(render("sarif", report))["runs"][0]
+    assert len(run["results"]) == blockers and {r["level"] for r in run["results"]} == {"error"}
+    dropped = run["properties"]["resultsDropped"]
+    assert dropped.pop("limit") == blockers
+    assert sum(dropped.values()) == len(active) - blockers and "blocker" not in dropped
+    assert {r["ruleId"] for r in run["results"]} == {d["id"] for d in run["tool"]["driver"]["rules"]}

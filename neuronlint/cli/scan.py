@@ -66,7 +66,11 @@ def scan(
     ] = False,
     statistics: Annotated[bool, typer.Option("--statistics", help="Add counts per rule.")] = False,
     show_suppressed: Annotated[
-        bool, typer.Option("--show-suppressed", help="Also list findings silenced by comments.")
+        bool,
+        typer.Option(
+            "--show-suppressed",
+            help="Also list findings silenced by comments (text, concise; sarif: upload them, marked suppressed).",
+        ),
     ] = False,
     no_source: Annotated[bool, typer.Option("--no-source", help="Text output without source lines.")] = False,
     baseline: Annotated[
@@ -180,6 +184,17 @@ def scan(
         terminal = render_format("text", report)
     else:
         terminal = render_format(format, report)
+    if "sarif" in formats and not quiet:
+        from neuronlint.formats import sarif
+
+        left_out = sarif.dropped(report)
+        if left_out:
+            counts = ", ".join(f"{n} {sev}" for sev, n in left_out.items())
+            typer.echo(
+                f"neuronlint: SARIF keeps the {sarif.MAX_RESULTS} most severe results (GitHub stores "
+                f"no more per run); left out: {counts}. Narrow with --severity or --baseline.",
+                err=True,
+            )
     sys.stdout.write(terminal)
     raise typer.Exit(settings.exit_code(report.findings))
 

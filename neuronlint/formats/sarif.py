@@ -2,8 +2,14 @@
 
 One run, one tool component with a rule descriptor per rule that appears in the report. Paths
 are repository-relative (uriBaseId %SRCROOT%); columns count Unicode code points like the rest
-of neuronlint. Suppressed findings stay in the log with an inSource suppression, so viewers can
-show them as waived; `baselineState` is set when the scan used a baseline.
+of neuronlint. `baselineState` is set when the scan used a baseline.
+
+GitHub code scanning's rules are encoded here: suppressed findings are left out (GitHub turns
+uploaded results into open alerts, inSource suppression or not) unless `--show-suppressed` asks
+for them, then with an inSource suppression; a run keeps at most MAX_RESULTS results (GitHub
+accepts 25,000 per run and stores the top 5,000 by severity), blockers first, and says in the
+run's properties how many of each severity were dropped (`dropped()` gives the CLI the count).
+Rule descriptors are those of the reported rules only, far under GitHub's 25,000 rules per run.
 """
 
 from __future__ import annotations
@@ -29,6 +35,26 @@ _BACKEND_LABELS = {
     "any": "Any Neuron backend",
 }
 _TEXT_LIMIT = 1024  # GitHub truncates descriptions longer than this
+MAX_RESULTS = 5000  # GitHub stores the top 5,000 results of a run (and rejects more than 25,000)
+
+
+def kept(report: Report) -> tuple[list[Finding], dict[str, int]]:
+    """The findings a SARIF run holds (suppressed ones only on request; at most MAX_RESULTS, by
+    severity) in report order, and how many of each severity the cap dropped."""
+    findings = [f for f in report.findings if f.suppressed is None or report.options.show_suppressed]
+    if len(findings) <= MAX_RESULTS:
+        return findings, {}
+    ranked = sorted(range(len(findings)), key=lambda i: (-findings[i].severity.rank, i))
+    keep = set(ranked[:MAX_RESULTS])
+    dropped: dict[str, int] = {}
+    for i in ranked[MAX_RESULTS:]:
+        dropped[findings[i].severity.value] = dropped.get(findings[i].severity.value, 0) + 1
+    return [f for i, f in enumerate(findings) if i in keep], dropped
+
+
+def dropped(report: Report) -> dict[str, int]:
+    """Findings of each severity over MAX_RESULTS that the SARIF log leaves out ({} = none)."""
+    return kept(report)[1]
 
 
 def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
@@ -170,7 +196,8 @@ def as_dict(report: Report) -> dict[str, Any]:
     root_causes(report)  # every result names its root cause
     prefix = report.options.repo_prefix
     fingerprints.ensure(report.findings, prefix)
-    rule_ids = sorted({f.rule for f in report.findings})
+    findings, left_out = kept(report)
+    rule_ids = sorted({f.rule for f in findings})
     index = {rule_id: position for position, rule_id in enumerate(rule_ids)}
     with_baseline = report.options.baseline is not None
     ctx = report.context
@@ -187,7 +214,7 @@ def as_dict(report: Report) -> dict[str, Any]:
         "columnKind": "unicodeCodePoints",
         "results": [
             result_object(f, index[f.rule], fingerprints.repo_path(f.path, prefix), with_baseline)
-            for f in report.findings
+            for f in findings
         ],
         "properties": {
             "neuronSdk": ctx.sdk,
@@ -197,6 +224,8 @@ def as_dict(report: Report) -> dict[str, Any]:
             "linesScanned": report.lines,
         },
     }
+    if left_out:
+        run["properties"]["resultsDropped"] = {"limit": MAX_RESULTS, **left_out}
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
