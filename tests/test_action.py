@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,9 +124,26 @@ def test_scan_step_in_a_shallow_pull_request_checkout(tmp_path: Path) -> None:
     assert [line.split(",")[1] for line in errors] == ["line=9", "line=10"]
     assert outputs["exit-code"] == "1" and outputs["sarif-file"] == "neuronlint.sarif"
     sarif = json.loads((checkout / "neuronlint.sarif").read_text(encoding="utf-8"))
-    assert [
-        r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in sarif["runs"][0]["results"]
-    ] == [9, 10]
+    # The upload is the full analysis (a changed-lines-only one would close legacy.py's alert);
+    # only the annotations follow --diff-base.
+    located = sorted(
+        (
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+        )
+        for r in sarif["runs"][0]["results"]
+    )
+    assert ("legacy.py", 2) in located and ("model.py", 9) in located and ("model.py", 10) in located
+
+
+def test_action_pins_by_commit_and_runs_on_windows() -> None:
+    action = _action()
+    uses = [str(s["uses"]) for s in action["runs"]["steps"] if "uses" in s]
+    assert uses and all(re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", u) for u in uses), uses
+    assert any(u.startswith("github/codeql-action/upload-sarif@") for u in uses)
+    assert "# v4." in ACTION.read_text(encoding="utf-8")  # upload-sarif at the current major version
+    install = next(s for s in action["runs"]["steps"] if s.get("name") == "Install neuronlint")
+    assert "Scripts" in install["run"] and "cygpath" in install["run"] and "PIP_CACHE_DIR" in install["env"]
 
 
 def test_scan_step_fail_on_never_and_bad_inputs(tmp_path: Path) -> None:
