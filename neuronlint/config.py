@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +89,11 @@ def load_config(path: Path | None) -> Config:
     config = Config(path=path, root=path.parent)
     for key, value in table.items():
         if key not in _KNOWN:
-            raise ConfigError(f"{where}: key '{key}': unknown key (known keys: {', '.join(sorted(_KNOWN))})")
+            close = difflib.get_close_matches(key.replace("_", "-"), sorted(_KNOWN), n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(
+                f"{where}: key '{key}': unknown key ({hint}known keys: {', '.join(sorted(_KNOWN))})"
+            )
         if key in SCOPE_KEYS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: key '{key}': expected an array of globs, got {value!r}")

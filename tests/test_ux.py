@@ -185,3 +185,43 @@ def test_severity_summary_says_what_was_hidden(project):
     assert "1 blocker;" in out and "1 info not shown (--severity blocker)" in out
     assert "0 warnings" not in out
     assert "glossary.md" in out
+
+
+# ---- suppression comments, config keys, --help -------------------------------------------------
+def test_broken_suppression_comments_are_reported(project):
+    (project / "train.py").write_text(
+        "import torch\n"
+        "x = torch.ones(1).cuda()  # neuronlint: ingore[NL101]\n"
+        "y = torch.ones(1).cuda()  # neuronlint: ignore[CUDA-API] -- a category works too\n"
+        "z = 1  # neuronlint: ignore[NL9999]\n"
+    )
+    lines = run(["scan", "train.py", "--format", "concise"], project).output.splitlines()
+    assert any(line.startswith("train.py:2:19: NL101") for line in lines)  # the typo silenced nothing
+    assert any("NL003" in line and "`# neuronlint: ingore` is not a suppression" in line for line in lines)
+    assert any(line.startswith("train.py:4:") and "names no rule: NL9999" in line for line in lines)
+    assert not any(line.startswith("train.py:3:") for line in lines)  # ignore[cuda-api] holds
+
+
+def test_unknown_config_key_suggests_the_closest(project):
+    (project / "pyproject.toml").write_text('[tool.neuronlint]\nfail_on = "blocker"\n')
+    result = run(["scan", "."], project)
+    assert result.exit_code == 2 and "did you mean 'fail-on'?" in result.output
+
+
+def test_help_shows_brackets_panels_and_value_names(project, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    scan_help = run(["scan", "--help"], project).output
+    assert "[tool.neuronlint]" in scan_help and "[[tool.neuronlint.trace]]" in scan_help
+    assert "<bool>  Print findings only" not in scan_help and "<list[str]>" not in scan_help
+    assert "Rules and files" in scan_help and "Neuron frame" in scan_help
+    assert "RULES" in scan_help and "LEVEL" in scan_help
+    trace_help = run(["trace", "--help"], project).output
+    assert "dtype[shape]" in trace_help
+
+
+def test_nl115_message_does_not_repeat_itself(project):
+    (project / "train.py").write_text(
+        "from torch.utils.checkpoint import checkpoint\n\n\ndef f(m, x):\n    return checkpoint(m, x)\n"
+    )
+    out = run(["scan", "train.py", "--format", "concise", "--select", "NL115"], project).output
+    assert "NL115" in out and out.count("supports activation checkpointing") == 1

@@ -6,8 +6,11 @@ module, in the order `neuronlint --help` lists them. The shared options live in 
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import sys
+import typing
 from typing import Annotated
 
 import typer
@@ -33,6 +36,32 @@ def _main(
     """neuronlint finds what ties PyTorch code to CUDA and what will block or slow it on AWS Neuron."""
 
 
+_UNESCAPED = re.compile(r"(?<!\\)\[")
+
+
+def plain_help(app: typer.Typer) -> None:
+    """Help texts are shown as written: rich markup would eat `[shape]` or `[tool.neuronlint]`, so
+    every `[` is escaped; a flag shows no `<bool>` metavar and any other option names its value."""
+    for command in app.registered_commands:
+        for parameter in inspect.signature(command.callback, eval_str=True).parameters.values():
+            for info in getattr(parameter.annotation, "__metadata__", ()):
+                if getattr(info, "help", None):
+                    info.help = _UNESCAPED.sub(r"\\[", info.help)
+                if isinstance(info, typer.models.OptionInfo) and info.metavar is None:
+                    kind = typing.get_args(parameter.annotation)[0]
+                    info.metavar = "" if kind is bool or kind == (bool | None) else _metavar(kind)
+    for group in app.registered_groups:
+        plain_help(group.typer_instance)
+
+
+def _metavar(kind: object) -> str:
+    text = str(getattr(kind, "__name__", kind)).lower()
+    for word, metavar in (("path", "PATH"), ("int", "N"), ("float", "NUMBER")):
+        if word in text:
+            return metavar
+    return "TEXT"
+
+
 def build_app() -> typer.Typer:
     """The command line with every command registered."""
     app = typer.Typer(
@@ -46,6 +75,7 @@ def build_app() -> typer.Typer:
     app.callback()(_main)
     for command in COMMANDS:
         command.register(app)
+    plain_help(app)
     return app
 
 

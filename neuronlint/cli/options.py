@@ -183,6 +183,40 @@ RUN = ("jobs", "no_cache", "cache_dir")  # how the analysis runs
 DATABASE = ("config", "rules_dir")  # where settings and policy packs come from
 SCAN = ("paths", *FRAME, *SELECTION, *OUTCOME, *RUN, *DATABASE)
 
+# --help: one panel per group (ruff groups its options too) and metavars that name the value, not
+# its Python type (typer would print <list[str]>, <bool>).
+PANELS = {
+    FRAME: "Neuron frame (release, chip, backend)",
+    SELECTION: "Rules and files",
+    OUTCOME: "What is shown and what fails",
+    RUN: "How it runs",
+    DATABASE: "Config and policy packs",
+}
+METAVARS = {
+    "paths": "PATH",
+    "target": "CHIP",
+    "sdk": "RELEASE",
+    "backend": "BACKEND",
+    "compiler_flags": "FLAGS",
+    "select": "RULES",
+    "extend_select": "RULES",
+    "ignore": "RULES",
+    "exclude": "GLOB",
+    "severity": "LEVEL",
+    "fail_on": "LEVEL",
+    "exit_zero": "",
+    "jobs": "N",
+    "no_cache": "",
+    "cache_dir": "DIR",
+    "config": "FILE",
+    "rules_dir": "DIR",
+}
+for _group, _panel in PANELS.items():
+    for _name in _group:
+        SHARED[_name][0].__metadata__[0].rich_help_panel = _panel
+for _name, _metavar in METAVARS.items():
+    SHARED[_name][0].__metadata__[0].metavar = _metavar
+
 
 @dataclass
 class RunSettings:

@@ -58,13 +58,15 @@ def output_format(format: str | None, output: Path | None) -> str:
 def scan(
     flags: ScanFlags,
     format: Annotated[
-        str | None, typer.Option("--format", "-f", help=FORMAT_HELP, show_default=False)
+        str | None, typer.Option("--format", "-f", help=FORMAT_HELP, show_default=False, metavar="FORMAT")
     ] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help=OUTPUT_HELP)] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help=OUTPUT_HELP, metavar="FILE")] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print findings only: no summary, no progress.")
     ] = False,
-    statistics: Annotated[bool, typer.Option("--statistics", help="Add counts per rule.")] = False,
+    statistics: Annotated[
+        bool, typer.Option("--statistics", help="Print counts per rule instead of the findings.")
+    ] = False,
     show_suppressed: Annotated[
         bool,
         typer.Option(
@@ -77,6 +79,7 @@ def scan(
         Path | None,
         typer.Option(
             "--baseline",
+            metavar="FILE",
             help="Report only findings not in this baseline file (`neuronlint baseline create`).",
         ),
     ] = None,
@@ -84,6 +87,7 @@ def scan(
         str | None,
         typer.Option(
             "--diff-base",
+            metavar="REF",
             help="Report only findings on lines changed since the merge base with this git ref, e.g. origin/main.",
         ),
     ] = None,

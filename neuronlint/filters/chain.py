@@ -19,7 +19,7 @@ from neuronlint.filters import baseline as baseline_filter
 from neuronlint.filters import changed_lines, suppressions
 from neuronlint.filters import scope as scope_filter
 from neuronlint.filters.selection import Selection
-from neuronlint.filters.unused import unused_suppression_findings
+from neuronlint.filters.unused import is_broken, unused_suppression_findings
 from neuronlint.findings import Finding, Severity
 from neuronlint.ruledb import Context, RuleDB
 
@@ -117,7 +117,8 @@ def apply_filters(
 ) -> FilterOutcome:
     """The filters after the scan, in order; raises FilterError with a one-line message.
 
-    1. unused suppressions become NL003 findings (--report-unused-suppressions),
+    1. unused suppressions become NL003 findings (--report-unused-suppressions; misspelt ones and
+       ones naming no rule always),
     2. every finding gets its fingerprint (before anything is dropped, so occurrences are stable),
     3. the baseline hides known findings (--baseline FILE),
     4. only findings on changed lines stay (--diff-base REF),
@@ -126,7 +127,10 @@ def apply_filters(
     findings = list(findings)
     if request.report_unused_suppressions:
         findings.extend(unused_suppression_findings(unused, db, context, selection, cwd))
-        findings.sort(key=Finding.sort_key)
+    else:  # a misspelt keyword or a rule that does not exist is always reported: it silences nothing
+        broken = [(path, entry) for path, entry in unused if is_broken(entry, db)]
+        findings.extend(unused_suppression_findings(broken, db, context, selection, cwd))
+    findings.sort(key=Finding.sort_key)
     path_prefix = gitrepo.prefix(cwd)
     fingerprints.assign(findings, path_prefix)
     outcome = FilterOutcome(findings=findings, scanned=findings, cwd=cwd, repo_prefix=path_prefix)

@@ -3,7 +3,7 @@
 Forms:
     x.cuda()  # neuronlint: ignore[NL101] -- CPU fallback is tested separately
     # neuronlint: ignore[NL701]            (own line: applies to the next code line)
-    # neuronlint: ignore-file[NL5]         (anywhere: whole file; IDs or prefixes; empty = all)
+    # neuronlint: ignore-file[NL5]         (anywhere: whole file; IDs, prefixes, categories; empty = all)
 """
 
 from __future__ import annotations
@@ -15,10 +15,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from neuronlint.filters.selection import normalise_selector
+
 _DIRECTIVE = re.compile(
-    r"#\s*neuronlint:\s*(?P<kind>ignore-file|ignore)\b(?:\[(?P<rules>[^\]]*)\])?(?:\s*--\s*(?P<reason>.*))?",
+    r"#\s*neuronlint:\s*(?P<kind>ignore-file|ignore)(?![\w-])(?:\[(?P<rules>[^\]]*)\])?(?:\s*--\s*(?P<reason>.*))?",
     re.IGNORECASE,
 )
+# `# neuronlint: <anything else>`: a misspelt keyword (`ingore[NL101]`), reported by NL003, never
+# a suppression.
+_MISSPELT = re.compile(r"#\s*neuronlint:\s*(?P<keyword>[\w-]*)", re.IGNORECASE)
 
 
 def parse_suppressions(data: bytes) -> list[dict[str, Any]]:
@@ -45,8 +50,20 @@ def parse_suppressions(data: bytes) -> list[dict[str, Any]]:
         if tok.type == tokenize.COMMENT:
             match = _DIRECTIVE.search(tok.string)
             if not match:
+                misspelt = _MISSPELT.search(tok.string)
+                if misspelt:
+                    out.append(
+                        {
+                            "line": tok.start[0],
+                            "column": tok.start[1] + 1,
+                            "rules": [],
+                            "reason": "",
+                            "file": False,
+                            "invalid": misspelt.group("keyword"),
+                        }
+                    )
                 continue
-            rules = [r.strip().upper() for r in (match.group("rules") or "").split(",") if r.strip()]
+            rules = [normalise_selector(r) for r in (match.group("rules") or "").split(",") if r.strip()]
             entry = {
                 "line": tok.start[0],
                 "column": tok.start[1] + 1,
@@ -67,8 +84,11 @@ def parse_suppressions(data: bytes) -> list[dict[str, Any]]:
     return out
 
 
-def matches(entry: dict[str, Any], rule: str) -> bool:
-    return not entry["rules"] or any(rule.startswith(prefix) for prefix in entry["rules"])
+def matches(entry: dict[str, Any], rule: str, category: str = "") -> bool:
+    """Whether a comment silences `rule`: its IDs, ID prefixes or categories (none = every rule)."""
+    if entry.get("invalid") is not None:
+        return False  # a misspelt keyword suppresses nothing
+    return not entry["rules"] or any(rule.startswith(s) or s == category for s in entry["rules"])
 
 
 def apply(findings: list, suppressions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -76,7 +96,7 @@ def apply(findings: list, suppressions: list[dict[str, Any]]) -> list[dict[str, 
     used: set[int] = set()
     for finding in findings:
         for index, entry in enumerate(suppressions):
-            if not matches(entry, finding.rule):
+            if not matches(entry, finding.rule, finding.category):
                 continue
             if entry["file"] or finding.line <= entry["applies_to"] <= finding.end_line:
                 finding.suppressed = entry["reason"] or "suppressed in source"
@@ -112,7 +132,7 @@ def drop_used(unused: list[tuple[str, dict[str, Any]]], silenced: list) -> list[
     def used(path: str, entry: dict[str, Any]) -> bool:
         return any(
             f.path == path
-            and matches(entry, f.rule)
+            and matches(entry, f.rule, f.category)
             and (entry["file"] or f.line <= entry["applies_to"] <= f.end_line)
             for f in silenced
         )

@@ -32,6 +32,17 @@ def _rules_all_disabled(selector: str, db: RuleDB, selection: Selection) -> bool
     return not any(selection.enabled(db, rule_id) for rule_id in matching)
 
 
+def unknown_selectors(entry: dict[str, Any], db: RuleDB) -> list[str]:
+    """The names in a suppression comment that match no rule ID, prefix or category."""
+    categories = {r.category for r in db.rules.values()}
+    return [s for s in entry["rules"] if s not in categories and not any(r.startswith(s) for r in db.rules)]
+
+
+def is_broken(entry: dict[str, Any], db: RuleDB) -> bool:
+    """A misspelt keyword or a comment naming no rule: reported without --report-unused-suppressions."""
+    return entry.get("invalid") is not None or bool(unknown_selectors(entry, db))
+
+
 def unused_suppression_findings(
     unused: list[tuple[str, dict[str, Any]]], db: RuleDB, ctx: Context, selection: Selection, cwd: Path
 ) -> list[Finding]:
@@ -55,6 +66,18 @@ def unused_suppression_findings(
         verdict = db.judge(rule, {"rules": directive, "target": ctx.target}, ctx)
         if not verdict.enabled:
             continue
+        message = verdict.message
+        unknown = unknown_selectors(entry, db)
+        if entry.get("invalid") is not None:
+            message = (
+                f"`# neuronlint: {entry['invalid']}` is not a suppression comment: the keyword is "
+                "`ignore[...]` or `ignore-file[...]`."
+            )
+        elif unknown:
+            message = (
+                f"`# neuronlint: ignore{directive}` names no rule: {', '.join(unknown)} "
+                "(a rule ID, an ID prefix or a category)."
+            )
         text = _line_text(cwd / path, entry["line"])
         column = entry["column"]
         end_column = max(len(text) + 1, column + 1)
@@ -68,7 +91,7 @@ def unused_suppression_findings(
                 column=column,
                 end_line=entry["line"],
                 end_column=end_column,
-                message=verdict.message,
+                message=message,
                 name=verdict.rule.name,
                 status=verdict.status,
                 snippet=fingerprints.normalise(text) or f"# neuronlint: ignore{directive}",
