@@ -122,16 +122,23 @@ def render(report: Report) -> str:
 
 
 def _print_causes(console: Console, view: triage_view.Triage, report: Report) -> None:
-    console.print(Text(triage_view.headline(view, report.context), style="bold"))
+    console.print(
+        Text(triage_view.headline(view, report.context), style="bold"), soft_wrap=report.options.width is None
+    )
     for number, cause in enumerate(view.causes[: triage_view.MAX_CAUSES], start=1):
         severity = cause.severity.value
         line = Text(f"{number:>3}. ")
         line.append(f"{severity:<8}", style=_STYLE[severity])
         line.append(f"{cause.headline}  ")
         line.append(f"[{cause.id}]", style="dim")
-        console.print(line, soft_wrap=True)
-        console.print(Text(f"       fix:   {cause.change}", style="green"), soft_wrap=True)
-        console.print(Text(f"       where: {triage_view.where(cause)}", style="dim"), soft_wrap=True)
+        console.print(line, soft_wrap=report.options.width is None)
+        console.print(
+            Text(f"       fix:   {cause.change}", style="green"), soft_wrap=report.options.width is None
+        )
+        console.print(
+            Text(f"       where: {triage_view.where(cause)}", style="dim"),
+            soft_wrap=report.options.width is None,
+        )
     hidden = view.causes[triage_view.MAX_CAUSES :]
     if hidden:
         counts = triage_view.Counter(c.severity.value for c in hidden)
