@@ -223,5 +223,5 @@ def test_nl115_message_does_not_repeat_itself(project):
     (project / "train.py").write_text(
         "from torch.utils.checkpoint import checkpoint\n\n\ndef f(m, x):\n    return checkpoint(m, x)\n"
     )
-    out = run(["scan", "train.py", "--format", "concise", "--select", "NL115"], project).output
+    out = run(["scan", "train.py", "--format", "concise", "--select", "NL115", "--show-ok"], project).output
     assert "NL115" in out and out.count("supports activation checkpointing") == 1
