@@ -51,11 +51,78 @@ NEURON_SIDE_CATEGORIES = frozenset({"neuron-lockin"})
 
 
 @dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text from (line, column) to (end_line, end_column) with `content`.
+
+    Lines and columns are 1-based and the end is exclusive, as in a Finding; an insertion has
+    start == end. `order` breaks ties between insertions at one place (an import before the device
+    variable that uses it); it is not part of the output.
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+    order: int = field(default=0, compare=False)  # output lists insertions in this order already
+
+    @property
+    def start(self) -> tuple[int, int]:
+        return (self.line, self.column)
+
+    @property
+    def end(self) -> tuple[int, int]:
+        return (self.end_line, self.end_column)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "content": self.content,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Edit:
+        return cls(data["line"], data["column"], data["end_line"], data["end_column"], data["content"])
+
+
+@dataclass(frozen=True, slots=True)
 class Fix:
-    """A suggested replacement for the finding's span."""
+    """What to do about a finding.
+
+    `applicability` is "safe" or "unsafe" when `edits` carry an automatic fix (`neuronlint fix`),
+    "suggestion" when only the replacement text is known (from the rule database).
+    """
 
     replacement: str
     description: str
+    applicability: str = "suggestion"
+    edits: tuple[Edit, ...] = ()
+
+    @property
+    def automatic(self) -> bool:
+        return bool(self.edits)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "replacement": self.replacement,
+            "description": self.description,
+            "applicability": self.applicability,
+        }
+        if self.edits:
+            data["edits"] = [edit.to_dict() for edit in self.edits]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Fix:
+        return cls(
+            replacement=data["replacement"],
+            description=data["description"],
+            applicability=data.get("applicability", "suggestion"),
+            edits=tuple(Edit.from_dict(e) for e in data.get("edits", ())),
+        )
 
 
 @dataclass(slots=True)
@@ -96,6 +163,8 @@ class Finding:
             data["capped_from"] = self.capped_from.value
         if self.fix is None:
             data.pop("fix")
+        else:
+            data["fix"] = self.fix.to_dict()
         for key in ("suppressed", "baseline_state", "capped_from"):
             if data[key] is None:
                 data.pop(key)
@@ -110,5 +179,5 @@ class Finding:
         if data.get("capped_from"):
             data["capped_from"] = Severity(data["capped_from"])
         if data.get("fix"):
-            data["fix"] = Fix(**data["fix"])
+            data["fix"] = Fix.from_dict(data["fix"])
         return cls(**data)

@@ -383,6 +383,7 @@ def make_report(
     full: bool = False,
     color: bool = False,
     width: int | None = None,
+    unsafe_fixes: bool = False,
 ) -> Report:
     """What the `formats` of this run render: the filtered findings and typed render options.
 
@@ -407,6 +408,7 @@ def make_report(
         width=width,
         hidden_by_severity=dict(outcome.hidden_by_severity),
         min_severity=outcome.min_severity,
+        unsafe_fixes=unsafe_fixes,
     )
     return Report(
         findings=outcome.findings,

@@ -57,7 +57,7 @@ def test_inputs_outputs_and_shell_syntax() -> None:
 
 
 def _run_scan_step(
-    workdir: Path, tmp_path: Path, **inputs: str
+    workdir: Path, tmp_path: Path, extra_env: dict[str, str] | None = None, **inputs: str
 ) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
     step = _step("scan")
     output_file = tmp_path / "github_output"
@@ -77,6 +77,7 @@ def _run_scan_step(
             "PYTHONPATH": str(Path(neuronlint.__file__).resolve().parent.parent),
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": os.devnull,
+            **(extra_env or {}),
         }
     )
     completed = subprocess.run(
@@ -154,3 +155,19 @@ def test_scan_step_fail_on_never_and_bad_inputs(tmp_path: Path) -> None:
     assert "sarif-file" not in outputs
     completed, outputs = _run_scan_step(repo, tmp_path, sdk="1.0")
     assert outputs["exit-code"] == "2" and "unknown Neuron SDK release" in completed.stderr
+
+
+def test_fix_diff_goes_to_the_job_summary(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    init_repo(repo, {"model.py": BLOCKER_FREE + "\n\ndef place(m):\n    return m.cuda()\n"})
+    summary = tmp_path / "summary.md"
+    summary.write_text("", encoding="utf-8")
+    completed, outputs = _run_scan_step(
+        repo, tmp_path, {"GITHUB_STEP_SUMMARY": str(summary)}, fix_diff="true"
+    )
+    assert completed.returncode == 0, completed.stderr
+    text = summary.read_text(encoding="utf-8")
+    assert "### neuronlint fix: safe portable fixes" in text
+    assert "```diff" in text and "+    return m.to(DEVICE)" in text
+    assert "return m.cuda()" in (repo / "model.py").read_text(encoding="utf-8")  # nothing written
+    assert outputs["exit-code"] == "1"  # the scan itself still reports the blocker

@@ -25,7 +25,7 @@ PACKAGE = ROOT / "neuronlint"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli", "__main__"),
-    ("pipeline", "graph", "report", "formats"),
+    ("pipeline", "graph", "report", "formats", "fix"),
     ("static", "filetypes", "filters", "lockin", "groups"),
     ("ruledb",),
     (

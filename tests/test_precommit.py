@@ -39,6 +39,10 @@ def _neuronlint_entry(entry: str) -> str:
     return program + entry.removeprefix("neuronlint")
 
 
+def _hooks() -> dict[str, dict]:
+    return {hook["id"]: hook for hook in yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))}
+
+
 def _local_language() -> str:
     from pre_commit.all_languages import languages
 
@@ -72,13 +76,15 @@ def _run(args: list[str], repo: Path, tmp_path: Path) -> subprocess.CompletedPro
     )
 
 
-@pytest.fixture
-def hooked_repo(tmp_path: Path) -> Path:
-    """A git repository whose .pre-commit-config.yaml runs this checkout's hook definition."""
-    (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
-    local = dict(hook, entry=_neuronlint_entry(hook["entry"]), language=_local_language())
-    local.pop("minimum_pre_commit_version", None)
-    config = {"repos": [{"repo": "local", "hooks": [local]}]}
+def _repo(tmp_path: Path, hook_ids: tuple[str, ...]) -> Path:
+    """A git repository whose .pre-commit-config.yaml runs this checkout's hook definitions."""
+    hooks = []
+    for hook_id in hook_ids:
+        hook = _hooks()[hook_id]
+        local = dict(hook, entry=_neuronlint_entry(hook["entry"]), language=_local_language())
+        local.pop("minimum_pre_commit_version", None)
+        hooks.append(local)
+    config = {"repos": [{"repo": "local", "hooks": hooks}]}
     repo = tmp_path / "repo"
     init_repo(
         repo,
@@ -91,15 +97,30 @@ def hooked_repo(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.fixture
+def hooked_repo(tmp_path: Path) -> Path:
+    return _repo(tmp_path, ("neuronlint",))
+
+
+@pytest.fixture
+def fix_hooked_repo(tmp_path: Path) -> Path:
+    return _repo(tmp_path, ("neuronlint-fix", "neuronlint"))
+
+
 def test_manifest_is_valid_and_describes_the_hook() -> None:
     completed = subprocess.run(
         [_pre_commit(), "validate-manifest", str(MANIFEST)], capture_output=True, text=True, check=False
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    hook = _hooks()["neuronlint"]
     assert hook["language"] == "python" and hook["types"] == ["file"]
     assert hook["id"] == "neuronlint" and hook["entry"] == "neuronlint scan --pre-commit"
     assert hook["require_serial"] is True and hook["pass_filenames"] is True
+    fixer = _hooks()["neuronlint-fix"]
+    assert list(_hooks()) == ["neuronlint", "neuronlint-fix"]
+    assert (
+        fixer["entry"] == "neuronlint fix" and fixer["language"] == "python" and fixer["types"] == ["python"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -139,7 +160,7 @@ def test_hook_files_pattern_is_the_cli_discovery(path: str) -> None:
 
     from neuronlint.filekinds import kind_of
 
-    (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    hook = _hooks()["neuronlint"]
     assert bool(re.search(hook["files"], path)) == (kind_of(path) is not None)
 
 
@@ -238,3 +259,26 @@ def test_installed_hook_blocks_a_commit_that_adds_cuda(hooked_repo: Path, tmp_pa
     allowed = _run(["git", "commit", "-m", "add model"], hooked_repo, tmp_path)
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     assert git(hooked_repo, "log", "--oneline").count("\n") == 2
+
+
+def test_fix_hook_rewrites_the_staged_file_and_fails_until_it_is_staged(
+    fix_hooked_repo: Path, tmp_path: Path
+) -> None:
+    train = fix_hooked_repo / "train.py"
+    train.write_text(
+        "import torch\n\n\ndef step(model, x):\n    torch.cuda.synchronize()\n    return model.cuda()(x)\n",
+        encoding="utf-8",
+    )
+    untouched = fix_hooked_repo / "other.py"
+    untouched.write_text("import torch\nx = torch.ones(1).cuda()\n", encoding="utf-8")  # not staged
+    git(fix_hooked_repo, "add", "train.py")
+    first = _run([_pre_commit(), "run"], fix_hooked_repo, tmp_path)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "files were modified by this hook" in first.stdout
+    fixed = train.read_text(encoding="utf-8")
+    assert "torch.accelerator.synchronize()" in fixed and "model.to(DEVICE)(x)" in fixed
+    assert ".cuda()" in untouched.read_text(encoding="utf-8")
+    git(fix_hooked_repo, "add", "train.py")
+    second = _run([_pre_commit(), "run"], fix_hooked_repo, tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.stdout.count("Passed") == 2

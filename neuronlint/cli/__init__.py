@@ -16,9 +16,9 @@ from typing import Annotated
 import typer
 
 from neuronlint import __version__
-from neuronlint.cli import baseline, options, report, rules, scan, trace
+from neuronlint.cli import baseline, fix, options, report, rules, scan, trace
 
-COMMANDS = (scan, rules, baseline, trace, report)  # rules registers `rules` and `explain`
+COMMANDS = (scan, fix, rules, baseline, trace, report)  # rules registers `rules` and `explain`
 
 
 def _version(value: bool) -> None:

@@ -85,6 +85,8 @@ def report_command(
 ) -> None:
     """Migration report: CUDA and Neuron coupling scores with their breakdown, blockers, hot spots,
     replacements for CUDA-only libraries and custom kernels, effort, and optional what-if and trend."""
+    from neuronlint.fix import Flavour
+    from neuronlint.fix.run import attach
     from neuronlint.lockin.scoring import score
     from neuronlint.pipeline import run_scan
     from neuronlint.report.build import SourceLinker, build_report
@@ -98,6 +100,9 @@ def report_command(
     settings = flags.settings()
     try:
         result = run_scan(settings.options, progress_factory(not quiet))
+        attach(
+            result, Flavour("portable"), settings.options.base
+        )  # the report shows what the safe fixes remove
         traces = merge_traces(result, settings, quiet) if trace else None
         other_ctx = None
         if compare_sdk or compare_target or compare_backend:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from neuronlint.cli.options import SCAN, ScanFlags, fail, shared_options
+from neuronlint.cli.fix import To, UnsafeFixes, apply_fixes, flavour_or_fail, summary_line
+from neuronlint.cli.options import EXIT_FINDINGS, EXIT_OK, SCAN, ScanFlags, fail, shared_options
 from neuronlint.cli.progress import progress_factory
 from neuronlint.config import ConfigError
 from neuronlint.findings import Severity
@@ -127,10 +128,25 @@ def scan(
             help="Also trace the \\[\\[tool.neuronlint.trace]] models (imports and runs them; see docs/trace.md).",
         ),
     ] = False,
+    apply_fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix", help="Apply the safe fixes first (`neuronlint fix`), then report what is left."
+        ),
+    ] = False,
+    fix_diff: Annotated[
+        bool,
+        typer.Option(
+            "--diff", help="Print the fixes as a unified diff instead of findings; exit 1 if there are any."
+        ),
+    ] = False,
+    unsafe_fixes: UnsafeFixes = False,
+    to: To = "portable",
 ) -> None:
     """Scan Python sources, CUDA files and build inputs for CUDA coupling and Neuron blockers."""
     from neuronlint.filters import scope as scope_filter
     from neuronlint.filters.chain import FilterError, FilterRequest
+    from neuronlint.fix.run import attach
     from neuronlint.formats import FORMATS
     from neuronlint.pipeline import filter_scan, make_report, run_scan
 
@@ -148,7 +164,18 @@ def scan(
         if flags.fail_on is None and settings.config.fail_on is None:
             settings.fail_on = Severity.BLOCKER  # a host-sync warning must not block a commit
     try:
-        result = run_scan(settings.options, progress_factory(not quiet and format == "text"))
+        result = run_scan(settings.options, progress_factory(not quiet and format == "text" and not fix_diff))
+        if fix_diff or apply_fix:
+            fixed = apply_fixes(result, settings, to, unsafe_fixes, write=not fix_diff)
+            if not quiet:
+                typer.echo(summary_line(fixed, unsafe_fixes, fix_diff), err=True)
+            if fix_diff:
+                for item in fixed.changed():
+                    sys.stdout.write(item.diff())
+                raise typer.Exit(EXIT_FINDINGS if fixed.changed() else EXIT_OK)
+            if fixed.changed():
+                result = run_scan(settings.options)  # report what the fixes left
+        attach(result, flavour_or_fail(to, result), settings.options.base)
         traced = merge_traces(result, settings, quiet) if trace else None
     except (RuleDBError, ConfigError) as exc:
         raise fail(str(exc)) from None
@@ -178,6 +205,7 @@ def scan(
         quiet=quiet,
         full=full,
         **terminal_style(),
+        unsafe_fixes=unsafe_fixes,
     )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)

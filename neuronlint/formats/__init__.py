@@ -50,6 +50,7 @@ class RenderOptions:
     width: int | None = None  # text: the terminal's width (None: not a terminal, 120 columns)
     hidden_by_severity: dict[str, int] = field(default_factory=dict)  # --severity left these out
     min_severity: str = "info"  # --severity
+    unsafe_fixes: bool = False  # text: --unsafe-fixes was given, so unsafe fixes count as fixable too
 
 
 @dataclass
@@ -87,9 +88,12 @@ def summary(findings: list[Finding]) -> dict[str, Any]:
     by_severity = {"blocker": 0, "warning": 0, "info": 0}
     by_category: dict[str, dict[str, int]] = {}
     by_rule: dict[str, int] = {}
+    fixable = {"safe": 0, "unsafe": 0}
     for f in findings:
         if f.suppressed is not None:
             continue
+        if f.fix is not None and f.fix.automatic:
+            fixable[f.fix.applicability] += 1
         by_severity[f.severity.value] += 1
         cat = by_category.setdefault(f.category, {"blocker": 0, "warning": 0, "info": 0})
         cat[f.severity.value] += 1
@@ -100,4 +104,5 @@ def summary(findings: list[Finding]) -> dict[str, Any]:
         "by_category": dict(sorted(by_category.items())),
         "by_rule": dict(sorted(by_rule.items())),
         "suppressed": sum(1 for f in findings if f.suppressed is not None),
+        "fixable": fixable,  # findings with an automatic fix (`neuronlint fix`), by safety
     }

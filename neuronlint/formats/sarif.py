@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from neuronlint import __version__, fingerprints
-from neuronlint.findings import Finding, Severity
+from neuronlint.findings import Edit, Finding, Severity
 from neuronlint.formats import Report
 from neuronlint.formats.triage import root_causes
 from neuronlint.ruledb.model import Rule
@@ -150,6 +150,39 @@ def region(f: Finding) -> dict[str, int]:
     return {"startLine": f.line, "startColumn": f.column, "endLine": end_line, "endColumn": end_column}
 
 
+def edit_region(edit: Edit) -> dict[str, int]:
+    """An edit's span as a SARIF region (an insertion is an empty region at its point)."""
+    return {
+        "startLine": edit.line,
+        "startColumn": edit.column,
+        "endLine": edit.end_line,
+        "endColumn": edit.end_column,
+    }
+
+
+def fix_object(f: Finding, path: str) -> dict[str, Any]:
+    """SARIF `fix`: the exact edits of an automatic fix, or the suggested replacement of the span."""
+    assert f.fix is not None
+    if f.fix.automatic:
+        label = (
+            "unsafe fix, review it (neuronlint fix --unsafe-fixes)"
+            if f.fix.applicability == "unsafe"
+            else "safe fix (neuronlint fix)"
+        )
+        replacements = [
+            {"deletedRegion": edit_region(e), "insertedContent": {"text": e.content}}
+            for e in sorted(f.fix.edits, key=lambda e: (e.start, e.end, e.order))
+        ]
+        description = f"{f.fix.description} [{label}]"
+    else:
+        replacements = [{"deletedRegion": region(f), "insertedContent": {"text": f.fix.replacement}}]
+        description = f.fix.description
+    return {
+        "description": {"text": description},
+        "artifactChanges": [{"artifactLocation": artifact_location(path), "replacements": replacements}],
+    }
+
+
 def result_object(f: Finding, rule_index: int, path: str, with_baseline: bool) -> dict[str, Any]:
     location = {"physicalLocation": {"artifactLocation": artifact_location(path), "region": region(f)}}
     result: dict[str, Any] = {
@@ -164,19 +197,7 @@ def result_object(f: Finding, rule_index: int, path: str, with_baseline: bool) -
         },
     }
     if f.fix is not None:
-        result["fixes"] = [
-            {
-                "description": {"text": f.fix.description},
-                "artifactChanges": [
-                    {
-                        "artifactLocation": artifact_location(path),
-                        "replacements": [
-                            {"deletedRegion": region(f), "insertedContent": {"text": f.fix.replacement}}
-                        ],
-                    }
-                ],
-            }
-        ]
+        result["fixes"] = [fix_object(f, path)]
     if f.suppressed is not None:
         result["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": f.suppressed}]
     if with_baseline:

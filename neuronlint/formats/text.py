@@ -44,17 +44,22 @@ def location(f: Finding) -> str:
     return f"{f.line}:{f.column}"
 
 
-def _finding_block(f: Finding, lines: list[str], show_source: bool) -> Text:
+def _finding_block(f: Finding, lines: list[str], show_source: bool, unsafe_fixes: bool = False) -> Text:
     text = Text()
     where = location(f)
     text.append(f"  {where}".ljust(max(10, len(where) + 3)), style="dim")
     text.append(f"{f.severity.value:<8}", style=_STYLE[f.severity.value])
     text.append(f" {f.rule} ", style="bold")
+    if f.fix is not None and f.fix.automatic and (f.fix.applicability == "safe" or unsafe_fixes):
+        text.append("[*] ", style="green bold")  # fixable with `neuronlint fix` (ruff's marker)
     text.append(f"[{f.category}] ", style="magenta")
     text.append(f.message)
     if f.suppressed is not None:
         text.append(f"  (suppressed: {f.suppressed})", style="dim")
-    if f.fix is not None:
+    if f.fix is not None and f.fix.automatic:
+        unsafe = " (unsafe: --unsafe-fixes)" if f.fix.applicability == "unsafe" else ""
+        text.append(f"\n{'':10}fix{unsafe}: {f.fix.description}", style="green")
+    elif f.fix is not None:
         text.append(f"\n{'':10}fix: {f.fix.replacement}", style="green")
     if show_source and 0 < f.line <= len(lines):
         source = lines[f.line - 1].rstrip("\n").expandtabs(4)
@@ -118,6 +123,12 @@ def render(report: Report) -> str:
         console.print(table)
     console.print(summary_line(report, counts), soft_wrap=report.options.width is None)
     console.print(Text(f"Terms (trn2, native backend, NKI, NxD, neuronx-cc): {GLOSSARY_URL}", style="dim"))
+    safe, unsafe = counts["fixable"]["safe"], counts["fixable"]["unsafe"]
+    if report.options.unsafe_fixes and (safe or unsafe):
+        console.print(f"[*] {safe + unsafe} fixable with `neuronlint fix --unsafe-fixes`.", markup=False)
+    elif safe or unsafe:
+        more = f" ({unsafe} more with `neuronlint fix --unsafe-fixes`)" if unsafe else ""
+        console.print(f"[*] {safe} fixable with `neuronlint fix`{more}.", markup=False)
     return buffer.getvalue()
 
 
@@ -166,7 +177,8 @@ def _print_detail(console: Console, report: Report, findings: list[Finding]) -> 
             # Piped: long messages stay one line (greppable). On a terminal rich wraps them at its
             # real width, between words.
             console.print(
-                _finding_block(f, lines, report.show_source), soft_wrap=report.options.width is None
+                _finding_block(f, lines, report.show_source, report.options.unsafe_fixes),
+                soft_wrap=report.options.width is None,
             )
         console.print()
 

@@ -191,7 +191,34 @@ def _headline(lockin: LockinResult, ctx: Context | None, kernels: int, libraries
     if count:
         text += f"{count} file{'s' if count != 1 else ''} hold{'s' if count == 1 else ''} {lockin.params.hot_spot_share:g}% of the CUDA coupling. "
     text += f"Neuron coupling (the cost of leaving later) is {neuron.score}/100 (grade {neuron.grade})."
+    fixes = fix_summary(lockin)
+    if fixes["safe_findings"]:
+        text += (
+            f" Safe automatic fixes (`neuronlint fix`) remove {fixes['safe_findings']} of the "
+            f"{fixes['findings']} CUDA findings, {fixes['safe_hours']:,.0f} h ({fixes['safe_share']:.0f}%) of the effort estimate."
+        )
     return text
+
+
+def fix_summary(lockin: LockinResult) -> dict[str, Any]:
+    """How much of the CUDA-side effort estimate the automatic fixes remove (findings carry their
+    Fix when the command attached them: neuronlint.fix.run.attach)."""
+    cuda = [item for item in lockin.findings if item.direction == "cuda"]
+    total = sum(item.hours for item in cuda)
+    out: dict[str, Any] = {"findings": len(cuda), "hours": _round(total, 1)}
+    for safety in ("safe", "unsafe"):
+        fixed = [
+            item
+            for item in cuda
+            if item.finding.fix is not None
+            and item.finding.fix.automatic
+            and item.finding.fix.applicability == safety
+        ]
+        hours = sum(item.hours for item in fixed)
+        out[f"{safety}_findings"] = len(fixed)
+        out[f"{safety}_hours"] = _round(hours, 1)
+        out[f"{safety}_share"] = _round(100 * hours / total, 1) if total else 0.0
+    return out
 
 
 def _rules(db: RuleDB, ids: set[str], ctx: Context | None) -> dict[str, Any]:
@@ -265,6 +292,7 @@ def build_report(
             "hot_spot_files": lockin.hot_spot_count[d],
             "top_areas": [a.title for a in repo.breakdown[:3]],
         }
+    summary["fixes"] = fix_summary(lockin)
     op_support = trace_summary(traces)
     summary["kernels"] = sum(k["kernels"] for k in kernels)
     summary["kernel_units"] = len(kernels)

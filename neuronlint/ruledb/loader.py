@@ -283,6 +283,7 @@ def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = Non
         default_enabled=d.get("default_enabled", True),
         unit=d.get("unit", ""),
         library=d.get("library", ""),
+        fix=dict(d.get("fix", {})),
         file=where.split(": [[", 1)[0],
         policy_severity=Severity(policy_severity) if policy_severity else None,
         advice=tuple(advice),

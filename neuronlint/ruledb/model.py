@@ -161,6 +161,7 @@ class Rule:
     cases: tuple[RuleCase, ...] = ()
     unit: str = ""  # what one lock-in effort unit is: triton-kernel, compiled-module, cuda-source
     library: str = ""  # the CUDA-only library the rule is about, when its findings name none
+    fix: Mapping[str, str] = field(default_factory=dict)  # [rule.fix]: safety and what each flavour writes
     file: str = ""
     # Set when a policy pack overrides `severity`: the team's choice wins over every verdict.
     policy_severity: Severity | None = None

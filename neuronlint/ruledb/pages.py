@@ -122,6 +122,37 @@ def _uses_libraries(rule: Rule) -> bool:
     return "{alternative}" in text or "{library}" in text
 
 
+_FIX_SAFETY = {
+    "safe": "safe: `neuronlint fix` (and `scan --fix`) applies it; behaviour on CUDA is unchanged.",
+    "unsafe": "unsafe: applied only with `--unsafe-fixes`, because it changes behaviour a reviewer must judge.",
+    "mixed": "safe for some forms, unsafe for others (below); `--unsafe-fixes` applies the unsafe ones.",
+    "none": "no automatic fix.",
+}
+_FIX_FLAVOURS = (
+    ("portable", "portable (`--to portable`, default)"),
+    ("neuron", "TorchNeuron (`--to neuron`)"),
+    ("xla", "PyTorch/XLA (`--to xla`)"),
+)
+
+
+def fix_section(rule: Rule) -> list[str]:
+    """The page's "Fix" section: whether `neuronlint fix` handles the rule, how safely, per flavour."""
+    fix = rule.fix
+    lines = ["## Fix", ""]
+    if not fix:
+        return [*lines, "No automatic fix: the change needs a person (see What to do instead)."]
+    if fix["safety"] == "none":
+        return [*lines, fix.get("note") or "No automatic fix."]
+    lines.append(f"Fix safety: {_FIX_SAFETY[fix['safety']]}")
+    flavours = [(label, fix[key]) for key, label in _FIX_FLAVOURS if fix.get(key)]
+    if flavours:
+        lines.append("")
+        lines += [f"- **{label}:** {text}" for label, text in flavours]
+    if fix.get("note"):
+        lines += ["", fix["note"]]
+    return lines
+
+
 def rule_markdown(db: RuleDB, rule: Rule) -> str:
     """One rule's page: detection, reason, example, what to write per backend, verdicts, sources."""
     opt_in = "" if rule.default_enabled else f" (opt-in: enable with `--extend-select {rule.id}`)"
@@ -187,6 +218,7 @@ def rule_markdown(db: RuleDB, rule: Rule) -> str:
                 f"| `{_cell(lib['name'])}` | {_cell(runs)} | {lib['status']} | {_cell(lib['alternative'])} | "
                 f"<{lib['source']}> |"
             )
+    lines += ["", *fix_section(rule)]
     if rule.verdicts:
         lines += [
             "",

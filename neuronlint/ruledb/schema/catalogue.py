@@ -89,6 +89,22 @@ ADVICE = Table(
     }
 )
 
+# How `neuronlint fix` treats a rule's findings (docs/fix.md): safe (behaviour on CUDA unchanged,
+# applied by --fix), unsafe (needs review, applied with --unsafe-fixes), mixed (some forms are
+# safe, others unsafe: the page says which), none (no automatic fix; `note` says what to do).
+FIX_SAFETY = ("safe", "unsafe", "mixed", "none")
+FIX = Table(
+    {
+        "safety": F(str, required=True, choices=FIX_SAFETY),
+        "portable": F(
+            str, doc="what the portable fix (--to portable, the default) writes, and why it is safe or not"
+        ),
+        "neuron": F(str, doc="what the TorchNeuron fix (--to neuron) writes"),
+        "xla": F(str, doc="what the PyTorch/XLA fix (--to xla) writes"),
+        "note": F(str, doc="why there is no automatic fix, or what stays for a reviewer"),
+    }
+)
+
 RULE = Table(
     {
         "id": F(str, required=True, check=rule_id),
@@ -107,6 +123,9 @@ RULE = Table(
         "advice": F(list, items=ADVICE, doc="what to write instead where a platform condition holds"),
         "replacement": F(dict, table=Table({"xla": F(str), "native": F(str)})),
         "effort": F(str, choices=EFFORTS),
+        "fix": F(
+            dict, table=FIX, doc="how `neuronlint fix` treats the rule's findings (the page's Fix section)"
+        ),
         "origin": F(str, choices=("static", "graph")),
         "default_enabled": F(bool),
         # What one effort unit of lock-in is for this rule's findings (docs/lock-in.md, "Effort

@@ -1,0 +1,115 @@
+"""Fix throughput against scan throughput, and how much of each repository the fixes remove.
+
+    .venv/bin/python benchmarks/fix_benchmark.py CORPUS [...]
+
+A CORPUS is a directory (a checkout) or a git directory, whose HEAD is exported first. Each corpus
+is copied to a temporary directory (the original is never written), then, serially (one process,
+no cache), timed: a cold scan; attaching fixes to the scan's findings (what `scan` does to show
+them); and `fix` (apply the safe fixes, rescan every changed file, repeat while conflicts held fixes
+back), and with `--unsafe` also `--unsafe-fixes` on a fresh copy. Prints one Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from neuronlint.fix import flavour_for  # noqa: E402
+from neuronlint.fix.run import attach, fix_files, safe_share  # noqa: E402
+from neuronlint.pipeline import ScanOptions, run_scan  # noqa: E402
+
+
+def export(corpus: Path, into: Path) -> None:
+    """Copy a checkout, or the HEAD tree of a git directory, to `into`."""
+    if (corpus / "HEAD").is_file() and (corpus / "objects").is_dir():  # a git directory, no work tree
+        into.mkdir(parents=True)
+        archive = subprocess.run(
+            ["git", "--git-dir", str(corpus), "archive", "HEAD"], capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    else:
+        shutil.copytree(corpus, into, ignore=shutil.ignore_patterns(".git"))
+
+
+def measure(corpus: Path, name: str, with_unsafe: bool) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        safe_dir, unsafe_dir = Path(tmp) / "safe", Path(tmp) / "unsafe"
+        export(corpus, safe_dir)
+        if with_unsafe:
+            shutil.copytree(safe_dir, unsafe_dir)
+        row: dict = {"corpus": name}
+        runs = [("safe", safe_dir, False)] + ([("unsafe", unsafe_dir, True)] if with_unsafe else [])
+        for label, base, unsafe in runs:
+            options = ScanOptions(paths=[base], base=base, jobs=1)
+            start = time.perf_counter()
+            result = run_scan(options)
+            scan_s = time.perf_counter() - start
+            flavour = flavour_for("portable", result.context, result.db)
+            start = time.perf_counter()
+            fixable = attach(result, flavour, base)
+            attach_s = time.perf_counter() - start
+            active = len(result.active)
+            start = time.perf_counter()
+            report = fix_files(result, options, flavour, unsafe, True, base)
+            fix_s = time.perf_counter() - start
+            if label == "safe":
+                safe, _ = safe_share(result)
+                row.update(
+                    files=len(result.files),
+                    findings=active,
+                    fixable=fixable,
+                    safe_fixable=safe,
+                    scan_s=scan_s,
+                    attach_s=attach_s,
+                )
+            row[f"{label}_fix_s"] = fix_s
+            row[f"{label}_fixed"] = sum(report.fixed.values())
+            row[f"{label}_files_changed"] = len(report.changed())
+            row[f"{label}_errors"] = sum(1 for f in report.files if f.error)
+            row[f"{label}_after"] = len(report.remaining)
+        return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("corpora", nargs="+", type=Path)
+    parser.add_argument("--unsafe", action="store_true", help="also measure --unsafe-fixes on a fresh copy")
+    args = parser.parse_args()
+    rows = []
+    for corpus in args.corpora:
+        name = corpus.resolve().parent.name if corpus.name == "repo" else corpus.name
+        rows.append(measure(corpus.resolve(), name, args.unsafe))
+        print(f"measured {name}", file=sys.stderr, flush=True)
+    print(
+        "| corpus | files | findings | scan s | scan files/s | attach s | safe fix s | fix files/s | "
+        "files changed | safe fixes remove | with unsafe | unsafe fix s | errors |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        share = 100 * r["safe_fixed"] / r["findings"] if r["findings"] else 0.0
+        unsafe_fixed = r.get("unsafe_fixed")
+        unsafe_share = (
+            100 * unsafe_fixed / r["findings"] if unsafe_fixed is not None and r["findings"] else 0.0
+        )
+        with_unsafe = f"{unsafe_fixed} ({unsafe_share:.1f}%)" if unsafe_fixed is not None else "-"
+        unsafe_s = f"{r['unsafe_fix_s']:.1f}" if unsafe_fixed is not None else "-"
+        print(
+            f"| {r['corpus']} | {r['files']} | {r['findings']} | {r['scan_s']:.1f} | {r['files'] / r['scan_s']:.1f} | "
+            f"{r['attach_s']:.1f} | {r['safe_fix_s']:.1f} | {r['files'] / r['safe_fix_s']:.1f} | "
+            f"{r['safe_files_changed']} | {r['safe_fixed']} ({share:.1f}%) | {with_unsafe} | "
+            f"{unsafe_s} | {r['safe_errors'] + r.get('unsafe_errors', 0)} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""`neuronlint fix`: apply the mechanical fixes to the findings `scan` reports (docs/fix.md)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from neuronlint.cli.options import (
+    DATABASE,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    FRAME,
+    RUN,
+    SELECTION,
+    ScanFlags,
+    fail,
+    shared_options,
+)
+from neuronlint.cli.progress import progress_factory
+from neuronlint.config import ConfigError
+from neuronlint.ruledb import RuleDBError
+
+TO_HELP = (
+    "What to write: portable (device-generic PyTorch, default), neuron (TorchNeuron) or xla (PyTorch/XLA)."
+)
+UNSAFE_HELP = "Also apply the fixes that need review (see each rule's Fix section)."
+DIFF_HELP = "Print a unified diff of the fixes and change nothing; exit 1 when there is something to fix."
+
+To = Annotated[str, typer.Option("--to", help=TO_HELP)]
+UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help=UNSAFE_HELP)]
+
+
+def flavour_or_fail(to: str, result):
+    from neuronlint.fix import FlavourError, flavour_for
+
+    try:
+        return flavour_for(to, result.context, result.db)
+    except FlavourError as exc:
+        raise fail(str(exc)) from None
+
+
+def apply_fixes(result, settings, to: str, unsafe: bool, write: bool):
+    """Fix the scan's files (written when `write`); returns the FixReport."""
+    from neuronlint.fix.run import fix_files
+
+    flavour = flavour_or_fail(to, result)
+    return fix_files(result, settings.options, flavour, unsafe, write, settings.options.base)
+
+
+def summary_line(report, unsafe: bool, diff: bool) -> str:
+    fixed = sum(report.fixed.values())
+    files = len(report.changed())
+    verb = "Would fix" if diff else "Fixed"
+    text = f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}"
+    errors = [f for f in report.files if f.error]
+    if errors:
+        text += f"; {len(errors)} file{'s' if len(errors) != 1 else ''} left as they were ({errors[0].path}: {errors[0].error})"
+    left = sum(f.unsafe_left for f in report.files)
+    if left and not unsafe:
+        text += f"; {left} more with --unsafe-fixes"
+    return text + f"; {len(report.remaining)} finding{'s' if len(report.remaining) != 1 else ''} left."
+
+
+@shared_options("paths", *FRAME, *SELECTION, *RUN, *DATABASE)
+def fix(
+    flags: ScanFlags,
+    to: To = "portable",
+    unsafe_fixes: UnsafeFixes = False,
+    diff: Annotated[bool, typer.Option("--diff", help=DIFF_HELP)] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary line, no progress.")] = False,
+) -> None:
+    """Apply the mechanical fixes (safe ones unless --unsafe-fixes) to the findings `scan` reports."""
+    from neuronlint.pipeline import run_scan
+
+    settings = flags.settings()
+    try:
+        result = run_scan(settings.options, progress_factory(not quiet and not diff))
+    except (RuleDBError, ConfigError) as exc:
+        raise fail(str(exc)) from None
+    report = apply_fixes(result, settings, to, unsafe_fixes, write=not diff)
+    if diff:
+        for item in report.changed():
+            sys.stdout.write(item.diff())
+    if not quiet:
+        typer.echo(summary_line(report, unsafe_fixes, diff), err=True)
+    raise typer.Exit(EXIT_FINDINGS if diff and report.changed() else EXIT_OK)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fix")(fix)
