@@ -59,18 +59,50 @@ _STR_KEYS = {
 _KNOWN = set(_LIST_KEYS) | set(_STR_KEYS) | set(SCOPE_KEYS) | {"per-file-ignores", "trace"}
 
 
+def _read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; ConfigError naming the file for anything that is not a valid TOML document."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nest too deeply") from None
+
+
+def _neuronlint_table(data: dict[str, Any]) -> Any:
+    """data["tool"]["neuronlint"] when both are tables (None when absent or when `tool` is not a table)."""
+    tool = data.get("tool")
+    return tool.get("neuronlint") if isinstance(tool, dict) else None
+
+
 def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a [tool.neuronlint] table, from `start` upwards."""
+    """The nearest pyproject.toml with a [tool.neuronlint] table, from `start` upwards.
+
+    A pyproject.toml that is not valid TOML is only an error when it mentions neuronlint: any other
+    broken pyproject is not ours, and the scan reports it as a finding on that file (NL001).
+    """
     start = start.resolve()
     directory = start if start.is_dir() else start.parent
     for candidate in (directory, *directory.parents):
         path = candidate / "pyproject.toml"
         if path.is_file():
             try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-                raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-            if "neuronlint" in data.get("tool", {}):
+                data = _read_toml(path)
+            except ConfigError:
+                try:
+                    ours = b"neuronlint" in path.read_bytes()
+                except OSError:
+                    ours = False
+                if ours:
+                    raise
+                continue
+            if _neuronlint_table(data) is not None:
                 return path
     return None
 
@@ -78,11 +110,12 @@ def find_pyproject(start: Path) -> Path | None:
 def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    table = data.get("tool", {}).get("neuronlint", {})
+    data = _read_toml(path)
+    if "tool" in data and not isinstance(data["tool"], dict):
+        raise ConfigError(f"{path}: key 'tool': expected a table, got {data['tool']!r}")
+    table = _neuronlint_table(data)
+    if table is None:
+        table = {}
     where = f"{path}: [tool.neuronlint]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: expected a table")

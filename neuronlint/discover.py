@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -56,25 +55,13 @@ def excluded(rel_posix: str, patterns: Iterable[str]) -> bool:
 
 def _git_files(directory: Path) -> list[Path] | None:
     """Tracked and untracked-but-not-ignored files under `directory`, or None outside a git work tree."""
+    from neuronlint.gitrepo import GitError, run_git_bytes
+
     try:
-        out = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(directory),
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-                "--",
-                ".",
-            ],
-            capture_output=True,
-            check=True,
-            timeout=120,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        out = run_git_bytes(
+            ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."], directory
+        )
+    except GitError:
         return None
     files = []
     for raw in out.split(b"\0"):

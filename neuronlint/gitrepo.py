@@ -2,11 +2,18 @@
 
 Only the CI features use this (changed-line filtering, repo-relative report paths); a scan
 outside a git work tree works without it.
+
+A scanned directory may bring its own `.git/config` (a tarball, a shared directory), and git runs
+commands named there: `core.fsmonitor` on every status-like command, filter drivers, external diff
+and textconv programs. Every git invocation goes through `git_command`, which switches those off, so
+scanning a directory never runs a program that the directory names.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
+from functools import lru_cache
 from pathlib import Path
 
 _TIMEOUT = 120  # seconds; a diff of a huge repository can take a while, a hung git must not hang CI
@@ -16,14 +23,70 @@ class GitError(Exception):
     """A git command failed; the message is git's own first line of complaint."""
 
 
+# Settings that make git run a program named by the repository's own configuration.
+_NEUTRAL_CONFIG = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.sshCommand=false",
+    "core.gitProxy=",
+    "core.pager=cat",
+    "diff.external=",
+    "protocol.ext.allow=never",
+)
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # a scan never writes the index
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    for name in ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS"):
+        env.pop(name, None)
+    return env
+
+
+@lru_cache(maxsize=64)
+def _filter_drivers(cwd: str) -> tuple[str, ...]:
+    """Filter drivers the repository's config defines (reading config runs nothing)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", cwd, "config", "--null", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+            env=_environment(),
+            stdin=subprocess.DEVNULL,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    names = set()
+    for entry in out.split(b"\0"):
+        key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        if key.startswith("filter.") and key.count(".") >= 2:
+            names.add(key[len("filter.") : key.rindex(".")])
+    return tuple(sorted(names))
+
+
+def git_command(args: list[str], cwd: Path) -> list[str]:
+    """The argv for `git -C cwd args…` with every repository-configured program switched off."""
+    command = ["git", "-C", str(cwd)]
+    for setting in _NEUTRAL_CONFIG:
+        command += ["-c", setting]
+    for driver in _filter_drivers(str(cwd)):
+        for kind in ("clean", "smudge", "process"):
+            command += ["-c", f"filter.{driver}.{kind}="]
+    return [*command, *args]
+
+
 def run_git_bytes(args: list[str], cwd: Path, timeout: float = _TIMEOUT) -> bytes:
     """Run `git -C cwd args…` and return its raw stdout; raise GitError with git's message on failure."""
     try:
         completed = subprocess.run(
-            ["git", "-C", str(cwd), *args],
+            git_command(args, cwd),
             capture_output=True,
             timeout=timeout,
             check=False,
+            env=_environment(),
+            stdin=subprocess.DEVNULL,
         )
     except FileNotFoundError:
         raise GitError("git is not installed or not on PATH") from None

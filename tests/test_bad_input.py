@@ -105,7 +105,16 @@ def test_unreadable_file_by_permissions(tmp_path: Path) -> None:
 def test_malformed_pyproject(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["flash-attn>=2"\n')
     (tmp_path / "train.py").write_bytes(CUDA_LINE)
-    # The project's own pyproject.toml is where config lives: unreadable config is a usage error (exit 2).
+    # A broken pyproject.toml that does not mention neuronlint is not our configuration: the scan runs.
+    cli = subprocess.run(
+        [sys.executable, "-m", "neuronlint", "scan", "train.py", "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 1 and "NL101" in cli.stdout and not cli.stderr
+    # One that does may be our configuration: unreadable config is a usage error (exit 2).
+    (tmp_path / "pyproject.toml").write_text('[tool.neuronlint]\nselect = ["NL1"\n')
     cli = subprocess.run(
         [sys.executable, "-m", "neuronlint", "scan", "train.py", "--no-cache"],
         cwd=tmp_path,
@@ -114,6 +123,7 @@ def test_malformed_pyproject(tmp_path: Path) -> None:
     )
     assert cli.returncode == 2 and "Traceback" not in cli.stderr
     assert "pyproject.toml: not valid TOML" in cli.stderr and len(cli.stderr.strip().splitlines()) == 1
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["flash-attn>=2"\n')
     # Scanned as a build input, it is a parse-error finding like any other file.
     files = _by_file(scan_paths([tmp_path / "pyproject.toml"], cwd=tmp_path, select=["ALL"]))
     assert [rule for _, rule in files["pyproject.toml"]] == ["NL001"]

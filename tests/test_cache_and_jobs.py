@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from neuronlint import cache as cache_module
@@ -21,13 +20,15 @@ def test_warm_scan_reads_cache_and_matches_cold(tmp_path: Path) -> None:
     (src / "a.py").write_text(CODE)
     cache_dir = tmp_path / "cache"
     cold = scan_paths([src], cwd=tmp_path, cache_dir=cache_dir)
-    entries = list((cache_dir / "v1").rglob("*.json"))
+    entries = list((cache_dir / cache_module.CACHE_LAYOUT).rglob("*.json"))
     assert len(entries) == 1
     assert (cache_dir / ".gitignore").read_text() == "*\n"
-    # Prove the warm run reads the entry: doctor it and see the doctored line come back.
-    data = json.loads(entries[0].read_text())
+    # Prove the warm run reads the entry: re-sign a doctored value and see the doctored line come back.
+    key = entries[0].stem
+    cache = cache_module.Cache(cache_dir)
+    data = cache.get(key)
     data["detections"][0]["line"] = 99
-    entries[0].write_text(json.dumps(data))
+    cache.put(key, data)
     warm = scan_paths([src], cwd=tmp_path, cache_dir=cache_dir)
     assert [f.line for f in warm.findings] == [99]
     assert _keys(cold)[0][2:] == _keys(warm)[0][2:]
@@ -40,7 +41,7 @@ def test_cache_misses_on_content_change(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("import torch\n\n\nx = torch.ones(1).cuda()\n")
     again = scan_paths([tmp_path / "a.py"], cwd=tmp_path, cache_dir=cache_dir)
     assert [f.line for f in again.findings] == [4]
-    assert len(list((cache_dir / "v1").rglob("*.json"))) == 2
+    assert len(list((cache_dir / cache_module.CACHE_LAYOUT).rglob("*.json"))) == 2
 
 
 def test_cache_key_covers_database_and_analyser(tmp_path: Path) -> None:

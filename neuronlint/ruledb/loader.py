@@ -8,6 +8,7 @@ complete. Packs are validated exactly like the bundled files.
 from __future__ import annotations
 
 import hashlib
+import string
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -77,17 +78,24 @@ def load_dirs(dirs: Sequence[Path]) -> RuleDB:
     for rank, directory in enumerate(dirs):
         if not directory.is_dir():
             raise RuleDBError(f"{directory}: rules directory does not exist")
-        files = sorted(directory.rglob("*.toml"))
+        files = sorted(p for p in directory.rglob("*.toml") if not p.is_dir())
         if rank > 0 and not files:
             raise RuleDBError(f"{directory}: no .toml files in this rules directory")
         for path in files:
-            raw = path.read_bytes()
+            try:
+                raw = path.read_bytes()
+            except OSError as exc:
+                raise RuleDBError(
+                    f"{_display(path)}: cannot read the rules file: {exc.strerror or exc}"
+                ) from None
             digest.update(str(rank).encode() + str(path.relative_to(directory)).encode() + b"\0" + raw)
             path = _display(path)
             try:
                 data = tomllib.loads(raw.decode("utf-8"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise RuleDBError(f"{path}: not valid TOML: {exc}") from None
+            except RecursionError:
+                raise RuleDBError(f"{path}: not valid TOML: arrays or tables nest too deeply") from None
             parsed.append((path, data, rank))
     # Names other tables may refer to (a verdict's `targets`), known before any entry is validated.
     known = {"chip": _chip_names(data for _, data, _ in parsed)}
@@ -227,7 +235,23 @@ def _build(entries: _Entries, fingerprint: str) -> RuleDB:
     )
 
 
+def _check_template(text: Any, where: str, key: str) -> None:
+    """A message template may only name facts: `{name}`, no positions, attributes or indexes."""
+    if not isinstance(text, str):
+        return
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
+    except ValueError as exc:
+        raise SchemaError(where, key, f"not a valid message template: {exc}") from None
+    for name in fields:
+        if not name.isidentifier():
+            raise SchemaError(where, key, f"template field {{{name}}}: a field names a fact, e.g. {{symbol}}")
+
+
 def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = None) -> Rule:
+    _check_template(d.get("message"), where, "message")
+    for language, text in dict(d.get("instead", {})).items():
+        _check_template(text, where, f"instead.{language}")
     verdicts = []
     for index, v in enumerate(d.get("verdict", ())):
         when = _condition(v["when"])
@@ -238,6 +262,7 @@ def _build_rule(d: dict[str, Any], where: str, policy_severity: str | None = Non
                 "sources",
                 f"a verdict that depends on {keys} states a Neuron fact and needs its own sources",
             )
+        _check_template(v.get("note"), f"{where}.verdict[{index}]", "note")
         verdicts.append(
             VerdictRule(
                 when=when,

@@ -275,7 +275,10 @@ class _Blank(dict):
 
 def render(template: str, facts: Mapping[str, Any]) -> str:
     """Fill `{name}` fields from facts; unknown fields stay visible rather than raising."""
-    return template.format_map(_Blank({k: v for k, v in facts.items() if v is not None}))
+    try:
+        return template.format_map(_Blank({k: v for k, v in facts.items() if v is not None}))
+    except (ValueError, IndexError, KeyError, AttributeError, TypeError):
+        return template  # the loader rejects such templates; a message is never worth a crash
 
 
 def render_complete(template: str, facts: Mapping[str, Any]) -> str | None:

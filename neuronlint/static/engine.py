@@ -8,6 +8,7 @@ full parse-time extra on fairseq, while this walk costs about 5% of the parse.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any
 
 import libcst as cst
 
+from neuronlint.static import parse_guard
 from neuronlint.static.context import FileContext
 from neuronlint.static.import_sites import import_sites
 from neuronlint.static.positions import locate
@@ -191,19 +193,48 @@ def _module_name(rel_path: str) -> str:
     return ".".join(p for p in parts if p and p != ".")
 
 
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
 def analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine | None = None) -> FileResult:
     """Analyse one Python file's bytes. Never raises: problems become NL001/NL002 detections.
 
     `engine`: the checkers to run (default: every checker in neuronlint.static.checkers.CHECKERS).
+    A file that would parse, but not in bounded time, memory or stack (parse_guard), becomes one
+    NL001 finding instead.
     """
-    from neuronlint.filters.suppressions import parse_suppressions
-
     if engine is None:
         engine = default_engine(static_data)
+    if b"\r" in data:  # CR-only line endings (old Mac files) are newlines for Python, and for positions
+        data = _LONE_CR.sub(b"\n", data)
+    if b"\0" in data or not engine.wanted(data):
+        return _analyze_python(rel_path, data, static_data, engine)  # not parsed: cheap and safe
+    problem, risky = parse_guard.measure(data)
+    if problem is None:
+        try:
+            return parse_guard.run(
+                lambda d: _analyze_python(rel_path, d, static_data, engine), data, risky=risky
+            )
+        except parse_guard.Isolated as exc:
+            problem = f"{parse_guard.TOO_LARGE} or {parse_guard.TOO_DEEP}: {exc}"
+    result = _analyze_python(rel_path, b"", static_data, engine)
+    result.lines = _count_lines(data)
+    if _SUPPRESSION_MARK in data:
+        from neuronlint.filters.suppressions import parse_suppressions
 
-    result = FileResult(
-        path=rel_path, lines=data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    )
+        result.suppressions = parse_suppressions(data)
+    result.detections.append(_tool_detection("NL001", 1, problem))
+    return result
+
+
+def _count_lines(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def _analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine) -> FileResult:
+    from neuronlint.filters.suppressions import parse_suppressions
+
+    result = FileResult(path=rel_path, lines=_count_lines(data))
     if _SUPPRESSION_MARK in data:
         result.suppressions = parse_suppressions(data)
     if b"\0" in data:

@@ -1,0 +1,262 @@
+"""Keep one hostile file from crashing, hanging or exhausting the scan.
+
+LibCST's native parser recurses on the C stack (a 10,000-deep expression is a SIGSEGV on the main
+thread's 8 MiB stack), backtracks badly on nested brackets (a dict literal nested 200 deep did not
+finish in 30 s) and uses 2 to 3 KiB of memory per token (10 GiB for a 4.9 MB list literal). So before
+a file reaches LibCST:
+
+1. `problem()` rejects what cannot be analysed in bounded time and memory, cheaply: more than
+   `MAX_TOKENS` tokens ("too large to analyse"), or an expression the stdlib parser refuses for its
+   depth, or one deeper than `MAX_DEPTH` nodes or `MAX_BRACKETS` nested brackets ("too deeply
+   nested to analyse"). The stdlib parser answers in about 0.1 s for the files that break LibCST.
+2. `run()` executes the analysis on a thread with a `STACK_BYTES` stack, so the depth the limits
+   allow never overflows a native stack.
+3. A file that passes the limits but is still large or deep (`_risky`) is analysed in a disposable
+   forked process with a wall-clock limit (`ISOLATED_TIMEOUT`) and an address-space cap
+   (`ISOLATED_MEMORY`); if that process dies, hangs or runs out of memory the file gets one NL001
+   finding and the scan goes on.
+"""
+
+from __future__ import annotations
+
+import ast
+import faulthandler
+import os
+import pickle
+import re
+import select
+import signal
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+MAX_TOKENS = 200_000  # about 20,000 lines of ordinary code; LibCST needs about 0.5 GiB for this many
+MAX_DEPTH = 500  # nested expression and statement nodes (a chain a.b.c... or 1+1+... counts each link)
+MAX_BRACKETS = 100  # nested calls, subscripts, displays, comprehensions, conditional expressions, lambdas
+STACK_BYTES = 512 * 1024 * 1024  # reserved, not committed: only the depth actually used costs memory
+RISKY_TOKENS = 50_000
+RISKY_DEPTH = 100
+RISKY_BRACKETS = 40
+ISOLATED_TIMEOUT = 60.0  # seconds for one file
+ISOLATED_MEMORY = 2 * 1024**3  # bytes of address space on top of what the process already maps
+
+TOO_LARGE = "too large to analyse"
+TOO_DEEP = "too deeply nested to analyse"
+
+_TOKEN = re.compile(rb"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
+_IDENTITY = bytes.maketrans(b"", b"")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"()[]{}")
+_BRACKET_NODES = (
+    ast.Call,
+    ast.Subscript,
+    ast.List,
+    ast.Dict,
+    ast.Set,
+    ast.Tuple,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.JoinedStr,
+    ast.IfExp,  # LibCST backtracks on these as on brackets
+    ast.Lambda,
+)
+
+
+def count_tokens(data: bytes) -> int:
+    """An upper bound on the number of Python tokens (words and punctuation; strings count per word)."""
+    return sum(1 for _ in _TOKEN.finditer(data))
+
+
+def _raw_bracket_depth(data: bytes) -> int:
+    """Deepest bracket nesting in the raw bytes (strings and comments included: an upper bound)."""
+    depth = deepest = 0
+    for byte in data.translate(_IDENTITY, _NOT_BRACKETS):
+        if byte in b"([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _depths(tree: ast.AST) -> tuple[int, int]:
+    """(deepest node nesting, deepest bracket nesting) in the tree, walked without recursion.
+
+    A chain `a and b and c` is one node in the stdlib tree but a nest in LibCST's, so each extra
+    operand counts as one level.
+    """
+    deepest = deepest_brackets = 0
+    stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 0)]
+    while stack:
+        node, depth, brackets = stack.pop()
+        if isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 1
+        if isinstance(node, _BRACKET_NODES):
+            brackets += 1
+        deepest = max(deepest, depth)
+        deepest_brackets = max(deepest_brackets, brackets)
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, depth + 1, brackets))
+    return deepest, deepest_brackets
+
+
+def measure(data: bytes) -> tuple[str | None, bool]:
+    """(problem, risky): why the file must not reach LibCST (None if it may), and whether to isolate it."""
+    tokens = count_tokens(data)
+    if tokens > MAX_TOKENS:
+        return f"{TOO_LARGE}: about {tokens:,} tokens, over the {MAX_TOKENS:,} limit", False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences and the like
+            tree = ast.parse(data)
+    except (RecursionError, MemoryError):
+        return f"{TOO_DEEP}: the Python parser gives up on its nesting", False
+    except SyntaxError as exc:
+        if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
+            return f"{TOO_DEEP}: {exc.msg}", False
+        # Not valid for this Python; LibCST may still accept it (newer syntax). Only brackets can be
+        # measured without a tree.
+        brackets = _raw_bracket_depth(data)
+        if brackets > MAX_BRACKETS:
+            return f"{TOO_DEEP}: brackets nest {brackets} deep, over the {MAX_BRACKETS} limit", False
+        return None, tokens > RISKY_TOKENS or brackets > RISKY_BRACKETS
+    except ValueError:
+        return None, tokens > RISKY_TOKENS  # a decoding problem: LibCST reports it
+    depth, brackets = _depths(tree)
+    del tree
+    if depth > MAX_DEPTH:
+        return f"{TOO_DEEP}: expressions nest {depth} deep, over the {MAX_DEPTH} limit", False
+    if brackets > MAX_BRACKETS:
+        return f"{TOO_DEEP}: brackets nest {brackets} deep, over the {MAX_BRACKETS} limit", False
+    return None, tokens > RISKY_TOKENS or depth > RISKY_DEPTH or brackets > RISKY_BRACKETS
+
+
+# ---- a large stack -----------------------------------------------------------------------------
+_EXECUTOR: tuple[int, ThreadPoolExecutor] | None = None
+_EXECUTOR_LOCK = threading.Lock()
+
+
+def _large_stack_executor() -> ThreadPoolExecutor | None:
+    """One worker thread with a STACK_BYTES stack per process (recreated after a fork)."""
+    global _EXECUTOR
+    with _EXECUTOR_LOCK:
+        if _EXECUTOR is not None and _EXECUTOR[0] == os.getpid():
+            return _EXECUTOR[1]
+        previous = threading.stack_size()
+        try:
+            threading.stack_size(STACK_BYTES)
+            executor = ThreadPoolExecutor(1, thread_name_prefix="neuronlint-parse")
+            executor.submit(lambda: None).result()  # start the thread while the size is set
+        except (ValueError, RuntimeError, MemoryError):
+            return None  # a platform or ulimit that refuses the stack: run on the caller's thread
+        finally:
+            threading.stack_size(previous)
+        _EXECUTOR = (os.getpid(), executor)
+        return executor
+
+
+def on_large_stack(fn: Callable[..., T], *args: Any) -> T:
+    """fn(*args) on a thread with a large native stack (inline if that thread is the caller)."""
+    if threading.current_thread().name.startswith("neuronlint-parse"):
+        return fn(*args)
+    executor = _large_stack_executor()
+    if executor is None:
+        return fn(*args)
+    return executor.submit(fn, *args).result()
+
+
+# ---- a disposable process ------------------------------------------------------------------------
+class Isolated(Exception):
+    """The isolated analysis did not return a result; the message says why, for a finding."""
+
+
+def _address_space() -> int:
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def isolated(fn: Callable[..., T], *args: Any, timeout: float = ISOLATED_TIMEOUT) -> T:
+    """fn(*args) in a forked child with a time and memory limit; Isolated if it does not return."""
+    if not hasattr(os, "fork"):
+        return on_large_stack(fn, *args)
+    read_end, write_end = os.pipe()
+    limit = _address_space() + ISOLATED_MEMORY
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; coverage does not follow os.fork
+        status = 0
+        try:
+            os.close(read_end)
+            faulthandler.disable()  # the parent reports a crash; no stack dump into its stderr
+            try:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            except (ImportError, ValueError, OSError):
+                pass
+            try:
+                payload = pickle.dumps(("ok", on_large_stack(fn, *args)))
+            except MemoryError:
+                payload = pickle.dumps(("memory", ""))
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent
+                payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(write_end, view) :]
+        except BaseException:  # noqa: BLE001
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_end], [], [], min(remaining, 1.0))
+            if ready:
+                chunk = os.read(read_end, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        if timed_out:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _, status = os.waitpid(pid, 0)
+    if timed_out:
+        raise Isolated(f"the parser did not finish within {timeout:g} s")
+    try:
+        kind, value = pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - no or partial result: the child died
+        if os.WIFSIGNALED(status):
+            name = signal.Signals(os.WTERMSIG(status)).name
+            raise Isolated(f"the parser was killed by {name}") from None
+        raise Isolated("the parser process exited without a result") from None
+    if kind == "ok":
+        return value
+    if kind == "memory":
+        raise Isolated(f"the parser needed more than {ISOLATED_MEMORY // 1024**3} GiB")
+    raise Isolated(f"internal error: {value}")
+
+
+def run(fn: Callable[..., T], data: bytes, *args: Any, risky: bool) -> T:
+    """fn(data, *args) on a large stack; in a disposable process when the file is risky."""
+    if risky:
+        return isolated(fn, data, *args)
+    return on_large_stack(fn, data, *args)

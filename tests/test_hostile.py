@@ -1,0 +1,328 @@
+"""Hostile input never crashes the scan, injects into CI, or hides a finding.
+
+Each test is a case of the reliability probe (shared review "reliability"), named by its row
+number there, rebuilt from the reproduction. Large inputs are generated on the fly and every case is
+bounded (a few seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from neuronlint import cache as cache_module
+from neuronlint.config import ConfigError, find_pyproject, load_config
+from neuronlint.ruledb import load_ruledb
+from neuronlint.ruledb.model import RuleDBError
+from neuronlint.static import parse_guard
+from tests.conftest import scan_paths
+
+CUDA = b"import torch\nx = torch.zeros(1).cuda()\n"
+
+
+def _cli(args: list[str], cwd: Path, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "neuronlint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
+    )
+
+
+def _by_file(result) -> dict[str, list[tuple[int, str, str]]]:
+    files: dict[str, list[tuple[int, str, str]]] = {path: [] for path in result.files}
+    for f in result.findings:
+        files[f.path].append((f.line, f.rule, f.message))
+    return files
+
+
+# ---- 1. deep nesting and size (causes 1 and 8) -------------------------------------------------
+DEEP_SHAPES = {
+    "parens_100k": "y = " + "(" * 100_000 + "1" + ")" * 100_000,
+    "boolop_10k": "y = " + " and ".join(["1"] * 10_001),
+    "call_10k": "y = " + "f(" * 10_000 + "1" + ")" * 10_000,
+    "list_10k": "y = " + "[" * 10_000 + "1" + "]" * 10_000,
+    "dict_10k": "y = " + "{1:" * 10_000 + "1" + "}" * 10_000,
+    "dict_200": "y = " + "{1:" * 200 + "1" + "}" * 200,
+    "elif_10k": "if x:\n    pass\n" + "elif x:\n    pass\n" * 10_000,
+    "unary_10k": "y = " + "-" * 10_000 + "1",
+    "not_10k": "y = " + "not " * 10_000 + "1",
+    "lambda_5k": "y = " + "lambda: " * 5_000 + "1",
+    "attr_10k": "y = a" + ".b" * 10_000,
+    "subscript_10k": "y = a" + "[0]" * 10_000,
+    "callchain_10k": "y = torch" + ".cuda()" * 10_000,
+    "binop_10k": "y = " + "+".join(["1"] * 10_000),
+    "binop_100k": "y = " + "+".join(["1"] * 100_000),
+    "ifexp_1k": "y = " + "1 if x else " * 1_000 + "1",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP_SHAPES))
+def test_1_20_deep_expression_is_one_finding(tmp_path: Path, shape: str) -> None:
+    (tmp_path / "deep.py").write_bytes(CUDA + DEEP_SHAPES[shape].encode() + b"\n")
+    started = time.monotonic()
+    result = scan_paths([tmp_path], cwd=tmp_path)
+    assert time.monotonic() - started < 10
+    [finding] = [f for f in result.findings if f.path == "deep.py"]
+    assert finding.rule == "NL001"
+    assert parse_guard.TOO_DEEP in finding.message or parse_guard.TOO_LARGE in finding.message
+
+
+def test_1_19_deep_file_in_the_cli_is_reported_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "deep.py").write_bytes(CUDA + b"y = " + b"(" * 100_000 + b"1" + b")" * 100_000 + b"\n")
+    (tmp_path / "b.py").write_bytes(CUDA + b"y = " + b" and ".join([b"1"] * 10_001) + b"\n")
+    cli = _cli(["scan", ".", "--no-cache", "-f", "json"], tmp_path)
+    assert cli.returncode == 1, cli.stderr
+    report = json.loads(cli.stdout)
+    by_path = {f["path"]: f["message"] for f in report["findings"] if f["rule"] == "NL001"}
+    assert set(by_path) == {"deep.py", "b.py"}
+    assert "too deeply nested to analyse" in by_path["b.py"]
+
+
+def test_1_16_large_literal_is_too_large_quickly(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_bytes(b"import torch\nT = torch.tensor([" + b"1," * 1_000_000 + b"])\n")
+    started = time.monotonic()
+    [finding] = scan_paths([tmp_path], cwd=tmp_path).findings
+    assert time.monotonic() - started < 10
+    assert finding.rule == "NL001" and "too large to analyse" in finding.message
+
+
+def test_deep_but_allowed_shapes_are_analysed(tmp_path: Path) -> None:
+    # Just inside the limits, the analysis runs on the large stack and finds the .cuda() call.
+    source = CUDA + b"y = " + b" and ".join([b"1"] * 400) + b"\nz = " + b"[" * 60 + b"1" + b"]" * 60 + b"\n"
+    (tmp_path / "a.py").write_bytes(source)
+    assert [f.rule for f in scan_paths([tmp_path], cwd=tmp_path).findings] == ["NL101"]
+
+
+def test_isolated_analysis_survives_crash_hang_and_memory() -> None:
+    import ctypes
+
+    with pytest.raises(parse_guard.Isolated, match="SIGSEGV"):
+        parse_guard.isolated(ctypes.string_at, 0)
+    with pytest.raises(parse_guard.Isolated, match="did not finish within 1 s"):
+        parse_guard.isolated(time.sleep, 30, timeout=1)
+    with pytest.raises(parse_guard.Isolated, match="more than"):
+        parse_guard.isolated(bytearray, 8 * 1024**3)
+    assert parse_guard.isolated(sum, [1, 2, 3]) == 6
+
+
+def test_1_23_cr_only_line_endings_give_real_lines(tmp_path: Path) -> None:
+    (tmp_path / "cr.py").write_bytes(b"import torch\r\rx = torch.zeros(1).cuda()\r")
+    result = scan_paths([tmp_path], cwd=tmp_path)
+    assert [(f.line, f.column, f.rule) for f in result.findings] == [(3, 20, "NL101")]
+    assert result.lines == 3
+
+
+# ---- 5. the cache (cause 5) ----------------------------------------------------------------------
+def _poison(tmp_path: Path, cache_dir: Path, value) -> Path:
+    """Write an entry as a repository could: right key, no valid signature."""
+    data = (tmp_path / "evil.py").read_bytes()
+    key = cache_module.entry_key(data, "evil.py", load_ruledb([]).fingerprint)
+    path = cache_dir / cache_module.CACHE_LAYOUT / key[:2] / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value))
+    return path
+
+
+EMPTY_RESULT = {
+    "path": "evil.py",
+    "detections": [],
+    "imports": [],
+    "defines_kernels": [],
+    "extension_modules": [],
+    "lines": 2,
+    "parsed": True,
+    "suppressions": [],
+    "import_sites": [],
+}
+
+
+def test_4_16_a_committed_cache_entry_cannot_hide_findings(tmp_path: Path) -> None:
+    (tmp_path / "evil.py").write_bytes(CUDA)
+    cache_dir = tmp_path / ".neuronlint_cache"
+    path = _poison(tmp_path, cache_dir, EMPTY_RESULT)
+    # The entry a repository can compute, even with a signature line of its own.
+    assert [
+        f.rule for f in scan_paths([tmp_path / "evil.py"], cwd=tmp_path, cache_dir=cache_dir).findings
+    ] == ["NL101"]
+    path.write_text("0" * 64 + "\n" + json.dumps(EMPTY_RESULT))
+    assert [
+        f.rule for f in scan_paths([tmp_path / "evil.py"], cwd=tmp_path, cache_dir=cache_dir).findings
+    ] == ["NL101"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{}, [], "x", 1, None, {**EMPTY_RESULT, "detections": "x"}, {**EMPTY_RESULT, "lines": "2"}],
+    ids=["empty", "list", "str", "int", "null", "detections-str", "lines-str"],
+)
+def test_4_07_a_wrong_shaped_entry_is_discarded_and_replaced(tmp_path: Path, value) -> None:
+    (tmp_path / "evil.py").write_bytes(CUDA)
+    cache_dir = tmp_path / "cache"
+    scan_paths([tmp_path / "evil.py"], cwd=tmp_path, cache_dir=cache_dir)
+    [entry] = list((cache_dir / cache_module.CACHE_LAYOUT).rglob("*.json"))
+    key = entry.stem
+    # Even a correctly signed entry of the wrong shape is not trusted.
+    payload = json.dumps(value).encode()
+    entry.write_bytes(cache_module._mac(key, payload).encode() + b"\n" + payload)
+    for _ in range(2):
+        assert [
+            f.rule for f in scan_paths([tmp_path / "evil.py"], cwd=tmp_path, cache_dir=cache_dir).findings
+        ] == ["NL101"]
+    assert cache_module.Cache(cache_dir).get(key)["detections"][0]["rule"] == "NL101"  # rewritten
+
+
+def test_cache_secret_lives_outside_the_repository(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    secret = cache_module.secret_path()
+    cache_module._secret(secret)
+    assert secret.is_file() and secret.stat().st_mode & 0o777 == 0o600
+    assert str(secret).startswith(str(tmp_path / "home-cache"))
+
+
+def test_4_18_the_fingerprint_covers_every_module_the_analysis_runs() -> None:
+    # Import exactly what a scan worker imports, in a fresh interpreter, and list neuronlint modules.
+    code = (
+        "import sys, json\n"
+        "from neuronlint.static.engine import load_checkers, analyze_python\n"
+        "from neuronlint.static import build_inputs\n"
+        "load_checkers()\n"
+        "import neuronlint.filters.suppressions\n"
+        "print(json.dumps(sorted(m.__file__ for n, m in sys.modules.items()"
+        " if n.startswith('neuronlint') and getattr(m, '__file__', None))))\n"
+    )
+    files = json.loads(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    )
+    package = Path(cache_module.__file__).resolve().parent
+    covered = []
+    for source in cache_module._RESULT_SOURCES:
+        target = package / source
+        covered += list(target.rglob("*.py")) if target.is_dir() else [target]
+    covered_set = {p.resolve() for p in covered}
+    # Modules that do not shape a cached result: the package version (hashed), the rule database
+    # (its data fingerprint is in the key) and shared data types.
+    allowed = {"__init__.py", "findings.py"}
+    missing = [
+        f
+        for f in files
+        if Path(f).resolve() not in covered_set
+        and Path(f).name not in allowed
+        and "ruledb" not in Path(f).parts
+        and "filters" != Path(f).parent.name  # filters/__init__.py only
+    ]
+    assert not missing, f"add to cache._RESULT_SOURCES: {missing}"
+    assert package / "filters" / "suppressions.py" in covered
+
+
+# ---- 11. git runs nothing the scanned repository names --------------------------------------
+def test_2_06_git_does_not_run_the_scanned_repositorys_fsmonitor(tmp_path: Path) -> None:
+    repo = tmp_path / "g"
+    repo.mkdir()
+    (repo / "good.py").write_bytes(CUDA)
+    (repo / ".gitattributes").write_text("*.py filter=evil diff=evil\n")
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=repo, check=True)
+    marker = tmp_path / "PWNED"
+    for key in ("core.fsmonitor", "filter.evil.clean", "filter.evil.process", "diff.evil.textconv"):
+        subprocess.run(["git", "config", key, f"touch {marker}-{key}; cat"], cwd=repo, check=True)
+    (repo / "good.py").write_bytes(CUDA + b"y = 1\n")  # a modified file makes diff run filters
+    assert _cli(["scan", "g", "--no-cache"], tmp_path).returncode == 1
+    assert _cli(["scan", ".", "--no-cache", "--diff-base", "HEAD"], repo).returncode in (0, 1)
+    assert not list(tmp_path.glob("PWNED*"))
+
+
+# ---- 13. malformed configuration and packs: one line naming the file and key, exit 2 ----------------
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("tool = 5\n", "key 'tool': expected a table"),
+        ('tool = "my-neuronlint-thing"\n', "key 'tool': expected a table"),
+        ("x = " + "[" * 100_000 + "]" * 100_000 + "\n[tool.neuronlint]\n", "nest too deeply"),
+        ("x = " + "{a = " * 20_000 + "1" + "}" * 20_000 + "\n[tool.neuronlint]\n", "not valid TOML"),
+    ],
+    ids=["3.C11", "3.C12", "3.R25-config", "3.R26-config"],
+)
+def test_3_c11_malformed_pyproject_shapes(tmp_path: Path, content: str, expected: str) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match=expected) as err:
+        load_config(path)
+    assert str(path) in str(err.value)
+
+
+def test_3_c11_tool_not_a_table_is_not_our_config(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("tool = 5\n")
+    (tmp_path / "a.py").write_bytes(CUDA)
+    assert find_pyproject(tmp_path / "a.py") is None
+    cli = _cli(["scan", "a.py", "--no-cache"], tmp_path)
+    assert cli.returncode == 1 and "internal error" not in cli.stderr
+
+
+def test_1_39_a_broken_pyproject_that_is_not_ours_is_scanned_not_refused(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_bytes(b"\xff\xfe\x00binary")
+    (tmp_path / "a.py").write_bytes(CUDA)
+    cli = _cli(["scan", ".", "--no-cache", "-f", "json"], tmp_path)
+    assert cli.returncode == 1, cli.stderr
+    rules = sorted((f["path"], f["rule"]) for f in json.loads(cli.stdout)["findings"])
+    assert rules == [("a.py", "NL101"), ("pyproject.toml", "NL001")]
+
+
+def _pack(tmp_path: Path, files: dict[str, str]) -> Path:
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    for name, text in files.items():
+        (pack / name).write_text(text)
+    return pack
+
+
+OVERRIDE = '[[rule]]\nid = "NL101"\nseverity = "warning"\n'
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["{0} {nosuchfact}", "{symbol.__class__.__mro__}", "{symbol[0]}", "{"],
+    ids=["3.R18-positional", "2.07-attribute", "index", "unbalanced"],
+)
+def test_3_r18_pack_message_templates_are_checked_at_load(tmp_path: Path, message: str) -> None:
+    pack = _pack(tmp_path, {"a.toml": f'[[rule]]\nid = "NL101"\nmessage = {json.dumps(message)}\n'})
+    with pytest.raises(RuleDBError, match=r"a\.toml.*key 'message'"):
+        load_ruledb([pack])
+
+
+def test_3_r21_pack_entries_that_are_not_files(tmp_path: Path) -> None:
+    pack = _pack(tmp_path, {"a.toml": OVERRIDE})
+    (pack / "x.toml").mkdir()  # a directory named like a rules file: walked, not read
+    assert load_ruledb([pack]).rules["NL101"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.toml").write_text(OVERRIDE)
+    (other / "y.toml").symlink_to(other / "missing.toml")
+    with pytest.raises(RuleDBError, match=r"y\.toml: cannot read the rules file"):
+        load_ruledb([other])
+
+
+def test_3_r25_deeply_nested_pack(tmp_path: Path) -> None:
+    pack = _pack(tmp_path, {"a.toml": "x = " + "[" * 100_000 + "]" * 100_000 + "\n"})
+    with pytest.raises(RuleDBError, match=r"a\.toml: not valid TOML"):
+        load_ruledb([pack])
+    cli = _cli(["scan", ".", "--no-cache", "--rules-dir", str(pack)], tmp_path)
+    assert cli.returncode == 2 and "internal error" not in cli.stderr and "a.toml" in cli.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")
+def test_3_r24_unreadable_pack(tmp_path: Path) -> None:
+    pack = _pack(tmp_path, {"a.toml": OVERRIDE})
+    (pack / "a.toml").chmod(0)
+    with pytest.raises(RuleDBError, match="cannot read the rules file"):
+        load_ruledb([pack])
