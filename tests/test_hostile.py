@@ -192,9 +192,9 @@ def test_4_18_the_fingerprint_covers_every_module_the_analysis_runs() -> None:
     # Import exactly what a scan worker imports, in a fresh interpreter, and list neuronlint modules.
     code = (
         "import sys, json\n"
-        "from neuronlint.static.engine import load_checkers, analyze_python\n"
+        "from neuronlint.static.engine import analyze_python, default_engine\n"
         "from neuronlint.static import build_inputs\n"
-        "load_checkers()\n"
+        "import neuronlint.static.checkers\n"
         "import neuronlint.filters.suppressions\n"
         "print(json.dumps(sorted(m.__file__ for n, m in sys.modules.items()"
         " if n.startswith('neuronlint') and getattr(m, '__file__', None))))\n"
@@ -326,3 +326,159 @@ def test_3_r24_unreadable_pack(tmp_path: Path) -> None:
     (pack / "a.toml").chmod(0)
     with pytest.raises(RuleDBError, match="cannot read the rules file"):
         load_ruledb([pack])
+
+
+# ---- 9 and 12. tracing leaves nothing behind, its timeout and output are bounded ---------------
+CONTAINED_MODEL = """
+import os, subprocess, sys, time
+import torch
+
+
+class Tiny(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+def popen_grandchild():
+    subprocess.Popen(["sleep", "{mark}1"])
+    return Tiny()
+
+
+def session_grandchild():
+    subprocess.Popen(["sleep", "{mark}2"], start_new_session=True)
+    return Tiny()
+
+
+def forks():
+    if os.fork() == 0:
+        os.execvp("sleep", ["sleep", "{mark}3"])
+    return Tiny()
+
+
+def grandchild_then_exit():
+    subprocess.Popen(["sleep", "{mark}4"])
+    os._exit(7)
+
+
+def floods():
+    chunk = "x" * 65536
+    while True:
+        sys.stdout.write(chunk)
+
+
+def forges_progress():
+    # Rewrites its own progress file with alternating target numbers, which used to reset the timer.
+    path = os.path.join(sys.argv[2], "progress.jsonl")
+    n = 0
+    while True:
+        with open(path, "a") as handle:
+            handle.write('{{"target": %d, "stage": "build", "time": %f}}\\n' % (n % 2, time.time()))
+        n += 1
+        time.sleep(0.2)
+
+
+def hangs():
+    subprocess.Popen(["sleep", "{mark}5"])
+    time.sleep(10000)
+"""
+
+
+def _alive(mark: str) -> list[str]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if mark.encode() in cmdline:
+                try:
+                    state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                except OSError:
+                    continue
+                if state != "Z":
+                    found.append(cmdline.decode(errors="replace"))
+    return found
+
+
+@pytest.fixture
+def contained_model(tmp_path: Path):
+    pytest.importorskip("torch")
+    mark = f"6{os.getpid() % 1000:03d}.{time.time_ns() % 10**6:06d}"
+    (tmp_path / "cases.py").write_text(CONTAINED_MODEL.format(mark=mark))
+    yield tmp_path, mark
+    for line in _alive(mark):  # never leave strays, even when a test fails
+        subprocess.run(["pkill", "-KILL", "-f", line.split("\0")[1]], check=False)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="containment uses /proc and prctl")
+def test_6_05_trace_leaves_no_process_behind(contained_model) -> None:
+    from neuronlint.graph.runner import run_children
+
+    root, mark = contained_model
+    targets = [
+        {"entrypoint": f"cases.py:{name}", "inputs": ["float32[2,4]"], "kwargs": {}}
+        for name in ("popen_grandchild", "session_grandchild", "forks", "grandchild_then_exit")
+    ]
+    outcomes = run_children(targets, root, timeout=60)
+    assert [o.status for o in outcomes][:3] == ["ok", "ok", "ok"], [o.reason for o in outcomes]
+    assert outcomes[3].status == "crashed"
+    time.sleep(0.2)
+    assert _alive(mark) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="containment uses /proc and prctl")
+def test_6_11_and_6_16_output_cap_and_timeout_on_our_clock(contained_model) -> None:
+    from neuronlint.graph import runner
+
+    root, _ = contained_model
+    targets = [
+        {"entrypoint": f"cases.py:{name}", "inputs": ["float32[2,4]"], "kwargs": {}}
+        for name in ("floods", "forges_progress")
+    ]
+    started = time.monotonic()
+    flood, forged = runner.run_children(targets, root, timeout=12)
+    assert "more than 64 MiB of output" in flood.reason
+    assert forged.status == "timeout"
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="containment uses /proc and prctl")
+@pytest.mark.parametrize("signum", [15, 9], ids=["SIGTERM", "SIGKILL"])
+def test_6_17_killing_trace_kills_the_tracing_child(contained_model, signum: int) -> None:
+    root, mark = contained_model
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "neuronlint",
+            "trace",
+            "cases.py:hangs",
+            "--input",
+            "float32[2,4]",
+            "--timeout",
+            "120",
+        ],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _alive(mark + "5") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _alive(mark + "5"), "the traced model never started"
+        os.kill(process.pid, signum)
+        process.wait(timeout=20)
+        deadline = time.monotonic() + 5
+        while _alive("neuronlint.graph.capture " + str(root)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        capture_children = [c for c in _alive("neuronlint.graph.capture") if str(root) in c]
+        assert capture_children == []
+        if signum == 15:  # the parent tears the whole group down
+            assert _alive(mark + "5") == []
+    finally:
+        process.kill()

@@ -4,6 +4,15 @@ Tracing imports and runs user code. The child caps its own address space with
 resource.setrlimit(RLIMIT_AS) before importing anything heavy; this side enforces the wall-clock
 limit by killing the child's whole process group. Whatever happens - exception, crash, hang,
 allocation failure - the caller gets a ChildOutcome with the reason and the stage it happened in.
+
+Containment (`_Contained`): the child runs in its own process group and session, gets SIGKILL
+when this process dies (PR_SET_PDEATHSIG, Linux), and this process is a child subreaper
+(PR_SET_CHILD_SUBREAPER), so anything the child starts - in its group, in a new session, forked -
+stays a descendant of ours. When a batch ends, however it ends (result, crash, timeout, Ctrl-C,
+SIGTERM), the group and every remaining descendant are killed. The timeout runs on this side's
+clock: the child's progress lines only say which target it is on, and a target only counts as
+started when its number grows. The child's output is captured to a file capped at
+`OUTPUT_CAP` bytes; a child that writes more is stopped.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from typing import Any
 
 DEFAULT_TIMEOUT = 300.0  # seconds
 DEFAULT_MEMORY_LIMIT = 6 * 1024**3  # bytes of address space; torch alone maps about 0.6 GiB
+OUTPUT_CAP = 64 * 1024**2  # bytes of stdout + stderr a traced model may write
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 
 STAGE_TEXT = {
     "startup": "starting (importing torch)",
@@ -120,7 +131,8 @@ def _run_batch(
         env.setdefault("OMP_NUM_THREADS", "1")  # tracing does no math; fewer threads, less memory
         env["PYTHONFAULTHANDLER"] = "1"  # a crash leaves a Python stack in stderr
         started = time.time()
-        with open(stderr_path, "wb") as stderr:
+        remaining = len(targets) - first
+        with open(stderr_path, "wb") as stderr, _Contained() as contained:
             process = subprocess.Popen(
                 [sys.executable, "-m", "neuronlint.graph.child", str(request_path), str(work)],
                 stdin=subprocess.DEVNULL,
@@ -129,19 +141,32 @@ def _run_batch(
                 cwd=str(root),
                 env=env,
                 start_new_session=True,  # its own process group: a timeout kills everything it started
+                preexec_fn=_die_with_parent,
             )
+            contained.process = process
             timed_out = False
+            overflow = False
+            seen_target, seen_at = -1, started  # this side's clock, never the child's
             while True:
                 try:
                     returncode = process.wait(timeout=0.1)
                     break
                 except subprocess.TimeoutExpired:
-                    current, stage, since = _progress(progress_path)
-                    if time.time() - (since or started) > timeout:
+                    current, _, _ = _progress(progress_path)
+                    now = time.time()
+                    if current is not None and current > seen_target:
+                        seen_target, seen_at = current, now
+                    overall = now - started > timeout * (remaining + 1)  # every target plus start-up
+                    if now - seen_at > timeout or overall:
                         _dump_stack(process)
-                        _kill_group(process)
+                        contained.kill()
                         returncode = process.wait()
                         timed_out = True
+                        break
+                    if _size(stderr_path) > OUTPUT_CAP:
+                        contained.kill()
+                        returncode = process.wait()
+                        overflow = True
                         break
         current, stage, since = _progress(progress_path)
         done = first
@@ -162,6 +187,17 @@ def _run_batch(
         failed = current if current is not None and current >= done else done
         lines = _tail(stderr_path, 400)
         wall = round(time.time() - (since if current == failed and since else started), 3)
+        if overflow:
+            outcome = ChildOutcome(
+                "crashed",
+                None,
+                f"the tracing process wrote more than {OUTPUT_CAP // 1024**2} MiB of output and was stopped",
+                stage if current == failed else "startup",
+                lines[-30:],
+                wall,
+            )
+            outcomes[failed] = outcome
+            return failed + 1
         outcome = _failure_outcome(
             returncode,
             timed_out,
@@ -237,18 +273,124 @@ def _dumped_user_frame(lines: list[str], root: Path) -> dict[str, Any] | None:
     return None
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    """SIGKILL the child's process group (only processes this child started)."""
+def _size(path: Path) -> int:
     try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        process.kill()
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _libc():
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    return ctypes.CDLL(name, use_errno=True) if name else None
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the process that started it dies (Linux)."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = _libc()
+            if libc is not None:
+                libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except OSError:
+            pass
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid`, from /proc (empty where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found, stack = [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+class _Contained:
+    """Kill the tracing child's group and every process it left behind, on any exit from the block."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+        self._before: set[int] = set()
+        self._previous_term: Any = None
+
+    def __enter__(self) -> _Contained:
+        if sys.platform.startswith("linux"):
+            try:
+                libc = _libc()
+                if libc is not None:
+                    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            except OSError:
+                pass
+        self._before = set(_descendants(os.getpid()))
+        try:  # SIGTERM runs the teardown too (the default action would skip it)
+            self._previous_term = signal.signal(signal.SIGTERM, _terminate)
+        except ValueError:  # not the main thread
+            self._previous_term = None
+        return self
+
+    def kill(self) -> None:
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in set(_descendants(os.getpid())) - self._before:
+            if pid == self.process.pid:
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+            try:  # reaped here if it was reparented to us (our own children stay Popen's to wait for)
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        try:
+            self.process.kill()
+        except ProcessLookupError:
+            pass
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+        if self.process is not None:
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        if self._previous_term is not None:
+            signal.signal(signal.SIGTERM, self._previous_term)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _progress(path: Path) -> tuple[int | None, str | None, float | None]:
-    """(target index, stage, time the target started) from the child's last progress line."""
+    """(target index, stage, time the target started) from the child's last progress lines."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with open(path, "rb") as handle:
+            handle.seek(max(0, _size(path) - 65536))  # a child may write without end: read the tail
+            lines = handle.read().decode("utf-8", "replace").splitlines()
     except OSError:
         return None, None, None
     target, stage, since = None, None, None
@@ -257,9 +399,12 @@ def _progress(path: Path) -> tuple[int | None, str | None, float | None]:
             entry = json.loads(line)
         except json.JSONDecodeError:
             continue  # a line being written
-        if entry.get("target") != target or since is None:
-            since = entry.get("time")
-        target, stage = entry.get("target"), entry.get("stage")
+        if not isinstance(entry, dict) or type(entry.get("target")) is not int:
+            continue  # the child writes this file: anything else is ignored
+        if entry["target"] != target or since is None:
+            since = entry.get("time") if isinstance(entry.get("time"), (int, float)) else None
+        target = entry["target"]
+        stage = entry.get("stage") if isinstance(entry.get("stage"), str) else None
     return target, stage, since
 
 
