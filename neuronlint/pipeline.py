@@ -16,12 +16,13 @@ lives in neuronlint/filters/.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from neuronlint import workers as workers_module
 from neuronlint.cache import CACHE_DIR_NAME, Cache, entry_key
 from neuronlint.discover import discover, relative_posix
 from neuronlint.filters import first_party, triage
@@ -37,6 +38,7 @@ from neuronlint.static.link import link_across_files
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger .py files are generated code or data; report and skip
 CONFIG_MAX_BYTES = 1024 * 1024  # YAML/JSON/TOML larger than this inside a directory are data, skipped
 NOTEBOOK_MAX_BYTES = 50 * 1024 * 1024  # notebooks carry their outputs (images): a larger limit
+TASK_TIMEOUT = 300.0  # seconds one file may take in a worker (the parse guard isolates risky files sooner)
 _IN_PROCESS_BELOW = 24  # starting worker processes costs more than analysing a few files
 
 
@@ -126,26 +128,25 @@ def _analyze(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
 
     path, module_path = task[0], task[1]
     named = len(task) > 2 and bool(task[2])
+    limit = _size_limit(module_path)
+    cap = max(limit, MAX_FILE_BYTES)
     try:
-        size = os.path.getsize(path)
-        limit = _size_limit(module_path)
-        if size > limit and not named and limit < MAX_FILE_BYTES:
-            return FileResult(path=module_path).to_dict()  # a large data file in a directory: not a config
-        if size > max(limit, MAX_FILE_BYTES):
-            result = FileResult(path=module_path)
-            result.detections.append(
-                _tool_detection(
-                    "NL001",
-                    1,
-                    f"file is {size // 1024} KiB, over the {max(limit, MAX_FILE_BYTES) // 1024 // 1024} MiB limit; not analysed",
-                )
-            )
-            return result.to_dict()
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = _read_regular_file(path, cap)
+    except _NotRegular as exc:
+        result = FileResult(path=module_path)
+        result.detections.append(_tool_detection("NL001", 1, str(exc)))
+        return result.to_dict()
     except OSError as exc:
         result = FileResult(path=module_path)
         result.detections.append(_tool_detection("NL001", 1, f"cannot read the file: {exc.strerror or exc}"))
+        return result.to_dict()
+    size = len(data) if data is not None else os.path.getsize(path)
+    if size > limit and not named and limit < MAX_FILE_BYTES:
+        return FileResult(path=module_path).to_dict()  # a large data file in a directory: not a config
+    if data is None:  # over the cap: reported, not analysed
+        result = FileResult(path=module_path)
+        message = f"file is {size // 1024} KiB, over the {cap // 1024 // 1024} MiB limit; not analysed"
+        result.detections.append(_tool_detection("NL001", 1, message))
         return result.to_dict()
     cache: Cache | None = _WORKER["cache"]
     key = entry_key(data, module_path + ("\0named" if named else ""), _WORKER["fingerprint"]) if cache else ""
@@ -171,6 +172,32 @@ def _analyze(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
     if cache:
         cache.put(key, value)
     return value
+
+
+class _NotRegular(Exception):
+    """The path names a FIFO, a device or a socket: never read (it could block or never end)."""
+
+
+def _read_regular_file(path: str, cap: int = MAX_FILE_BYTES) -> bytes | None:
+    """The file's bytes, or None when it is over `cap` bytes. Raises _NotRegular or OSError.
+
+    Opened without blocking and checked with fstat before reading, so a FIFO or /dev/zero named
+    on the command line is reported instead of hanging or reading without end; reads stop after the
+    size limit even if the file grows.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"
+            raise _NotRegular(f"cannot read the file: it is {kind}; not analysed")
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            data = handle.read(cap + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return None if len(data) > cap else data
 
 
 # ---- parent side -----------------------------------------------------------------------------
@@ -210,15 +237,28 @@ def analyse_files(
             if progress:
                 progress(1)
         return results
-    chunk = max(1, min(64, len(tasks) // (workers * 8)))
-    with ProcessPoolExecutor(
-        workers, initializer=_init_worker, initargs=(static_data, cache_arg, fingerprint, checkers)
-    ) as pool:
-        for value in pool.map(_analyze, tasks, chunksize=chunk):
-            results.append(value)
-            if progress:
-                progress(1)
-    return results
+    batch = max(1, min(16, len(tasks) // (workers * 8)))
+    return workers_module.run(
+        _analyze,
+        tasks,
+        workers,
+        _lost,
+        initializer=_init_worker,
+        initargs=(static_data, cache_arg, fingerprint, checkers),
+        batch=batch,
+        task_timeout=TASK_TIMEOUT,
+        progress=progress,
+    )
+
+
+def _lost(task: tuple[str, str], reason: str) -> dict[str, Any]:
+    """The result for a file whose worker died or hung on it: one finding, and the scan goes on."""
+    from neuronlint.static.engine import FileResult, _tool_detection
+
+    result = FileResult(path=task[1])
+    message = f"too large or too deeply nested to analyse: {reason}"
+    result.detections.append(_tool_detection("NL001", 1, message))
+    return result.to_dict()
 
 
 def judge(results: list[dict[str, Any]], db: RuleDB, ctx: Context) -> list[list[Finding]]:

@@ -482,3 +482,89 @@ def test_6_17_killing_trace_kills_the_tracing_child(contained_model, signum: int
             assert _alive(mark + "5") == []
     finally:
         process.kill()
+
+
+# ---- 1.21 and 10. the worker pool survives its workers and dies with its parent -------------------
+def _crash_on(task: int) -> int:
+    import ctypes
+
+    if task in (7, 23):
+        ctypes.string_at(0)  # SIGSEGV, as LibCST's native parser did on deep files
+    if task == 30:
+        time.sleep(60)
+    return task * 2
+
+
+def test_1_21_a_dead_or_hung_worker_costs_one_file() -> None:
+    from neuronlint import workers
+
+    started = time.monotonic()
+    results = workers.run(_crash_on, list(range(40)), 2, lambda task, why: why, batch=3, task_timeout=3)
+    assert time.monotonic() - started < 30
+    assert "SIGSEGV" in results[7] and "SIGSEGV" in results[23]
+    assert "did not finish within 3 s" in results[30]
+    assert [r for i, r in enumerate(results) if i not in (7, 23, 30)] == [
+        i * 2 for i in range(40) if i not in (7, 23, 30)
+    ]
+
+
+def _descendants(pid: int) -> list[int]:
+    from neuronlint.graph.runner import _descendants as descendants
+
+    return descendants(pid)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+@pytest.mark.parametrize("signum", [15, 9], ids=["SIGTERM", "SIGKILL"])
+def test_4_12_workers_exit_when_the_parent_is_killed(tmp_path: Path, signum: int) -> None:
+    for index in range(400):
+        (tmp_path / f"m{index}.py").write_bytes(CUDA * 50)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "neuronlint", "scan", ".", "--no-cache", "-j", "2"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(_descendants(process.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = _descendants(process.pid)
+        assert len(workers) >= 2
+        os.kill(process.pid, signum)
+        process.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    finally:
+        process.kill()
+
+
+def test_1_21_deep_file_among_many_with_jobs(tmp_path: Path) -> None:
+    for index in range(40):
+        (tmp_path / f"f{index}.py").write_bytes(CUDA)
+    (tmp_path / "deep.py").write_bytes(CUDA + b"y = " + b"(" * 100_000 + b"1" + b")" * 100_000 + b"\n")
+    result = scan_paths([tmp_path], cwd=tmp_path, jobs=2)
+    files = _by_file(result)
+    assert [rule for _, rule, _ in files["deep.py"]] == ["NL001"]
+    assert all([rule for _, rule, _ in files[f"f{i}.py"]] == ["NL101"] for i in range(40))
+
+
+# ---- 13. special files named on the command line ------------------------------------------------
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_1_36_fifo_named_explicitly_does_not_hang(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "a.py").write_bytes(CUDA)
+    cli = _cli(["scan", "fifo.py", "a.py", "--no-cache", "-f", "json"], tmp_path, timeout=30)
+    findings = {(f["path"], f["rule"]) for f in json.loads(cli.stdout)["findings"]}
+    assert findings == {("fifo.py", "NL001"), ("a.py", "NL101")}
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_1_37_dev_zero_named_explicitly_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "z.py").symlink_to("/dev/zero")
+    started = time.monotonic()
+    [finding] = scan_paths([tmp_path / "z.py"], cwd=tmp_path).findings
+    assert finding.rule == "NL001" and "not a regular file" in finding.message
+    assert time.monotonic() - started < 5
