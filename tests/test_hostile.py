@@ -568,3 +568,54 @@ def test_1_37_dev_zero_named_explicitly_is_not_read(tmp_path: Path) -> None:
     [finding] = scan_paths([tmp_path / "z.py"], cwd=tmp_path).findings
     assert finding.rule == "NL001" and "not a regular file" in finding.message
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ("build-system = 1\n", "key 'build-system'"),
+        ("project = 'x'\n", "key 'project'"),
+        ("[project]\noptional-dependencies = ['a']\n", "key 'project.optional-dependencies'"),
+        ("[build-system]\nrequires = 5\n", "key 'build-system.requires'"),
+        ("x = " + "[" * 100_000 + "]" * 100_000 + "\n", "nest too deeply"),
+    ],
+    ids=["3.C28", "3.C29", "3.C30", "3.C31", "deep"],
+)
+def test_3_c28_malformed_scanned_pyproject_is_nl001(tmp_path: Path, content: str, problem: str) -> None:
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text(content)
+        content + '\n[tool.other]\ndeps = ["cupy-cuda12x"]\n' if "[" not in content[:1] else content
+    )
+    [finding] = scan_paths([sub / "pyproject.toml"], cwd=tmp_path).findings
+    assert finding.rule == "NL001" and problem in finding.message
+
+
+def test_3_c28_malformed_but_usable_pyproject_keeps_its_other_findings(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = 5\n[project]\ndependencies = ["cupy-cuda12x"]\n'
+    )
+    rules = sorted(f.rule for f in scan_paths([tmp_path / "pyproject.toml"], cwd=tmp_path).findings)
+    assert rules[0] == "NL001" and len(rules) == 2
+
+
+def test_1_40_trace_discover_skips_a_deep_file(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    )
+    (tmp_path / "deep.py").write_bytes(b"import torch\ny = " + b"+".join([b"1"] * 10_000) + b"\n")
+    (tmp_path / "deep2.py").write_bytes(b"import torch\ny = " + b"-" * 10_000 + b"1\n")
+    cli = _cli(["trace", "--discover", "."], tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    assert "internal error" not in cli.stderr and "model.py" in cli.stdout
+
+
+@pytest.mark.parametrize(
+    "content", ["[" * 100_000 + "]" * 100_000, '{"a":' * 50_000 + "1" + "}" * 50_000], ids=["5.B16", "5.B23"]
+)
+def test_5_b16_deeply_nested_baseline(tmp_path: Path, content: str) -> None:
+    (tmp_path / "a.py").write_bytes(CUDA)
+    (tmp_path / "b.json").write_text(content)
+    cli = _cli(["scan", "a.py", "--no-cache", "--baseline", "b.json"], tmp_path)
+    assert cli.returncode == 2 and "internal error" not in cli.stderr
+    assert "b.json" in cli.stderr and len(cli.stderr.strip().splitlines()) == 1

@@ -117,6 +117,10 @@ def load(baseline_file: Path) -> Baseline:
         raise BaselineError(f"{baseline_file}: cannot read the baseline: {exc}") from None
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{baseline_file}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise BaselineError(
+            f"{baseline_file}: not a neuronlint baseline (arrays or objects nest too deeply)"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
         raise BaselineError(
             f'{baseline_file}: not a neuronlint baseline (expected "format": "{BASELINE_FORMAT}")'

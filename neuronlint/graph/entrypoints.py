@@ -67,7 +67,7 @@ def locate(entry: Entrypoint, root: Path) -> tuple[str, int] | None:
         return None
     try:
         tree = ast.parse(source.read_bytes())
-    except (SyntaxError, ValueError, OSError):
+    except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
         return str(source), 1
     scope: list[ast.stmt] = tree.body
     line = 1
@@ -165,7 +165,7 @@ def discover(paths: list[Path], root: Path, exclude: list[str] | None = None) ->
             continue
         try:
             tree = ast.parse(file.read_bytes())
-        except (SyntaxError, ValueError, OSError):
+        except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
             continue
         for node in tree.body:
             if isinstance(node, ast.ClassDef):

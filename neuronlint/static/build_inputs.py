@@ -128,6 +128,32 @@ def _first_line(lines: list[str], requirement: str) -> int:
     return next((i for i, line in enumerate(lines) if requirement in line), len(lines))
 
 
+def _pyproject_requirements(doc: dict[str, Any]) -> tuple[str | None, list[tuple[str, str]]]:
+    """(problem with the document's shape or None, the requirement strings it declares)."""
+    requirements: list[tuple[str, str]] = []
+    build = doc.get("build-system", {})
+    project = doc.get("project", {})
+    if not isinstance(build, dict):
+        return "key 'build-system': expected a table", requirements
+    if not isinstance(project, dict):
+        return "key 'project': expected a table", requirements
+    lists = [
+        ("build-system.requires", "", build.get("requires", [])),
+        ("project.dependencies", "", project.get("dependencies", [])),
+    ]
+    extras = project.get("optional-dependencies", {})
+    if not isinstance(extras, dict):
+        return "key 'project.optional-dependencies': expected a table of arrays", requirements
+    lists += [(f"project.optional-dependencies.{name}", name, value) for name, value in extras.items()]
+    problem = None
+    for key, extra, value in lists:
+        if not isinstance(value, list):
+            problem = problem or f"key '{key}': expected an array of strings"
+            continue
+        requirements += [(r, extra) for r in value if isinstance(r, str)]
+    return problem, requirements
+
+
 def analyze_pyproject(rel_path: str, data: bytes, static_data: Any) -> FileResult:
     text = data.decode("utf-8", "replace")
     lines = text.splitlines()
@@ -139,13 +165,15 @@ def analyze_pyproject(rel_path: str, data: bytes, static_data: Any) -> FileResul
             _tool_detection("NL001", getattr(exc, "lineno", 1) or 1, f"invalid TOML: {exc}")
         )
         return result
-    requirements = [(r, "") for r in doc.get("build-system", {}).get("requires", [])]
-    project = doc.get("project", {})
-    requirements += [(r, "") for r in project.get("dependencies", [])]
-    for extra, entries in project.get("optional-dependencies", {}).items():
-        requirements += [(r, extra) for r in entries]
-    requirements = [(r, extra) for r, extra in requirements if isinstance(r, str)]
+    except RecursionError:
+        result.detections.append(
+            _tool_detection("NL001", 1, "invalid TOML: arrays or tables nest too deeply")
+        )
+        return result
+    problem, requirements = _pyproject_requirements(doc)
+    if problem:
+        result.detections.append(_tool_detection("NL001", 1, f"malformed pyproject.toml: {problem}"))
     # Entries in file order, so that repeated strings map to successive lines.
     requirements.sort(key=lambda entry: _first_line(lines, entry[0]))
-    result.detections = _dependency_findings(rel_path, lines, requirements, static_data)
+    result.detections += _dependency_findings(rel_path, lines, requirements, static_data)
     return result
