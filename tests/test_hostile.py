@@ -617,3 +617,43 @@ def test_5_b16_deeply_nested_baseline(tmp_path: Path, content: str) -> None:
     cli = _cli(["scan", "a.py", "--no-cache", "--baseline", "b.json"], tmp_path)
     assert cli.returncode == 2 and "internal error" not in cli.stderr
     assert "b.json" in cli.stderr and len(cli.stderr.strip().splitlines()) == 1
+
+
+# ---- 8. output-side injection ------------------------------------------------------------------
+HOSTILE_NAMES = [
+    "javascript:document.title='XSS-RAN'<!--.py",
+    "<img src=x onerror=alert(1)>.py",
+    "md`<b>bold<b>` [click](https:evil.example) x.py",
+    "::warning title=FORGED::via file name.py",
+    "\x1b[31mansi_name\x1b[0m.py",
+    "new\n::error::NEWLINE-NAME-INJECT.py",
+    "x##[error]FAKE-FROM-FILENAME.py",
+]
+
+
+@pytest.fixture
+def hostile_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "x"
+    root.mkdir()
+    for name in HOSTILE_NAMES:
+        (root / name).write_bytes(CUDA)
+    return root
+
+
+def test_8_12_html_report_links_are_relative_and_never_a_scheme(hostile_tree: Path) -> None:
+    import re
+
+    cli = _cli(["report", ".", "--format", "html", "-o", "report.html", "--no-cache"], hostile_tree)
+    assert cli.returncode in (0, 1), cli.stderr
+    html = (hostile_tree / "report.html").read_text()
+    hrefs = re.findall(r'href="([^"]*)"', html)
+    file_links = [h for h in hrefs if not h.startswith(("#", "https://"))]
+    assert file_links and all(h.startswith(("./", "../")) for h in file_links), file_links
+    assert not any(h.lower().startswith("javascript") for h in hrefs)
+
+
+def test_8_10_markdown_report_has_no_raw_html_or_scheme_links(hostile_tree: Path) -> None:
+    cli = _cli(["report", ".", "--format", "markdown", "--no-cache"], hostile_tree)
+    assert cli.returncode in (0, 1), cli.stderr
+    assert "<img" not in cli.stdout and "<b>" not in cli.stdout
+    assert "(javascript:" not in cli.stdout and "(<javascript:" not in cli.stdout

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from neuronlint import __version__
 from neuronlint.findings import CATEGORIES
@@ -30,6 +31,7 @@ from neuronlint.report.inventory import (
 )
 from neuronlint.ruledb.model import Context, RuleDB
 from neuronlint.ruledb.pages import DOCS_URL
+from neuronlint.safe_text import url_path
 
 SCHEMA_VERSION = 1
 FORMULA = [
@@ -54,7 +56,8 @@ class SourceLinker:
 
     def __call__(self, path: str, line: int) -> str:
         if self.template:
-            return self.template.replace("{path}", path).replace("{line}", str(line))
+            encoded = quote(path.encode("utf-8", "surrogateescape"), safe="/")
+            return self.template.replace("{path}", encoded).replace("{line}", str(line))
         absolute = Path(path) if os.path.isabs(path) else self.base / path
         if self.report_dir is None:
             target = os.path.relpath(absolute, self.base)
@@ -62,8 +65,9 @@ class SourceLinker:
             try:
                 target = os.path.relpath(absolute, self.report_dir)
             except ValueError:  # another drive on Windows
-                target = absolute.as_uri()
-        return target.replace(os.sep, "/") + f"#L{line}"
+                return absolute.as_uri() + f"#L{line}"
+        # Percent-encoded and starting with ./ or ../: a file name never becomes a scheme (javascript:).
+        return url_path(target.replace(os.sep, "/")) + f"#L{line}"
 
 
 def _round(value: float, digits: int = 2) -> float:

@@ -6,11 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from neuronlint.safe_text import code_span, printable
+
 _MAX_ROWS = 25  # per table; the JSON and HTML reports list everything
 
 
 def _cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    """A table cell: one line, no pipes, no raw HTML (scanned names and messages land here)."""
+    return (
+        printable(" ".join(str(value).split())).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    )
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = _MAX_ROWS) -> list[str]:
@@ -30,11 +35,8 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = _
 
 
 def _loc(row: dict[str, Any]) -> str:
-    return (
-        f"[`{row['path']}:{row['line']}`]({row['link']})"
-        if row.get("link")
-        else f"`{row['path']}:{row['line']}`"
-    )
+    label = code_span(f"{row['path']}:{row['line']}")
+    return f"[{label}](<{row['link']}>)" if row.get("link") else label
 
 
 def _rule(rule_id: str, rules: dict[str, Any]) -> str:
@@ -154,7 +156,7 @@ def render(report: dict[str, Any]) -> str:
         [
             [
                 i,
-                f"[`{h['path']}`]({h['link']})",
+                f"[{code_span(h['path'])}](<{h['link']}>)",
                 f"{h['points']:.2f}",
                 f"{h['share']:.1f}",
                 f"{h['score']} ({h['grade']})",
