@@ -209,21 +209,33 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine 
         data = _LONE_CR.sub(b"\n", data)
     if b"\0" in data or not engine.wanted(data):
         return _analyze_python(rel_path, data, static_data, engine)  # not parsed: cheap and safe
-    problem, risky = parse_guard.measure(data)
+    measured = parse_guard.measure(data)
+    problem, line, column = measured.problem, 1, 1
     if problem is None:
+        error = measured.syntax_error
         try:
             return parse_guard.run(
-                lambda d: _analyze_python(rel_path, d, static_data, engine), data, risky=risky
+                lambda d: _analyze_python(rel_path, d, static_data, engine),
+                data,
+                risky=measured.risky,
+                timeout=parse_guard.SYNTAX_ERROR_TIMEOUT if error else parse_guard.ISOLATED_TIMEOUT,
             )
         except parse_guard.Isolated as exc:
-            problem = f"{parse_guard.TOO_LARGE} or {parse_guard.TOO_DEEP}: {exc}"
+            if error is not None:  # invalid for this Python, and LibCST could not say more in time
+                problem, line, column = (
+                    f"syntax error: {error.msg}",
+                    error.lineno or 1,
+                    max(1, error.offset or 1),
+                )
+            else:
+                problem = f"{parse_guard.TOO_LARGE} or {parse_guard.TOO_DEEP}: {exc}"
     result = _analyze_python(rel_path, b"", static_data, engine)
     result.lines = _count_lines(data)
     if _SUPPRESSION_MARK in data:
         from neuronlint.filters.suppressions import parse_suppressions
 
         result.suppressions = parse_suppressions(data)
-    result.detections.append(_tool_detection("NL001", 1, problem))
+    result.detections.append(_tool_detection("NL001", line, problem, column=column))
     return result
 
 
@@ -300,9 +312,12 @@ def _analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine
 def _syntax_error_location(data: bytes, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:
     """CPython's own message and position when it also rejects the file (they are more precise)."""
     import ast
+    import warnings
 
     try:
-        ast.parse(data)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a scanned file's SyntaxWarnings are not ours to print
+            ast.parse(data)
     except SyntaxError as err:
         if err.lineno:
             return err.lineno, max(1, err.offset or 1), f"syntax error: {err.msg}"

@@ -31,6 +31,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -43,6 +44,7 @@ RISKY_TOKENS = 50_000
 RISKY_DEPTH = 100
 RISKY_BRACKETS = 40
 ISOLATED_TIMEOUT = 60.0  # seconds for one file
+SYNTAX_ERROR_TIMEOUT = 5.0  # seconds for LibCST on a file the stdlib parser rejects
 ISOLATED_MEMORY = 2 * 1024**3  # bytes of address space on top of what the process already maps
 
 TOO_LARGE = "too large to analyse"
@@ -106,35 +108,45 @@ def _depths(tree: ast.AST) -> tuple[int, int]:
     return deepest, deepest_brackets
 
 
-def measure(data: bytes) -> tuple[str | None, bool]:
-    """(problem, risky): why the file must not reach LibCST (None if it may), and whether to isolate it."""
+@dataclass
+class Measure:
+    problem: str | None  # why the file must not reach LibCST; None if it may
+    risky: bool = False  # analyse it in a disposable process
+    syntax_error: SyntaxError | None = None  # the stdlib parser's complaint, when it has one
+
+
+def measure(data: bytes) -> Measure:
+    """Whether and how the file may reach LibCST.
+
+    A file the stdlib parser rejects is still given to LibCST (it may use syntax newer than this
+    Python), but always in a disposable process with `SYNTAX_ERROR_TIMEOUT`: LibCST's error recovery
+    on broken input backtracks (a 55 kB mutated file took 76 s).
+    """
     tokens = count_tokens(data)
     if tokens > MAX_TOKENS:
-        return f"{TOO_LARGE}: about {tokens:,} tokens, over the {MAX_TOKENS:,} limit", False
+        return Measure(f"{TOO_LARGE}: about {tokens:,} tokens, over the {MAX_TOKENS:,} limit")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like
             tree = ast.parse(data)
     except (RecursionError, MemoryError):
-        return f"{TOO_DEEP}: the Python parser gives up on its nesting", False
+        return Measure(f"{TOO_DEEP}: the Python parser gives up on its nesting")
     except SyntaxError as exc:
         if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
-            return f"{TOO_DEEP}: {exc.msg}", False
-        # Not valid for this Python; LibCST may still accept it (newer syntax). Only brackets can be
-        # measured without a tree.
-        brackets = _raw_bracket_depth(data)
+            return Measure(f"{TOO_DEEP}: {exc.msg}")
+        brackets = _raw_bracket_depth(data)  # without a tree, only brackets can be measured
         if brackets > MAX_BRACKETS:
-            return f"{TOO_DEEP}: brackets nest {brackets} deep, over the {MAX_BRACKETS} limit", False
-        return None, tokens > RISKY_TOKENS or brackets > RISKY_BRACKETS
+            return Measure(f"{TOO_DEEP}: brackets nest {brackets} deep, over the {MAX_BRACKETS} limit")
+        return Measure(None, True, exc)
     except ValueError:
-        return None, tokens > RISKY_TOKENS  # a decoding problem: LibCST reports it
+        return Measure(None, tokens > RISKY_TOKENS)  # a decoding problem: LibCST reports it
     depth, brackets = _depths(tree)
     del tree
     if depth > MAX_DEPTH:
-        return f"{TOO_DEEP}: expressions nest {depth} deep, over the {MAX_DEPTH} limit", False
+        return Measure(f"{TOO_DEEP}: expressions nest {depth} deep, over the {MAX_DEPTH} limit")
     if brackets > MAX_BRACKETS:
-        return f"{TOO_DEEP}: brackets nest {brackets} deep, over the {MAX_BRACKETS} limit", False
-    return None, tokens > RISKY_TOKENS or depth > RISKY_DEPTH or brackets > RISKY_BRACKETS
+        return Measure(f"{TOO_DEEP}: brackets nest {brackets} deep, over the {MAX_BRACKETS} limit")
+    return Measure(None, tokens > RISKY_TOKENS or depth > RISKY_DEPTH or brackets > RISKY_BRACKETS)
 
 
 # ---- a large stack -----------------------------------------------------------------------------
@@ -255,8 +267,8 @@ def isolated(fn: Callable[..., T], *args: Any, timeout: float = ISOLATED_TIMEOUT
     raise Isolated(f"internal error: {value}")
 
 
-def run(fn: Callable[..., T], data: bytes, *args: Any, risky: bool) -> T:
+def run(fn: Callable[..., T], data: bytes, *args: Any, risky: bool, timeout: float = ISOLATED_TIMEOUT) -> T:
     """fn(data, *args) on a large stack; in a disposable process when the file is risky."""
     if risky:
-        return isolated(fn, data, *args)
+        return isolated(fn, data, *args, timeout=timeout)
     return on_large_stack(fn, data, *args)
