@@ -37,6 +37,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "gitrepo",
         "cache",
         "scope",
+        "workers",
+        "safe_text",
         "neuronlint",
     ),
 )
