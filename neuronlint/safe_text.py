@@ -71,3 +71,19 @@ def url_path(path: str) -> str:
     if not encoded.startswith(("/", "./", "../")):
         encoded = "./" + encoded
     return encoded
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(text: str) -> str:
+    """Text that encodes as UTF-8: bytes of a file name that were not UTF-8 become U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def json_text(value: object, **options: object) -> str:
+    """JSON that is valid UTF-8 and keeps a non-UTF-8 file name exactly, as `\\udcXX` escapes."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, **options)  # type: ignore[arg-type]
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)  # only inside JSON strings

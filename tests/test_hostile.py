@@ -508,6 +508,19 @@ def test_1_21_a_dead_or_hung_worker_costs_one_file() -> None:
     ]
 
 
+def _running(pids: list[int]) -> list[int]:
+    """The pids that are still running (a zombie has exited; only its parent's wait is missing)."""
+    alive = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
 def _descendants(pid: int) -> list[int]:
     from neuronlint.graph.runner import _descendants as descendants
 
@@ -534,9 +547,9 @@ def test_4_12_workers_exit_when_the_parent_is_killed(tmp_path: Path, signum: int
         os.kill(process.pid, signum)
         process.wait(timeout=10)
         deadline = time.monotonic() + 5
-        while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        while _running(workers) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+        assert not _running(workers)
     finally:
         process.kill()
 
@@ -657,3 +670,137 @@ def test_8_10_markdown_report_has_no_raw_html_or_scheme_links(hostile_tree: Path
     assert cli.returncode in (0, 1), cli.stderr
     assert "<img" not in cli.stdout and "<b>" not in cli.stdout
     assert "(javascript:" not in cli.stdout and "(<javascript:" not in cli.stdout
+
+
+@pytest.fixture
+def injecting_repo(tmp_path: Path) -> Path:
+    """The probe's output-injection repository: hostile names, source lines and dependency strings."""
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "!many.py").write_text(
+        "import torch\n" + "".join(f"x{i} = torch.zeros(1).cuda()\n" for i in range(12))
+    )
+    for name in HOSTILE_NAMES:
+        (root / name).write_bytes(CUDA)
+    (root / "a.py").write_bytes(
+        b'import torch\nx = torch.zeros(1).cuda(); s = "\x1b[2J\x1b[31mRED\x1b]8;;https://evil\x07link"\n'
+        b's = """\n::add-mask::hunter2""".cuda()\n'
+        b't = """\n  ::error file=fake.py,line=1::forged ##[warning]x""".cuda()\n'
+    )
+    deps = ", ".join(
+        json.dumps(f"cupy-cuda12x\n::error title=DEP::FORGED-{i}\x1b[31m ##[error]D") for i in range(12)
+    )
+    (root / "pyproject.toml").write_text(f'[project]\nname = "x"\ndependencies = [{deps}]\n')
+    return root
+
+
+def _no_command_lines(output: str, own: tuple[str, ...] = ()) -> None:
+    assert "\x1b" not in output and "\x07" not in output
+    assert "##[" not in output
+    for line in output.splitlines():
+        if line.startswith(own):
+            continue
+        assert not line.lstrip().startswith("::"), line
+
+
+def test_8_02_github_format_every_line_is_ours(injecting_repo: Path) -> None:
+    cli = _cli(
+        ["scan", ".", "--no-cache", "-f", "github"],
+        injecting_repo,
+        env={**os.environ, "GITHUB_STEP_SUMMARY": ""},
+    )
+    assert cli.returncode == 1, cli.stderr
+    lines = cli.stdout.splitlines()
+    assert len(lines) > 30  # annotations and the overflow beyond GitHub's 10 per level
+    assert all(line.startswith(("::error ", "::warning ", "::notice ", "neuronlint: ")) for line in lines)
+    _no_command_lines(cli.stdout, own=("::error ", "::warning ", "::notice "))
+    for line in lines:  # a message is one line: a newline in scanned text cannot start a command
+        assert "\n" not in line and "%0A::error title=DEP" in cli.stdout
+
+
+def test_8_06_text_format_neutralises_escapes_and_commands(injecting_repo: Path) -> None:
+    cli = _cli(["scan", ".", "--no-cache"], injecting_repo)
+    assert cli.returncode == 1, cli.stderr
+    _no_command_lines(cli.stdout)
+    assert "\\x1b[2J" in cli.stdout  # shown, not executed
+    assert "FORGED-11" in cli.stdout and "add-mask" in cli.stdout
+
+
+def test_8_09_markdown_paths_are_code_spans_that_cannot_break_out(tmp_path: Path) -> None:
+    name = "md`<b>bold<b>` [click](https:evil.example) x.py"
+    (tmp_path / name).write_bytes(CUDA)
+    cli = _cli(["scan", ".", "--no-cache", "-f", "markdown"], tmp_path)
+    assert cli.returncode == 1, cli.stderr
+    assert f"``{name}:2``" in cli.stdout  # inside a code span, <b> is text (CommonMark)
+    assert "<b>" not in cli.stdout.replace(f"``{name}:2``", "").replace(f"``{name}``", "")
+    _no_command_lines(cli.stdout)
+
+
+# ---- 6 (selectors), 3.C14, 3.U12: usage errors that used to pass silently or fail late --------------
+@pytest.mark.parametrize("args", [["--select", "nl101"], ["--select", "NOPE"], ["--ignore", "NOPE999"]])
+def test_3_u07_unknown_selectors_are_errors(tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "good.py").write_bytes(CUDA)
+    cli = _cli(["scan", "good.py", "--no-cache", *args], tmp_path)
+    assert cli.returncode == 2 and "unknown rule selector" in cli.stderr and args[0] in cli.stderr
+
+
+def test_3_c24_unknown_selector_in_config_names_the_file_and_key(tmp_path: Path) -> None:
+    (tmp_path / "good.py").write_bytes(CUDA)
+    (tmp_path / "pyproject.toml").write_text('[tool.neuronlint]\nselect = ["NOPE999"]\n')
+    cli = _cli(["scan", "good.py", "--no-cache"], tmp_path)
+    assert cli.returncode == 2
+    assert "pyproject.toml: [tool.neuronlint]: key 'select': unknown rule selector 'NOPE999'" in cli.stderr
+
+
+def test_3_c14_unknown_sdk_in_config_names_the_file_and_key(tmp_path: Path) -> None:
+    (tmp_path / "good.py").write_bytes(CUDA)
+    (tmp_path / "pyproject.toml").write_text("[tool.neuronlint]\nsdk = '9.9'\n")
+    cli = _cli(["scan", "good.py", "--no-cache"], tmp_path)
+    assert (
+        cli.returncode == 2
+        and "pyproject.toml: [tool.neuronlint]: key 'sdk': unknown Neuron SDK" in cli.stderr
+    )
+
+
+@pytest.mark.parametrize("output", ["/proc/nope/x.json", "."])
+def test_3_u12_unwritable_output_fails_before_the_scan(tmp_path: Path, output: str) -> None:
+    for index in range(30):
+        (tmp_path / f"m{index}.py").write_bytes(CUDA)
+    started = time.monotonic()
+    cli = _cli(["scan", ".", "--no-cache", "-f", "json", "-o", output], tmp_path)
+    assert cli.returncode == 2 and "--output" in cli.stderr and "internal error" not in cli.stderr
+    assert cli.stdout == "" and time.monotonic() - started < 20
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")
+def test_1_32_unreadable_file_named_on_the_command_line_is_a_finding(tmp_path: Path) -> None:
+    (tmp_path / "secret.py").write_bytes(CUDA)
+    (tmp_path / "secret.py").chmod(0)
+    (tmp_path / "a.py").write_bytes(CUDA)
+    cli = _cli(["scan", "secret.py", "a.py", "--no-cache", "-f", "json"], tmp_path)
+    findings = {(f["path"], f["rule"]) for f in json.loads(cli.stdout)["findings"]}
+    assert findings == {("secret.py", "NL001"), ("a.py", "NL101")}
+
+
+# ---- 7. non-UTF-8 file names -----------------------------------------------------------------------
+@pytest.mark.skipif(sys.platform == "darwin", reason="the file system requires UTF-8 names")
+def test_1_34_non_utf8_file_names_in_every_output(tmp_path: Path) -> None:
+    name = os.fsdecode(b"caf\xe9.py")
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n" / name).write_bytes(CUDA)
+    sarif = _cli(["scan", "n", "--no-cache", "-f", "sarif"], tmp_path)
+    assert sarif.returncode == 1 and "caf%E9.py" in sarif.stdout
+    raw = subprocess.run(
+        [sys.executable, "-m", "neuronlint", "scan", "n", "--no-cache", "-f", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+    ).stdout
+    report = json.loads(raw.decode("utf-8"))  # valid UTF-8, and the name round-trips exactly
+    assert os.fsencode(report["findings"][0]["path"]) == b"n/caf\xe9.py"
+    assert _cli(["scan", "n", "--no-cache", "-f", "json", "-o", "r.json"], tmp_path).returncode == 1
+    json.loads((tmp_path / "r.json").read_bytes().decode("utf-8"))
+    assert _cli(["report", "n", "-f", "html", "-o", "r.html", "--no-cache"], tmp_path).returncode == 0
+    (tmp_path / "r.html").read_bytes().decode("utf-8")
+    assert _cli(["baseline", "create", "n", "-o", "b.json"], tmp_path).returncode == 0
+    again = _cli(["scan", "n", "--no-cache", "--baseline", "b.json"], tmp_path)
+    assert again.returncode == 0 and "1 baselined" in again.stderr

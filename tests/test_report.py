@@ -130,7 +130,7 @@ def test_hot_spots_are_ranked_and_linked(fixture_report) -> None:
     spots = report["hot_spots"]["cuda"]
     assert [h["points"] for h in spots] == sorted((h["points"] for h in spots), reverse=True)
     assert spots[0]["path"].startswith("fixtures/triton_kernels/")
-    assert all(h["link"] == f"{h['path']}#L1" for h in spots)
+    assert all(h["link"] == f"./{h['path']}#L1" for h in spots)  # relative, never a scheme
     assert report["findings"][0]["link"].endswith(f"#L{report['findings'][0]['line']}")
 
 

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from neuronlint.cli.options import DATABASE, FRAME, RUN, SELECTION, ScanFlags, fail, shared_options
+from neuronlint.cli.options import (
+    DATABASE,
+    FRAME,
+    RUN,
+    SELECTION,
+    ScanFlags,
+    check_output,
+    fail,
+    shared_options,
+)
 from neuronlint.config import ConfigError
 from neuronlint.ruledb import RuleDBError
 
@@ -35,6 +44,7 @@ def create(
     from neuronlint.filters import baseline as baseline_filter
     from neuronlint.pipeline import run_scan
 
+    check_output(output)
     settings = flags.settings()
     try:
         result = run_scan(settings.options)

@@ -244,6 +244,75 @@ class RunSettings:
         o = self.options
         return db.context(o.sdk, o.target, o.backend, o.compiler_flags)
 
+    def check(self, db: RuleDB) -> None:
+        """Reject a frame or a rule selector the database does not know, naming where it was set.
+
+        A typo in `--select` or `select = [...]` would otherwise turn every rule off and the CI
+        gate green; a bad `sdk` in the config would be reported without its file and key.
+        """
+        where = f"{self.config.path}: [tool.neuronlint]" if self.config.path else None
+        try:
+            self.frame(db)
+        except RuleDBError as exc:
+            o, c = self.options, self.config
+            for key, value, configured in (
+                ("sdk", o.sdk, c.sdk),
+                ("target", o.target, c.target),
+                ("backend", o.backend, c.backend),
+            ):
+                if where and configured is not None and value == configured and repr(value) in str(exc):
+                    raise ConfigError(f"{where}: key '{key}': {exc}") from None
+            raise
+        categories = {rule.category for rule in db.rules.values()}
+        config_values = {
+            "select": self.config.select,
+            "extend-select": self.config.extend_select,
+            "ignore": self.config.ignore,
+        }
+        given = {
+            "select": self.options.select,
+            "extend-select": self.options.extend_select,
+            "ignore": self.options.ignore,
+        }
+        for key, selectors in given.items():
+            configured = set(split_rules(config_values[key]))
+            for selector in selectors:
+                problem = _selector_problem(selector, db, categories)
+                if problem:
+                    origin = f"{where}: key '{key}'" if where and selector in configured else f"--{key}"
+                    raise (ConfigError if origin != f"--{key}" else UsageError)(f"{origin}: {problem}")
+        for glob, selectors in self.config.per_file_ignores.items():
+            for selector in split_rules(selectors):
+                problem = _selector_problem(selector, db, categories)
+                if problem:
+                    raise ConfigError(f"{where}: key 'per-file-ignores' ({glob!r}): {problem}")
+
+
+def _selector_problem(selector: str, db: RuleDB, categories: set[str]) -> str | None:
+    """Why a rule selector matches nothing (None when it is a rule ID, an ID prefix, a category or ALL)."""
+    if selector == "ALL" or selector in categories or any(rule.startswith(selector) for rule in db.rules):
+        return None
+    upper = selector.upper()
+    hint = f" (rule IDs are upper case: {upper})" if any(rule.startswith(upper) for rule in db.rules) else ""
+    return (
+        f"unknown rule selector {selector!r}{hint}; a selector is a rule ID (NL101), an ID prefix (NL1), "
+        f"a category ({', '.join(sorted(categories))}) or ALL"
+    )
+
+
+def check_output(output: Path | None) -> None:
+    """Fail before any work when `-o FILE` cannot be written (a directory, or no writable parent)."""
+    if output is None:
+        return
+    if output.is_dir():
+        raise fail(f"--output {output}: is a directory; name a file")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise fail(f"--output {output}: cannot create its directory: {exc.strerror or exc}") from None
+    if not os.access(output.parent, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
+        raise fail(f"--output {output}: not writable")
+
 
 def split_rules(values: list[str] | None) -> list[str]:
     """`--select nl1,NL2 --select DType` -> ["NL1", "NL2", "dtype"] (selectors are case-insensitive)."""
@@ -356,7 +425,9 @@ class ScanFlags:
     def settings(self, *, check_paths: bool = True) -> RunSettings:
         """`resolve()` for a command: a bad flag or config ends the run with exit code 2."""
         try:
-            return self.resolve(check_paths=check_paths)
+            settings = self.resolve(check_paths=check_paths)
+            settings.check(settings.database())
+            return settings
         except (UsageError, ConfigError, RuleDBError) as exc:
             raise fail(str(exc)) from None
 

@@ -13,11 +13,21 @@ from typing import Annotated
 
 import typer
 
-from neuronlint.cli.options import DATABASE, FRAME, RUN, SELECTION, ScanFlags, fail, shared_options
+from neuronlint.cli.options import (
+    DATABASE,
+    FRAME,
+    RUN,
+    SELECTION,
+    ScanFlags,
+    check_output,
+    fail,
+    shared_options,
+)
 from neuronlint.cli.progress import progress_factory
 from neuronlint.cli.scan import merge_traces
 from neuronlint.config import ConfigError
 from neuronlint.ruledb import RuleDBError
+from neuronlint.safe_text import valid_unicode
 
 
 @shared_options("paths", *FRAME, *SELECTION, *RUN, *DATABASE)
@@ -97,6 +107,7 @@ def report_command(
         raise fail(f"unknown report format {fmt!r} (expected one of: {', '.join(REPORT_FORMATS)})")
     if source_url is not None and "{path}" not in source_url:
         raise fail("--source-url: the template needs a {path} placeholder (and usually {line})")
+    check_output(output)
     settings = flags.settings()
     try:
         result = run_scan(settings.options, progress_factory(not quiet))
@@ -151,7 +162,7 @@ def report_command(
     if output is not None:
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
+            output.write_text(valid_unicode(text), encoding="utf-8")
         except OSError as exc:
             raise fail(f"{output}: cannot write the report: {exc.strerror or exc}") from None
         if not quiet:
@@ -162,7 +173,7 @@ def report_command(
                 err=True,
             )
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(valid_unicode(text))
 
 
 def register(app: typer.Typer) -> None:

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from neuronlint.cli.fix import To, UnsafeFixes, apply_fixes, flavour_or_fail, summary_line
-from neuronlint.cli.options import EXIT_FINDINGS, EXIT_OK, SCAN, ScanFlags, fail, shared_options
+from neuronlint.cli.options import EXIT_FINDINGS, EXIT_OK, SCAN, ScanFlags, check_output, fail, shared_options
 from neuronlint.cli.progress import progress_factory
 from neuronlint.config import ConfigError
 from neuronlint.findings import Severity
 from neuronlint.ruledb import RuleDBError
+from neuronlint.safe_text import valid_unicode
 
 if TYPE_CHECKING:
     from neuronlint.formats import Report
@@ -153,6 +154,7 @@ def scan(
     format = output_format(format, output)
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
+    check_output(output)
     settings = flags.settings()
     settings.options.show_ok = show_ok
     try:
@@ -212,7 +214,7 @@ def scan(
         plain = dataclasses.replace(
             report, options=dataclasses.replace(report.options, color=False, width=None)
         )
-        output.write_text(render_format(format, plain), encoding="utf-8")
+        output.write_text(valid_unicode(render_format(format, plain)), encoding="utf-8")
         terminal = render_format("text", report)
     else:
         terminal = render_format(format, report)
@@ -227,7 +229,7 @@ def scan(
                 f"no more per run); left out: {counts}. Narrow with --severity or --baseline.",
                 err=True,
             )
-    sys.stdout.write(terminal)
+    sys.stdout.write(valid_unicode(terminal))
     raise typer.Exit(settings.exit_code(report.findings))
 
 

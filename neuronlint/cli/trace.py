@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from neuronlint.cli.options import DATABASE, FRAME, SELECTION, ScanFlags, fail, shared_options
+from neuronlint.cli.options import DATABASE, FRAME, SELECTION, ScanFlags, check_output, fail, shared_options
 from neuronlint.cli.scan import FORMAT_HELP, OUTPUT_HELP
 from neuronlint.graph.entrypoints import discover
 from neuronlint.graph.merge import TraceSetupError, headline, require_torch, targets_from
 from neuronlint.graph.ops import LOWERED, NOT_LOWERED, REJECTED, UNKNOWN
 from neuronlint.graph.runner import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, parse_memory
 from neuronlint.ruledb import RuleDBError
+from neuronlint.safe_text import valid_unicode
 
 if TYPE_CHECKING:
     from neuronlint.graph.analysis import TraceResult
@@ -77,6 +78,7 @@ def trace(
 
     if format not in FORMATS:
         raise fail(f"unknown format {format!r} (expected one of: {', '.join(FORMATS)})")
+    check_output(output)
     settings = flags.settings()
     root = Path.cwd()
     if discover_models:
@@ -138,7 +140,7 @@ def _write_report(
     )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(render_format(format, report), encoding="utf-8")
+        output.write_text(valid_unicode(render_format(format, report)), encoding="utf-8")
     if format == "text" or output is not None:
         sys.stdout.write(render_text(results, report))
     else:

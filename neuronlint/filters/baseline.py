@@ -19,6 +19,7 @@ from typing import Any
 
 from neuronlint import fingerprints
 from neuronlint.findings import Finding
+from neuronlint.safe_text import json_text
 
 BASELINE_FORMAT = "neuronlint-baseline"
 BASELINE_VERSION = 1
@@ -101,7 +102,7 @@ def write(findings: list[Finding], baseline_file: Path, cwd: Path) -> dict[str, 
     """Write the baseline file (stable order, one entry per fingerprint) and return its document."""
     document = build(findings, baseline_file, cwd)
     baseline_file.parent.mkdir(parents=True, exist_ok=True)
-    baseline_file.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    baseline_file.write_text(json_text(document, indent=2) + "\n", encoding="utf-8")
     return document
 
 

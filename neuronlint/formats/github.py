@@ -15,15 +15,19 @@ from neuronlint.findings import Finding, Severity
 from neuronlint.formats import Report
 from neuronlint.formats.triage import root_causes
 from neuronlint.ruledb.pages import DOCS_URL
+from neuronlint.safe_text import code_span, printable
 
 COMMANDS = {Severity.BLOCKER: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 PER_LEVEL_LIMIT = 10  # annotations GitHub keeps per level in one step
+_OWN_LINES = ("::error ", "::warning ", "::notice ", "neuronlint: ")
 SUMMARY_LIMIT = 1_000_000  # bytes; GitHub accepts up to 1 MiB of step summary
 
 
 def escape_data(text: str) -> str:
-    """Escape a command's message (actions/toolkit `escapeData`)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a command's message (actions/toolkit `escapeData`), with no control characters and no
+    `##[` (the runner's legacy command prefix) left in it."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text)
 
 
 def escape_property(text: str) -> str:
@@ -75,7 +79,8 @@ def annotation(f: Finding, path: str) -> str:
 
 
 def _plain(f: Finding, path: str) -> str:
-    return f"{path}:{f.line}:{f.column}: {f.severity.value} {f.rule} {f.message}"
+    """A finding that did not fit as an annotation: a log line that starts with our own text."""
+    return escape_data(f"neuronlint: {path}:{f.line}:{f.column}: {f.severity.value} {f.rule} {f.message}")
 
 
 def job_summary(report: Report) -> str:
@@ -95,7 +100,7 @@ def job_summary(report: Report) -> str:
         ]
         for f in not_annotated:
             lines.append(
-                f"- `{fingerprints.repo_path(f.path, prefix)}:{f.line}` {f.severity.value} "
+                f"- {code_span(f'{fingerprints.repo_path(f.path, prefix)}:{f.line}')} {f.severity.value} "
                 f"[{f.rule}]({DOCS_URL.format(id=f.rule)}): {markdown.cell(f.message)}"
             )
         text += "\n".join(lines) + "\n"
@@ -116,4 +121,6 @@ def render(report: Report) -> str:
             f"{PER_LEVEL_LIMIT} per level in a step); they are listed below and in the job summary:"
         )
         lines += [_plain(f, fingerprints.repo_path(f.path, prefix)) for f in rest]
+    # Every line is an annotation built above (its fields escaped) or starts with "neuronlint:".
+    lines = [line if line.startswith(_OWN_LINES) else "neuronlint: " + escape_data(line) for line in lines]
     return "\n".join(lines) + ("\n" if lines else "")

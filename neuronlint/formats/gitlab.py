@@ -8,7 +8,6 @@ fingerprint must not depend on line numbers (see neuronlint.fingerprints).
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from neuronlint import fingerprints
@@ -16,6 +15,7 @@ from neuronlint.findings import Finding, Severity
 from neuronlint.formats import Report
 from neuronlint.formats.triage import root_causes
 from neuronlint.ruledb.pages import DOCS_URL
+from neuronlint.safe_text import json_text
 
 SEVERITIES = {Severity.BLOCKER: "blocker", Severity.WARNING: "major", Severity.INFO: "info"}
 # Code Climate categories: portability problems are compatibility issues, stalls are performance ones.
@@ -52,4 +52,4 @@ def as_list(report: Report) -> list[dict[str, Any]]:
 
 
 def render(report: Report) -> str:
-    return json.dumps(as_list(report), indent=2, ensure_ascii=False) + "\n"
+    return json_text(as_list(report), indent=2) + "\n"

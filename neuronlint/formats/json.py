@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from neuronlint import __version__
 from neuronlint.formats import Report, summary
 from neuronlint.formats.triage import root_causes
+from neuronlint.safe_text import json_text
 
 SCHEMA_VERSION = 1
 
@@ -37,4 +36,4 @@ def as_dict(report: Report) -> dict:
 
 
 def render(report: Report) -> str:
-    return json.dumps(as_dict(report), indent=2, ensure_ascii=False) + "\n"
+    return json_text(as_dict(report), indent=2) + "\n"

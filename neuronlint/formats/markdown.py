@@ -9,12 +9,14 @@ or, without one, finding counts. Inside GitHub Actions, locations link to the co
 from __future__ import annotations
 
 import os
+from urllib.parse import quote
 
 from neuronlint import fingerprints
 from neuronlint.findings import CATEGORIES, NEURON_SIDE_CATEGORIES, Finding, Severity
 from neuronlint.formats import Report, summary
 from neuronlint.formats import triage as triage_view
 from neuronlint.ruledb.pages import DOCS_URL
+from neuronlint.safe_text import code_span, printable
 
 TOP_BLOCKERS = 10
 _SEVERITIES = ("blocker", "warning", "info")
@@ -23,7 +25,7 @@ _NOT_PORTABILITY = frozenset({"parse-error"})  # tool problems, not coupling to 
 
 def cell(text: str) -> str:
     """Text safe inside a Markdown table cell or list item: one line, no pipes, no raw HTML."""
-    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
+    return " ".join(printable(text).split()).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _plural(count: int, word: str) -> str:
@@ -32,12 +34,12 @@ def _plural(count: int, word: str) -> str:
 
 def _location(f: Finding, prefix: str) -> str:
     path = fingerprints.repo_path(f.path, prefix)
-    label = f"`{path}:{f.line}`"
+    label = code_span(f"{path}:{f.line}")
     server, repository, sha = (
         os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_SHA")
     )
     if server and repository and sha and not path.startswith("/"):
-        return f"[{label}]({server}/{repository}/blob/{sha}/{path}#L{f.line})"
+        return f"[{label}]({server}/{repository}/blob/{sha}/{quote(path.encode('utf-8', 'surrogateescape'))}#L{f.line})"
     return label
 
 
@@ -85,7 +87,9 @@ def lockin_lines(report: Report) -> list[str]:
     spots = result.hot_spots["cuda"][: result.hot_spot_count["cuda"]][:3]
     if spots:
         prefix = report.options.repo_prefix
-        listed = ", ".join(f"`{fingerprints.repo_path(h.path, prefix)}` ({h.share:.0f}%)" for h in spots)
+        listed = ", ".join(
+            f"{code_span(fingerprints.repo_path(h.path, prefix))} ({h.share:.0f}%)" for h in spots
+        )
         lines += ["", f"CUDA coupling hot spots: {listed}."]
     return lines
 

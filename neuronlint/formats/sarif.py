@@ -14,7 +14,6 @@ Rule descriptors are those of the reported rules only, far under GitHub's 25,000
 
 from __future__ import annotations
 
-import json
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
@@ -25,6 +24,7 @@ from neuronlint.formats import Report
 from neuronlint.formats.triage import root_causes
 from neuronlint.ruledb.model import Rule
 from neuronlint.ruledb.pages import DOCS_URL
+from neuronlint.safe_text import json_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/neuronlint/neuronlint"
@@ -140,8 +140,8 @@ def rule_descriptor(rule: Rule) -> dict[str, Any]:
 def artifact_location(path: str) -> dict[str, str]:
     """A repository-relative path as a SARIF artifact location (absolute paths become file: URIs)."""
     if PurePosixPath(path).is_absolute():
-        return {"uri": "file://" + quote(path, safe="/")}
-    return {"uri": quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
+        return {"uri": "file://" + quote(path.encode("utf-8", "surrogateescape"), safe="/")}
+    return {"uri": quote(path.encode("utf-8", "surrogateescape"), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
 def region(f: Finding) -> dict[str, int]:
@@ -251,4 +251,4 @@ def as_dict(report: Report) -> dict[str, Any]:
 
 
 def render(report: Report) -> str:
-    return json.dumps(as_dict(report), indent=2, ensure_ascii=False) + "\n"
+    return json_text(as_dict(report), indent=2) + "\n"

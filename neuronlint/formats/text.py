@@ -22,6 +22,7 @@ from rich.text import Text
 from neuronlint.findings import CATEGORIES, Finding, Severity
 from neuronlint.formats import Report, plural, summary
 from neuronlint.formats import triage as triage_view
+from neuronlint.safe_text import neutralise_lines, printable
 
 _STYLE = {"blocker": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -53,9 +54,9 @@ def _finding_block(f: Finding, lines: list[str], show_source: bool, unsafe_fixes
     if f.fix is not None and f.fix.automatic and (f.fix.applicability == "safe" or unsafe_fixes):
         text.append("[*] ", style="green bold")  # fixable with `neuronlint fix` (ruff's marker)
     text.append(f"[{f.category}] ", style="magenta")
-    text.append(f.message)
+    text.append(printable(f.message))
     if f.suppressed is not None:
-        text.append(f"  (suppressed: {f.suppressed})", style="dim")
+        text.append(f"  (suppressed: {printable(str(f.suppressed))})", style="dim")
     if f.fix is not None and f.fix.automatic:
         unsafe = " (unsafe: --unsafe-fixes)" if f.fix.applicability == "unsafe" else ""
         text.append(f"\n{'':10}fix{unsafe}: {f.fix.description}", style="green")
@@ -65,7 +66,7 @@ def _finding_block(f: Finding, lines: list[str], show_source: bool, unsafe_fixes
         source = lines[f.line - 1].rstrip("\n").expandtabs(4)
         stripped = source.lstrip()
         indent = len(source) - len(stripped)
-        text.append(f"\n{'':10}{stripped[:160]}", style="dim")
+        text.append(f"\n{'':10}{printable(stripped[:160])}", style="dim")
         end = f.end_column if f.end_line == f.line else len(source) + 1
         width = max(1, min(end, len(source) + 1) - f.column)
         start = max(0, f.column - 1 - indent)
@@ -94,7 +95,7 @@ def render(report: Report) -> str:
     )
     if report.statistics:
         _print_statistics(console, report)
-        return buffer.getvalue()
+        return _finish(buffer.getvalue(), console)
     quiet = bool(report.options.quiet)
     view = triage_view.triage(report)
     full = quiet or report.options.full or len(view.shown) <= triage_view.FULL_BELOW
@@ -106,7 +107,7 @@ def render(report: Report) -> str:
     else:
         _print_file_counts(console, view.shown)
     if quiet:
-        return buffer.getvalue()  # --quiet: findings only
+        return _finish(buffer.getvalue(), console)  # --quiet: findings only
     counts = summary(report.findings)
     if counts["total"]:
         table = Table(title="Findings by category", title_justify="left")
@@ -129,7 +130,8 @@ def render(report: Report) -> str:
     elif safe or unsafe:
         more = f" ({unsafe} more with `neuronlint fix --unsafe-fixes`)" if unsafe else ""
         console.print(f"[*] {safe} fixable with `neuronlint fix`{more}.", markup=False)
-    return buffer.getvalue()
+    # Scanned text is printed above; no line of it may act as a CI workflow command.
+    return _finish(buffer.getvalue(), console)
 
 
 def _print_causes(console: Console, view: triage_view.Triage, report: Report) -> None:
@@ -214,6 +216,14 @@ def summary_line(report: Report, counts: dict) -> str:
         left = ", ".join(plural(hidden[s], s) for s in ("blocker", "warning", "info") if s in hidden)
         text += f"; {left} not shown (--severity {report.options.min_severity})"
     return text + "."
+
+
+def _finish(text: str, console: Console) -> str:
+    """No line of the report may act as a CI workflow command; when not a terminal (CI logs,
+    pipes), no terminal control sequence from scanned text survives either."""
+    if not console.is_terminal:
+        text = "\n".join(printable(line) for line in text.split("\n"))
+    return neutralise_lines(text)
 
 
 def _print_statistics(console: Console, report: Report) -> None:

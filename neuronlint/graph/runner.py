@@ -332,13 +332,15 @@ class _Contained:
         self.process: subprocess.Popen | None = None
         self._before: set[int] = set()
         self._previous_term: Any = None
+        self._orphans: set[int] = set()  # killed descendants that may have been reparented to us
+        self._subreaper = False
 
     def __enter__(self) -> _Contained:
         if sys.platform.startswith("linux"):
             try:
                 libc = _libc()
                 if libc is not None:
-                    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+                    self._subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
             except OSError:
                 pass
         self._before = set(_descendants(os.getpid()))
@@ -362,10 +364,7 @@ class _Contained:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 continue
-            try:  # reaped here if it was reparented to us (our own children stay Popen's to wait for)
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
+            self._orphans.add(pid)
         try:
             self.process.kill()
         except ProcessLookupError:
@@ -378,6 +377,27 @@ class _Contained:
                 self.process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+        self._reap()
+        if self._subreaper:
+            try:
+                _libc().prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+            except (OSError, AttributeError):
+                pass
+
+    def _reap(self) -> None:
+        """Collect the exit status of killed descendants that became our children (no zombies)."""
+        deadline = time.time() + 2.0
+        while self._orphans and time.time() < deadline:
+            for pid in list(self._orphans):
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:  # not our child (its parent reaps it) or already gone
+                    self._orphans.discard(pid)
+                    continue
+                if done:
+                    self._orphans.discard(pid)
+            if self._orphans:
+                time.sleep(0.02)
         if self._previous_term is not None:
             signal.signal(signal.SIGTERM, self._previous_term)
 

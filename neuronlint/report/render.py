@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from neuronlint.safe_text import json_text
 
 REPORT_FORMATS = ("html", "markdown", "json")
 _SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
@@ -17,7 +18,7 @@ def format_for(output: Path | None) -> str:
 def render(format_name: str, report: dict) -> str:
     """Render a built report (neuronlint.report.build.build_report) in one of REPORT_FORMATS."""
     if format_name == "json":
-        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+        return json_text(report, indent=2) + "\n"
     if format_name == "html":
         from neuronlint.report import html
 
