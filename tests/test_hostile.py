@@ -471,13 +471,16 @@ def test_6_17_killing_trace_kills_the_tracing_child(contained_model, signum: int
         while not _alive(mark + "5") and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _alive(mark + "5"), "the traced model never started"
+        from neuronlint.graph.runner import _descendants as descendants
+
+        tracing = [pid for pid in descendants(process.pid) if b"neuronlint.graph.child" in _cmdline(pid)]
+        assert tracing, "no tracing child found"
         os.kill(process.pid, signum)
         process.wait(timeout=20)
         deadline = time.monotonic() + 5
-        while _alive("neuronlint.graph.capture " + str(root)) and time.monotonic() < deadline:
+        while _running(tracing) and time.monotonic() < deadline:
             time.sleep(0.1)
-        capture_children = [c for c in _alive("neuronlint.graph.capture") if str(root) in c]
-        assert capture_children == []
+        assert _running(tracing) == []
         if signum == 15:  # the parent tears the whole group down
             assert _alive(mark + "5") == []
     finally:
@@ -506,6 +509,13 @@ def test_1_21_a_dead_or_hung_worker_costs_one_file() -> None:
     assert [r for i, r in enumerate(results) if i not in (7, 23, 30)] == [
         i * 2 for i in range(40) if i not in (7, 23, 30)
     ]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _running(pids: list[int]) -> list[int]:
