@@ -25,7 +25,7 @@ _NOT_PORTABILITY = frozenset({"parse-error"})  # tool problems, not coupling to 
 
 def cell(text: str) -> str:
     """Text safe inside a Markdown table cell or list item: one line, no pipes, no raw HTML."""
-    return " ".join(printable(text).split()).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return printable(" ".join(text.split())).replace("|", "\\|").replace("<", "&lt;")
 
 
 def _plural(count: int, word: str) -> str:
