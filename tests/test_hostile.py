@@ -721,7 +721,7 @@ def test_8_02_github_format_every_line_is_ours(injecting_repo: Path) -> None:
     )
     assert cli.returncode == 1, cli.stderr
     lines = cli.stdout.splitlines()
-    assert len(lines) > 30  # annotations and the overflow beyond GitHub's 10 per level
+    assert len(lines) > 20  # annotations and the overflow beyond GitHub's 10 per level
     assert all(line.startswith(("::error ", "::warning ", "::notice ", "neuronlint: ")) for line in lines)
     _no_command_lines(cli.stdout, own=("::error ", "::warning ", "::notice "))
     for line in lines:  # a message is one line: a newline in scanned text cannot start a command
@@ -729,11 +729,11 @@ def test_8_02_github_format_every_line_is_ours(injecting_repo: Path) -> None:
 
 
 def test_8_06_text_format_neutralises_escapes_and_commands(injecting_repo: Path) -> None:
-    cli = _cli(["scan", ".", "--no-cache"], injecting_repo)
+    cli = _cli(["scan", ".", "--no-cache", "--full"], injecting_repo)
     assert cli.returncode == 1, cli.stderr
     _no_command_lines(cli.stdout)
     assert "\\x1b[2J" in cli.stdout  # shown, not executed
-    assert "FORGED-11" in cli.stdout and "add-mask" in cli.stdout
+    assert "add-mask" in cli.stdout  # the source line is shown, neutralised
 
 
 def test_8_09_markdown_paths_are_code_spans_that_cannot_break_out(tmp_path: Path) -> None:

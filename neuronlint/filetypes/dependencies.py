@@ -197,6 +197,32 @@ def scan_pyproject(text: str, data: Any) -> list[dict[str, Any]]:
                 "snippet": "",
             }
         ]
+    except RecursionError:
+        return [_malformed("invalid TOML: arrays or tables nest too deeply")]
+    from neuronlint.static.build_inputs import _pyproject_requirements
+
+    problem, _ = _pyproject_requirements(doc)
+    if problem:
+        return [_malformed(f"malformed pyproject.toml: {problem}")]
+    try:
+        return _scan_pyproject_doc(doc, lines, data)
+    except (AttributeError, TypeError):  # tool.poetry or dependency-groups of another shape
+        return [_malformed("malformed pyproject.toml: a dependency table has an unexpected shape")]
+
+
+def _malformed(detail: str) -> dict[str, Any]:
+    return {
+        "rule": "NL001",
+        "line": 1,
+        "column": 1,
+        "end_line": 1,
+        "end_column": 2,
+        "facts": {"in_loop": False, "detail": detail},
+        "snippet": "",
+    }
+
+
+def _scan_pyproject_doc(doc: dict[str, Any], lines: list[str], data: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     strings: list[str] = list(doc.get("build-system", {}).get("requires", []))
     project = doc.get("project", {})

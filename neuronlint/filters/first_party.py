@@ -63,9 +63,14 @@ def _declared_names(root: Path) -> set[str]:
     if pyproject.is_file():
         try:
             doc = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError, RecursionError):
             doc = {}
-        name = doc.get("project", {}).get("name") or doc.get("tool", {}).get("poetry", {}).get("name")
+
+        def table(value: object, key: str) -> dict:  # any shape: the file is scanned, never trusted
+            found = value.get(key) if isinstance(value, dict) else None
+            return found if isinstance(found, dict) else {}
+
+        name = table(doc, "project").get("name") or table(table(doc, "tool"), "poetry").get("name")
         if isinstance(name, str):
             names.add(import_name(name))
     setup = root / "setup.py"
