@@ -245,11 +245,8 @@ class RunSettings:
         return db.context(o.sdk, o.target, o.backend, o.compiler_flags)
 
     def check(self, db: RuleDB) -> None:
-        """Reject a frame or a rule selector the database does not know, naming where it was set.
-
-        A typo in `--select` or `select = [...]` would otherwise turn every rule off and the CI
-        gate green; a bad `sdk` in the config would be reported without its file and key.
-        """
+        """Reject a frame the database does not know, naming the config file and key that set it
+        (rule selectors are checked by filters.selection)."""
         where = f"{self.config.path}: [tool.neuronlint]" if self.config.path else None
         try:
             self.frame(db)
@@ -263,41 +260,6 @@ class RunSettings:
                 if where and configured is not None and value == configured and repr(value) in str(exc):
                     raise ConfigError(f"{where}: key '{key}': {exc}") from None
             raise
-        categories = {rule.category for rule in db.rules.values()}
-        config_values = {
-            "select": self.config.select,
-            "extend-select": self.config.extend_select,
-            "ignore": self.config.ignore,
-        }
-        given = {
-            "select": self.options.select,
-            "extend-select": self.options.extend_select,
-            "ignore": self.options.ignore,
-        }
-        for key, selectors in given.items():
-            configured = set(split_rules(config_values[key]))
-            for selector in selectors:
-                problem = _selector_problem(selector, db, categories)
-                if problem:
-                    origin = f"{where}: key '{key}'" if where and selector in configured else f"--{key}"
-                    raise (ConfigError if origin != f"--{key}" else UsageError)(f"{origin}: {problem}")
-        for glob, selectors in self.config.per_file_ignores.items():
-            for selector in split_rules(selectors):
-                problem = _selector_problem(selector, db, categories)
-                if problem:
-                    raise ConfigError(f"{where}: key 'per-file-ignores' ({glob!r}): {problem}")
-
-
-def _selector_problem(selector: str, db: RuleDB, categories: set[str]) -> str | None:
-    """Why a rule selector matches nothing (None when it is a rule ID, an ID prefix, a category or ALL)."""
-    if selector == "ALL" or selector in categories or any(rule.startswith(selector) for rule in db.rules):
-        return None
-    upper = selector.upper()
-    hint = f" (rule IDs are upper case: {upper})" if any(rule.startswith(upper) for rule in db.rules) else ""
-    return (
-        f"unknown rule selector {selector!r}{hint}; a selector is a rule ID (NL101), an ID prefix (NL1), "
-        f"a category ({', '.join(sorted(categories))}) or ALL"
-    )
 
 
 def check_output(output: Path | None) -> None:
