@@ -31,7 +31,14 @@ CACHE_LAYOUT = "v2"  # v1 entries were unsigned; they are never read
 
 # Every module whose code shapes a cached result (the per-file analysis). A test checks that this
 # covers every neuronlint module the analysis imports.
-_RESULT_SOURCES = ("static", "filetypes", "filekinds.py", "discover.py", "filters/suppressions.py", "cache.py")
+_RESULT_SOURCES = (
+    "static",
+    "filetypes",
+    "filekinds.py",
+    "discover.py",
+    "filters/suppressions.py",
+    "cache.py",
+)
 
 
 @lru_cache(maxsize=1)
