@@ -271,6 +271,24 @@ def test_second_run_is_a_no_op_and_crlf_is_kept(tmp_path):
     assert path.read_bytes() == once and not report.changed()
 
 
+def test_a_file_without_a_final_newline_is_fixed_and_keeps_its_ending(tmp_path):
+    # LibCST drops the module's last newline token after its children are generated; the span
+    # recorder used to index past the end and the whole scan died (found on huggingface/nanotron).
+    path = tmp_path / "train.py"
+    path.write_bytes(b"import torch\n\ndef f(x):\n    torch.cuda.synchronize()\n    return x.cuda()")
+    options = ScanOptions(paths=[path], base=tmp_path, jobs=1)
+    result = run_scan(options)
+    flavour = flavour_for("portable", result.context, result.db)
+    assert attach(result, flavour, tmp_path) >= 1
+    report = fix_files(result, options, flavour, False, False, tmp_path)
+    diff = "".join(f.diff() for f in report.files)
+    assert diff.count("\\ No newline at end of file\n") == 2 and path.read_bytes().startswith(b"import")
+    fix_files(result, options, flavour, False, True, tmp_path)
+    fixed = path.read_bytes()
+    assert b"torch.cuda.synchronize" not in fixed and not fixed.endswith(b"\n")
+    compile(fixed, "train.py", "exec")
+
+
 def test_attach_gives_findings_their_edits(tmp_path):
     result, _ = scan(tmp_path, "import torch\ntorch.cuda.synchronize()\n")
     assert attach(result, flavour_for("portable", result.context, result.db), tmp_path) == 1

@@ -82,13 +82,17 @@ class FileFix:
         return self.before != self.after
 
     def diff(self) -> str:
+        lines = difflib.unified_diff(
+            self.before.splitlines(keepends=True),
+            self.after.splitlines(keepends=True),
+            fromfile=f"a/{self.path}",
+            tofile=f"b/{self.path}",
+        )
+        # A last line without a newline gets git's marker, so that `git apply`/`patch` accept it
+        # and the next line of the diff does not run on.
         return "".join(
-            difflib.unified_diff(
-                self.before.splitlines(keepends=True),
-                self.after.splitlines(keepends=True),
-                fromfile=f"a/{self.path}",
-                tofile=f"b/{self.path}",
-            )
+            line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+            for line in lines
         )
 
 

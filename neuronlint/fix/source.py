@@ -238,8 +238,11 @@ def _positions(module: cst.Module) -> tuple[dict[cst.CSTNode, Span], dict[cst.CS
         return line, offset - starts[line - 1] + 1
 
     spans: dict[cst.CSTNode, Span] = {}
+    # A module without a trailing newline pops that token after its children were marked, so a
+    # mark can point one past the final token list.
+    top = len(offsets) - 1
     for node, (first, last) in state.marks.items():
-        start, end = offsets[first], offsets[last]
+        start, end = offsets[min(first, top)], offsets[min(last, top)]
         # Statements own their leading blank lines and comments: start at the first real token.
         while start < end:
             if text[start] in " \t\r\n\f\\":
