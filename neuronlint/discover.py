@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from neuronlint.filekinds import kind_of
@@ -43,14 +43,31 @@ def is_scannable(rel_path: str) -> bool:
 
 def excluded(rel_posix: str, patterns: Iterable[str]) -> bool:
     """ruff-style: a pattern matches the path, a parent directory, or (without '/') any path component."""
+    return matching_pattern(rel_posix, patterns) is not None
+
+
+def matching_pattern(rel_posix: str, patterns: Iterable[str]) -> str | None:
+    """The first pattern (as given) that excludes the path, or None. `./src` and `src/` mean `src`."""
     parts = rel_posix.split("/")
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
+    for given in patterns:
+        pattern = given.rstrip("/")
+        while pattern.startswith("./"):
+            pattern = pattern[2:].lstrip("/")
+        if not pattern:
+            continue
+        if not any(c in pattern for c in "*?["):
+            # A literal name (most patterns): what fnmatch would answer, without compiling a regex.
+            literal, path = os.path.normcase(pattern), os.path.normcase(rel_posix)
+            if path == literal or path.startswith(literal + "/"):
+                return given
+            if "/" not in pattern and any(os.path.normcase(part) == literal for part in parts):
+                return given
+            continue
         if fnmatch.fnmatch(rel_posix, pattern) or fnmatch.fnmatch(rel_posix, pattern + "/*"):
-            return True
+            return given
         if "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in parts):
-            return True
-    return False
+            return given
+    return None
 
 
 def _git_files(directory: Path) -> list[Path] | None:
@@ -91,12 +108,17 @@ def _walk(directory: Path) -> list[Path]:
 
 
 def discover(
-    paths: Iterable[Path], exclude: list[str], base: Path, exclude_base: Path | None = None
+    paths: Iterable[Path],
+    exclude: list[str],
+    base: Path,
+    exclude_base: Path | None = None,
+    on_excluded: Callable[[Path, str], None] | None = None,
 ) -> list[Path]:
     """Expand the scan arguments to a sorted, de-duplicated list of files.
 
     Excludes apply to explicit files too: pre-commit passes filenames and users expect
     their config's `exclude` to hold (ruff needs --force-exclude for this; we always do it).
+    `on_excluded(file, pattern)` is told of each file named explicitly that an exclude skips.
     """
     seen: set[Path] = set()
     result: list[Path] = []
@@ -111,8 +133,12 @@ def discover(
             resolved = file.resolve()
             if resolved in seen:
                 continue
-            if exclude and excluded(relative_posix(file, exclude_base or base), exclude):
-                continue
+            if exclude:
+                pattern = matching_pattern(relative_posix(file, exclude_base or base), exclude)
+                if pattern is not None:
+                    if on_excluded is not None and not path.is_dir():
+                        on_excluded(file, pattern)
+                    continue
             seen.add(resolved)
             result.append(file)
     result.sort(key=lambda p: relative_posix(p, base))

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neuronlint import workers as workers_module
 from neuronlint.cache import CACHE_DIR_NAME, Cache, entry_key
 from neuronlint.discover import discover, relative_posix
 from neuronlint.filters import first_party, triage
@@ -88,6 +87,8 @@ class ScanResult:
     db: RuleDB
     unused_suppressions: list[tuple[str, dict[str, Any]]]
     results: list[dict[str, Any]]  # per-file analysis results (imports, kernels): input to reports
+    # files named on the command line that an exclude pattern skipped: (path as reported, pattern)
+    excluded_named: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:
@@ -237,6 +238,8 @@ def analyse_files(
             if progress:
                 progress(1)
         return results
+    from neuronlint import workers as workers_module  # multiprocessing: only for a pool
+
     batch = max(1, min(16, len(tasks) // (workers * 8)))
     return workers_module.run(
         _analyze,
@@ -348,7 +351,14 @@ def run_scan(
     options.check_selectors(db)
     ctx = db.context(options.sdk, options.target, options.backend, options.compiler_flags)
     base = options.base.resolve()
-    files = discover(options.paths, options.exclude, base, options.config_root)
+    excluded_named: list[tuple[str, str]] = []
+    files = discover(
+        options.paths,
+        options.exclude,
+        base,
+        options.config_root,
+        on_excluded=lambda file, pattern: excluded_named.append((relative_posix(file, base), pattern)),
+    )
     roots = sorted(
         {Path(os.path.abspath(p if p.is_dir() else p.parent)) for p in options.paths},
         key=lambda p: -len(p.parts),
@@ -383,6 +393,7 @@ def run_scan(
         db=db,
         unused_suppressions=unused,
         results=results,
+        excluded_named=excluded_named,
     )
 
 

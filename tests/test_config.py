@@ -141,3 +141,65 @@ def test_suppression_comments(tmp_path: Path) -> None:
 def test_file_level_suppression(tmp_path: Path) -> None:
     source = "# neuronlint: ignore-file[NL1] -- generated GPU-only benchmark\nimport torch\nx = torch.ones(1).cuda()\ny = x.item()\n"
     assert rules_at(scan_source(tmp_path, source)) == ["NL701"]
+
+
+def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "neuronlint", "scan", *args, "--no-cache"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_exclude_written_as_dot_slash_or_with_a_trailing_slash(tmp_path: Path) -> None:
+    code = "import torch\nx = torch.ones(2).cuda()\n"
+    for rel in ("src/a.py", "lib/b.py", "srcs/c.py"):
+        _write(tmp_path / rel, code)
+    for pattern in ("./src", "src/", "./src/", "src"):
+        result = _cli([".", "--exclude", pattern, "--format", "concise"], tmp_path)
+        assert sorted({line.split(":")[0] for line in result.stdout.splitlines()}) == [
+            "lib/b.py",
+            "srcs/c.py",
+        ]
+
+
+def test_literal_excludes_match_as_fnmatch_does() -> None:
+    import fnmatch
+
+    from neuronlint.discover import excluded
+
+    def reference(path: str, patterns: list[str]) -> bool:
+        parts = path.split("/")
+        for pattern in (p.rstrip("/") for p in patterns):
+            if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, pattern + "/*"):
+                return True
+            if "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in parts):
+                return True
+        return False
+
+    paths = ["tests", "tests/a.py", "src/tests/b.py", "testsx/a.py", "a/test_utils.py", "docs.py", "a/b/c.py"]
+    patterns = ["tests", "src/tests", "test_utils.py", "a/b", "docs", "c.py", "a", "b/c.py", "s"]
+    for path in paths:
+        for pattern in patterns:
+            assert excluded(path, [pattern]) == reference(path, [pattern]), (path, pattern)
+
+
+def test_a_named_file_that_an_exclude_skips_says_why(tmp_path: Path) -> None:
+    _write(tmp_path / "pyproject.toml", '[tool.neuronlint]\nexclude = ["vendor"]\n')
+    _write(tmp_path / "vendor/lib.py", "import torch\nx = torch.ones(2).cuda()\n")
+    _write(tmp_path / "gen/out.py", "import torch\nx = torch.ones(2).cuda()\n")
+    result = _cli(["vendor/lib.py", "gen/out.py", "--exclude", "gen/*"], tmp_path)
+    assert result.returncode == 0
+    assert (
+        f"neuronlint: vendor/lib.py: not scanned: it matches the exclude pattern 'vendor' "
+        f"({tmp_path / 'pyproject.toml'}: [tool.neuronlint] key 'exclude')" in result.stderr
+    )
+    assert (
+        "neuronlint: gen/out.py: not scanned: it matches the exclude pattern 'gen/*' (--exclude)"
+        in result.stderr
+    )
+    # pre-commit passes staged names and expects silence for excluded files
+    quiet = _cli(["--pre-commit", "vendor/lib.py"], tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == ""

@@ -19,6 +19,7 @@ from neuronlint.cli.options import (
     shared_options,
 )
 from neuronlint.cli.progress import progress_factory
+from neuronlint.cli.scanning import apply_fixes, summary_line
 from neuronlint.config import ConfigError
 from neuronlint.ruledb import RuleDBError
 
@@ -30,37 +31,6 @@ DIFF_HELP = "Print a unified diff of the fixes and change nothing; exit 1 when t
 
 To = Annotated[str, typer.Option("--to", help=TO_HELP)]
 UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help=UNSAFE_HELP)]
-
-
-def flavour_or_fail(to: str, result):
-    from neuronlint.fix import FlavourError, flavour_for
-
-    try:
-        return flavour_for(to, result.context, result.db)
-    except FlavourError as exc:
-        raise fail(str(exc)) from None
-
-
-def apply_fixes(result, settings, to: str, unsafe: bool, write: bool):
-    """Fix the scan's files (written when `write`); returns the FixReport."""
-    from neuronlint.fix.run import fix_files
-
-    flavour = flavour_or_fail(to, result)
-    return fix_files(result, settings.options, flavour, unsafe, write, settings.options.base)
-
-
-def summary_line(report, unsafe: bool, diff: bool) -> str:
-    fixed = sum(report.fixed.values())
-    files = len(report.changed())
-    verb = "Would fix" if diff else "Fixed"
-    text = f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}"
-    errors = [f for f in report.files if f.error]
-    if errors:
-        text += f"; {len(errors)} file{'s' if len(errors) != 1 else ''} left as they were ({errors[0].path}: {errors[0].error})"
-    left = sum(f.unsafe_left for f in report.files)
-    if left and not unsafe:
-        text += f"; {left} more with --unsafe-fixes"
-    return text + f"; {len(report.remaining)} finding{'s' if len(report.remaining) != 1 else ''} left."
 
 
 @shared_options("paths", *FRAME, *SELECTION, *RUN, *DATABASE)

@@ -10,15 +10,12 @@ command.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import os
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
-
-import typer
 
 from neuronlint.config import Config, ConfigError, find_pyproject, load_config
 from neuronlint.findings import Finding, Severity
@@ -36,142 +33,72 @@ class UsageError(Exception):
     """Bad command-line input: exit code 2 with this message."""
 
 
-def fail(message: str) -> typer.Exit:
+def fail(message: str) -> Exception:
     """Print a one-line error to stderr and return the usage-error exit (`raise fail(...)`)."""
-    typer.echo(f"neuronlint: error: {message}", err=True)
+    import typer  # an error path: the fast path (cli/fastpath.py) turns typer.Exit into the exit code
+
+    echo(f"neuronlint: error: {message}")
     return typer.Exit(EXIT_USAGE)
 
 
+def echo(message: str, err: bool = True) -> None:
+    """One line to stderr (or stdout), as typer.echo writes it, without importing typer."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(message + "\n")
+    stream.flush()
+
+
 # ---- the shared options, each declared once ------------------------------------------------------
-# name -> (annotation, default). The names are ScanFlags' fields.
-SHARED: dict[str, tuple[Any, Any]] = {
-    "paths": (
-        Annotated[
-            list[Path] | None,
-            typer.Argument(help="Files or directories to scan (default: .).", show_default=False),
-        ],
-        None,
-    ),
-    "target": (
-        Annotated[
-            str | None,
-            typer.Option("--target", "-t", help="Neuron chip: inf2, trn1, trn2, trn3 (default: trn2)."),
-        ],
-        None,
-    ),
-    "sdk": (
-        Annotated[
-            str | None,
-            typer.Option("--sdk", help="Neuron SDK release, e.g. 2.29 (default: newest in the database)."),
-        ],
-        None,
-    ),
+# name -> (option names, kind, help). The names are ScanFlags' fields, and ScanFlags' defaults are
+# the options' defaults. Plain data: typer (and the pydantic it builds each option's parser with)
+# is imported only when the command line is built (`shared_options`), never on the fast path
+# (cli/fastpath.py), which parses `scan`'s options from this table.
+# kinds: paths (the positional paths), str, strs (repeatable), path, bool (a flag), count (an int >= 0)
+SHARED_SPECS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "paths": ((), "paths", "Files or directories to scan (default: .)."),
+    "target": (("--target", "-t"), "str", "Neuron chip: inf2, trn1, trn2, trn3 (default: trn2)."),
+    "sdk": (("--sdk",), "str", "Neuron SDK release, e.g. 2.29 (default: newest in the database)."),
     "backend": (
-        Annotated[
-            str | None,
-            typer.Option(
-                "--backend",
-                help="PyTorch backend: xla or native (default: native where the release offers it).",
-            ),
-        ],
-        None,
+        ("--backend",),
+        "str",
+        "PyTorch backend: xla or native (default: native where the release offers it).",
     ),
     "compiler_flags": (
-        Annotated[
-            list[str] | None,
-            typer.Option(
-                "--compiler-flags",
-                help="neuronx-cc flags you compile with, e.g. '--native-int64=enabled' (verdicts depend on them).",
-            ),
-        ],
-        None,
+        ("--compiler-flags",),
+        "strs",
+        "neuronx-cc flags you compile with, e.g. '--native-int64=enabled' (verdicts depend on them).",
     ),
     "select": (
-        Annotated[
-            list[str] | None,
-            typer.Option(
-                "--select",
-                help="Only these rules: IDs, prefixes (NL1) or categories; comma-separated or repeated.",
-            ),
-        ],
-        None,
+        ("--select",),
+        "strs",
+        "Only these rules: IDs, prefixes (NL1) or categories; comma-separated or repeated.",
     ),
-    "extend_select": (
-        Annotated[
-            list[str] | None,
-            typer.Option("--extend-select", help="Add rules to the default set (e.g. the opt-in NL507)."),
-        ],
-        None,
-    ),
-    "ignore": (
-        Annotated[
-            list[str] | None, typer.Option("--ignore", help="Skip these rules: IDs, prefixes or categories.")
-        ],
-        None,
-    ),
-    "exclude": (
-        Annotated[
-            list[str] | None,
-            typer.Option("--exclude", help="Glob of paths to skip (added to config `exclude`)."),
-        ],
-        None,
-    ),
-    "severity": (
-        Annotated[
-            str | None,
-            typer.Option("--severity", help="Report only findings at or above: info, warning, blocker."),
-        ],
-        None,
-    ),
+    "extend_select": (("--extend-select",), "strs", "Add rules to the default set (e.g. the opt-in NL507)."),
+    "ignore": (("--ignore",), "strs", "Skip these rules: IDs, prefixes or categories."),
+    "exclude": (("--exclude",), "strs", "Glob of paths to skip (added to config `exclude`)."),
+    "severity": (("--severity",), "str", "Report only findings at or above: info, warning, blocker."),
     "fail_on": (
-        Annotated[
-            str | None,
-            typer.Option(
-                "--fail-on",
-                help="Exit 1 when a finding is at or above: blocker, warning (default), info, never.",
-            ),
-        ],
-        None,
+        ("--fail-on",),
+        "str",
+        "Exit 1 when a finding is at or above: blocker, warning (default), info, never.",
     ),
-    "exit_zero": (
-        Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when findings are reported.")],
-        False,
-    ),
-    "jobs": (
-        Annotated[int, typer.Option("--jobs", "-j", help="Worker processes (default: one per CPU).", min=0)],
-        0,
-    ),
-    "no_cache": (
-        Annotated[bool, typer.Option("--no-cache", help="Do not read or write the analysis cache.")],
-        False,
-    ),
+    "exit_zero": (("--exit-zero",), "bool", "Exit 0 even when findings are reported."),
+    "jobs": (("--jobs", "-j"), "count", "Worker processes (default: one per CPU)."),
+    "no_cache": (("--no-cache",), "bool", "Do not read or write the analysis cache."),
     "cache_dir": (
-        Annotated[
-            Path | None,
-            typer.Option(
-                "--cache-dir", help="Cache directory (default: .neuronlint_cache next to the config)."
-            ),
-        ],
-        None,
+        ("--cache-dir",),
+        "path",
+        "Cache directory (default: .neuronlint_cache next to the config).",
     ),
     "config": (
-        Annotated[
-            Path | None,
-            typer.Option(
-                "--config", help="pyproject.toml to read \\[tool.neuronlint] from (default: found upwards)."
-            ),
-        ],
-        None,
+        ("--config",),
+        "path",
+        "pyproject.toml to read \\[tool.neuronlint] from (default: found upwards).",
     ),
     "rules_dir": (
-        Annotated[
-            list[Path] | None,
-            typer.Option(
-                "--rules-dir",
-                help="Extra rule-database directory (policy pack) that adds or overrides entries.",
-            ),
-        ],
-        None,
+        ("--rules-dir",),
+        "paths",
+        "Extra rule-database directory (policy pack) that adds or overrides entries.",
     ),
 }
 
@@ -211,11 +138,29 @@ METAVARS = {
     "config": "FILE",
     "rules_dir": "DIR",
 }
-for _group, _panel in PANELS.items():
-    for _name in _group:
-        SHARED[_name][0].__metadata__[0].rich_help_panel = _panel
-for _name, _metavar in METAVARS.items():
-    SHARED[_name][0].__metadata__[0].metavar = _metavar
+
+
+def _shared_annotations() -> dict[str, tuple[Any, Any]]:
+    """name -> (typer annotation, default) for every shared option (imports typer)."""
+    import typer
+
+    panels = {name: panel for group, panel in PANELS.items() for name in group}
+    python_types = {"str": str, "strs": list[str], "path": Path, "bool": bool, "count": int}
+    out: dict[str, tuple[Any, Any]] = {}
+    for name, (decls, kind, help_text) in SHARED_SPECS.items():
+        default = ScanFlags.__dataclass_fields__[name].default
+        if name == "paths":
+            info: Any = typer.Argument(help=help_text, show_default=False)
+            annotation: Any = list[Path] | None
+        else:
+            extra = {"min": 0} if kind == "count" else {}
+            info = typer.Option(*decls, help=help_text, **extra)
+            annotation = list[Path] if kind == "paths" else python_types[kind]
+            annotation = annotation | None if default is None else annotation
+        info.rich_help_panel = panels.get(name)
+        info.metavar = METAVARS[name]
+        out[name] = (Annotated[annotation, info], default)
+    return out
 
 
 @dataclass
@@ -418,11 +363,17 @@ def shared_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., 
     Arguments among them come before the command's own parameters, options after them, in the
     order given.
     """
-    unknown = [n for n in names if n not in SHARED]
+    import functools
+    import inspect
+
+    import typer
+
+    unknown = [n for n in names if n not in SHARED_SPECS]
     if unknown:
         raise ValueError(f"not a shared option: {', '.join(unknown)}")
     known = {f.name for f in fields(ScanFlags)}
-    assert set(SHARED) == known, "SHARED and ScanFlags must list the same options"
+    assert set(SHARED_SPECS) == known, "SHARED_SPECS and ScanFlags must list the same options"
+    shared = _shared_annotations()
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         own = inspect.signature(command, eval_str=True)
@@ -430,7 +381,7 @@ def shared_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., 
             raise TypeError(f"{command.__name__} must take a `flags: ScanFlags` parameter")
         added = [
             inspect.Parameter(
-                name, inspect.Parameter.KEYWORD_ONLY, annotation=SHARED[name][0], default=SHARED[name][1]
+                name, inspect.Parameter.KEYWORD_ONLY, annotation=shared[name][0], default=shared[name][1]
             )
             for name in names
         ]
@@ -456,5 +407,5 @@ def shared_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., 
     return decorate
 
 
-def _info(parameter: inspect.Parameter) -> Any:
+def _info(parameter: Any) -> Any:
     return parameter.annotation.__metadata__[0]

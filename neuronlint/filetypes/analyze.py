@@ -5,25 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from neuronlint.filekinds import kind_from_shebang, kind_of
-from neuronlint.filetypes import configs, dependencies, dockerfile, shell
-from neuronlint.filetypes.common import hash_suppressions
-from neuronlint.filetypes.notebook import NotebookError, parse_notebook
-from neuronlint.static import build_inputs
 from neuronlint.static.engine import FileResult, _tool_detection, analyze_python
 
-_BUILD_INPUTS = {
-    "requirements": build_inputs.analyze_requirements,
-    "pyproject": build_inputs.analyze_pyproject,
-}
+# The scanners are imported for the kinds a scan meets (a one-file scan of a .py file needs none).
+_BUILD_INPUTS = {"requirements": "analyze_requirements", "pyproject": "analyze_pyproject"}
 _TEXT_SCANNERS = {
-    "dockerfile": dockerfile.scan_dockerfile,
-    "shell": shell.scan_shell,
-    "makefile": shell.scan_makefile,
-    "requirements": dependencies.scan_requirements,
-    "pyproject": dependencies.scan_pyproject,
-    "setupcfg": dependencies.scan_setup_cfg,
-    "conda": dependencies.scan_conda,
+    "dockerfile": ("dockerfile", "scan_dockerfile"),
+    "shell": ("shell", "scan_shell"),
+    "makefile": ("shell", "scan_makefile"),
+    "requirements": ("dependencies", "scan_requirements"),
+    "pyproject": ("dependencies", "scan_pyproject"),
+    "setupcfg": ("dependencies", "scan_setup_cfg"),
+    "conda": ("dependencies", "scan_conda"),
 }
+
+
+def _text_scanner(kind: str) -> Any:
+    from neuronlint.filetypes import dependencies, dockerfile, shell
+
+    module, name = _TEXT_SCANNERS[kind]
+    return getattr({"dockerfile": dockerfile, "shell": shell, "dependencies": dependencies}[module], name)
+
+
 # Bytes without which a config file cannot yield a detection: most YAML/JSON is never tokenised.
 _CONFIG_TRIGGERS = (
     b"cuda",
@@ -75,20 +78,26 @@ def analyze_file(
     if kind in ("yaml", "json", "toml"):
         if not any(word in data for word in _CONFIG_TRIGGERS):
             return result
+        from neuronlint.filetypes import configs
+
         result.detections = configs.scan_config(text, kind, static_data)
     elif kind in _BUILD_INPUTS:
+        from neuronlint.static import build_inputs
+
         # NL404 in requirements files and pyproject.toml (with extras, markers and declaring lines)
         # is build_inputs'; the CUDA builds, indexes, runtimes and serving tools are added here.
-        result = _BUILD_INPUTS[kind](module_path, data, static_data)
+        result = getattr(build_inputs, _BUILD_INPUTS[kind])(module_path, data, static_data)
         theirs = {(d["rule"], d["line"]) for d in result.detections}
         result.detections += [  # Poetry and dependency groups are read only here
             d
-            for d in _TEXT_SCANNERS[kind](text, static_data)
+            for d in _text_scanner(kind)(text, static_data)
             if d["rule"] != "NL001" and (d["rule"] != "NL404" or (d["rule"], d["line"]) not in theirs)
         ]
     else:
-        result.detections = _TEXT_SCANNERS[kind](text, static_data)
+        result.detections = _text_scanner(kind)(text, static_data)
     if kind != "json":
+        from neuronlint.filetypes.common import hash_suppressions
+
         result.suppressions = hash_suppressions(text)
     return result
 
@@ -96,6 +105,9 @@ def analyze_file(
 def analyze_notebook(
     module_path: str, text: str, static_data: Any, result: FileResult, engine: Any = None
 ) -> FileResult:
+    from neuronlint.filetypes import shell
+    from neuronlint.filetypes.notebook import NotebookError, parse_notebook
+
     try:
         source, mapping = parse_notebook(text)
     except NotebookError as exc:

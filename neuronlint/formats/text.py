@@ -13,16 +13,18 @@ Colour and width come from RenderOptions: the command asks rich about the real s
 from __future__ import annotations
 
 import io
+import re
 from collections import defaultdict
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from neuronlint.findings import CATEGORIES, Finding, Severity
 from neuronlint.formats import Report, plural, summary
 from neuronlint.formats import triage as triage_view
 from neuronlint.safe_text import neutralise_lines, printable
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 _STYLE = {"blocker": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -45,8 +47,23 @@ def location(f: Finding) -> str:
     return f"{f.line}:{f.column}"
 
 
-def _finding_block(f: Finding, lines: list[str], show_source: bool, unsafe_fixes: bool = False) -> Text:
-    text = Text()
+class _Parts(list):
+    """A line's (text, style) parts: a rich Text on a terminal, the bare text otherwise."""
+
+    def append(self, text: str, style: str | None = None) -> None:  # type: ignore[override]
+        super().append((text, style))
+
+    def plain(self) -> str:
+        return "".join(text for text, _ in self)
+
+    def rich(self) -> Text:
+        from rich.text import Text
+
+        return Text.assemble(*self)
+
+
+def _finding_block(f: Finding, lines: list[str], show_source: bool, unsafe_fixes: bool = False) -> _Parts:
+    text = _Parts()
     where = location(f)
     text.append(f"  {where}".ljust(max(10, len(where) + 3)), style="dim")
     text.append(f"{f.severity.value:<8}", style=_STYLE[f.severity.value])
@@ -81,6 +98,19 @@ GLOSSARY_URL = "https://github.com/neuronlint/neuronlint/blob/main/docs/glossary
 
 
 def render(report: Report) -> str:
+    if (
+        report.options.quiet
+        and not report.statistics
+        and not report.options.color
+        and not report.options.width
+    ):
+        plain = _plain_quiet(report)
+        if plain is not None:
+            return plain
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     buffer = io.StringIO()
     # The command decides colour and width from the real stdout (cli/scan.py::terminal_style):
     # rendering into a StringIO, rich alone would see no terminal and drop every style.
@@ -135,6 +165,8 @@ def render(report: Report) -> str:
 
 
 def _print_causes(console: Console, view: triage_view.Triage, report: Report) -> None:
+    from rich.text import Text
+
     console.print(
         Text(triage_view.headline(view, report.context), style="bold"), soft_wrap=report.options.width is None
     )
@@ -166,6 +198,8 @@ def _print_causes(console: Console, view: triage_view.Triage, report: Report) ->
 
 
 def _print_detail(console: Console, report: Report, findings: list[Finding]) -> None:
+    from rich.text import Text
+
     wanted = {id(f) for f in findings}
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
@@ -179,13 +213,46 @@ def _print_detail(console: Console, report: Report, findings: list[Finding]) -> 
             # Piped: long messages stay one line (greppable). On a terminal rich wraps them at its
             # real width, between words.
             console.print(
-                _finding_block(f, lines, report.show_source, report.options.unsafe_fixes),
+                _finding_block(f, lines, report.show_source, report.options.unsafe_fixes).rich(),
                 soft_wrap=report.options.width is None,
             )
         console.print()
 
 
+# What rich would change in plain text: control characters (stripped), tabs (expanded), a line
+# longer than the 120 columns it wraps unwrapped lines at. Text with none of them is printed as is.
+_RICH_CHANGES = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def _plain_quiet(report: Report) -> str | None:
+    """`--quiet` without colour (piped, CI, pre-commit): the per-file detail as rich prints it when
+    no style applies and every finding line is soft-wrapped, without importing rich; None when
+    rich would print the text differently (then rich renders it)."""
+    view = triage_view.triage(report)
+    wanted = {id(f) for f in view.shown + view.tests}
+    by_file: dict[str, list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        if id(f) in wanted or (f.suppressed is not None and report.options.show_suppressed):
+            by_file[f.path].append(f)
+    cache: dict[str, list[str]] = {}
+    out: list[str] = []
+    for path in sorted(by_file):
+        if not (path.isascii() and len(path) <= 120):
+            return None  # rich wraps a header line at 120 cells
+        out.append(path)
+        lines = _source_lines(path, cache) if report.show_source else []
+        for f in by_file[path]:
+            out.append(_finding_block(f, lines, report.show_source, report.options.unsafe_fixes).plain())
+        out.append("")
+    text = "".join(line + "\n" for line in out)
+    if _RICH_CHANGES.search(text):
+        return None
+    return neutralise_lines("\n".join(printable(line) for line in text.split("\n")))
+
+
 def _print_file_counts(console: Console, findings: list[Finding]) -> None:
+    from rich.text import Text
+
     ranked = triage_view.file_counts(findings)
     console.print(Text(f"Findings by file ({len(ranked):,} files, most severe first):", style="bold"))
     width = min(70, max((len(path) for path, _ in ranked[: triage_view.MAX_FILES]), default=0))
@@ -228,6 +295,9 @@ def _finish(text: str, console: Console) -> str:
 
 def _print_statistics(console: Console, report: Report) -> None:
     """`--statistics`: the counts per rule and the summary line instead of the findings (ruff)."""
+    from rich.table import Table
+    from rich.text import Text
+
     counts = summary(report.findings)
     if counts["by_rule"]:
         stats = Table(title="Statistics by rule", title_justify="left")
