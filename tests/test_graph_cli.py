@@ -104,6 +104,15 @@ def test_entrypoint_not_found_and_missing_input_are_usage_errors(tmp_path):
         (("nope.model:build", "--input", "long[2,3]"), "no module 'nope.model'"),
         (("missing.py:build", "--input", "long[2,3]"), "no such file 'missing.py'"),
         (("fixtures/models/gpt_block.py:build",), "needs its example inputs: one --input dtype[shape]"),
+        # a typo in the name: found by parsing the file, before anything is imported (was NL015, exit 0)
+        (
+            ("fixtures/models/gpt_block.py:biuld", "--input", "long[2,3]"),
+            "fixtures/models/gpt_block.py defines no 'biuld' at module level; did you mean 'build'?",
+        ),
+        (
+            ("fixtures.models.gpt_block:Nope", "--input", "long[2,3]"),
+            "fixtures/models/gpt_block.py defines no 'Nope' at module level",
+        ),
     ):
         done = neuronlint(
             "trace",
@@ -115,6 +124,27 @@ def test_entrypoint_not_found_and_missing_input_are_usage_errors(tmp_path):
         assert done.returncode == 2 and done.stdout == "", (args, done.stdout)
         (line,) = done.stderr.strip().splitlines()
         assert line.startswith("neuronlint: error: ") and expected in line
+
+
+def test_trace_quiet_prints_findings_only():
+    args = (
+        "trace",
+        "fixtures/models/no_lowering.py:BucketEmbedding",
+        "--input",
+        "float32[8]",
+        "--sdk",
+        "2.29",
+    )
+    full = neuronlint(*args, "--exit-zero")
+    quiet = neuronlint(*args, "--exit-zero", "-q")
+    assert full.returncode == quiet.returncode == 0, quiet.stderr
+    assert "aten::" in full.stdout and "Traced 1 model for" in full.stdout
+    assert (
+        "NL010" in quiet.stdout
+        and "Traced" not in quiet.stdout
+        and "Findings by category" not in quiet.stdout
+    )
+    assert all(not line.startswith("aten::") for line in quiet.stdout.splitlines())
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path):
@@ -159,7 +189,7 @@ def test_discover_lists_traceable_modules(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "nets.py:4: neuronlint trace nets:Tagger --input DTYPE[SHAPE]  # forward(tokens)",
-        "1 model class(es) found.",
+        "1 model class found.",
     ]
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -157,7 +159,51 @@ def test_trace_without_torch_is_a_one_line_usage_error():
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert completed.returncode == 2
-    assert (
-        completed.stderr
-        == "neuronlint: error: graph tracing needs torch: pip install 'neuronlint[trace]' (the static scan does not)\n"
+    assert completed.stderr == (
+        f"neuronlint: error: graph tracing needs torch >= 2.13 in this Python: "
+        f"{shlex.quote(sys.executable)} -m pip install 'torch>=2.13' (the static scan does not)\n"
     )
+
+
+def test_trace_with_a_torch_below_the_floor_says_so(tmp_path):
+    """A project on an older torch (the XLA releases ship 2.9) gets the floor and the command."""
+    fake = tmp_path / "site"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text("raise ImportError('the fake torch must not be imported')\n")
+    (fake / "torch-2.9.1.dist-info").mkdir()
+    (fake / "torch-2.9.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.9.1\n"
+    )
+    script = textwrap.dedent("""
+        import sys
+        sys.argv = ["neuronlint", "trace", "fixtures/models/gpt_block.py:build", "--input", "long[2,64]"]
+        from neuronlint.cli import main
+        main()
+    """)
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(fake)},
+    )
+    assert completed.returncode == 2
+    assert completed.stderr == (
+        "neuronlint: error: graph tracing needs torch >= 2.13; this Python has torch 2.9.1: "
+        f"{shlex.quote(sys.executable)} -m pip install 'torch>=2.13', or trace in a separate environment "
+        "(the static scan works with any torch)\n"
+    )
+
+
+def test_the_trace_extra_is_a_floor_and_the_pin_is_only_for_development():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    from neuronlint.graph.merge import TORCH_FLOOR
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["trace"] == [f"torch>={'.'.join(map(str, TORCH_FLOOR))}"]
+    assert any(d.startswith("torch==") for d in extras["dev"])

@@ -7,6 +7,7 @@ neuronlint trace --discover           # nn.Module classes constructible without 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -68,6 +69,9 @@ def trace(
         ),
     ] = False,
     no_source: Annotated[bool, typer.Option("--no-source", help="Text output without source lines.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print findings only: no op tables, no summary.")
+    ] = False,
 ) -> None:
     """Trace a model on the meta device and judge every aten op for a Neuron SDK release and chip.
 
@@ -107,7 +111,7 @@ def trace(
     except RuleDBError as exc:
         raise fail(str(exc)) from None
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
-    _write_report(results, findings, db, ctx, format, output, not no_source)
+    _write_report(results, findings, db, ctx, format, output, not no_source, quiet)
     raise typer.Exit(settings.exit_code(findings))
 
 
@@ -119,6 +123,7 @@ def _write_report(
     format: str,
     output: Path | None,
     show_source: bool,
+    quiet: bool = False,
 ) -> None:
     from neuronlint import fingerprints, gitrepo
     from neuronlint.cli.scan import render_format
@@ -141,7 +146,10 @@ def _write_report(
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(valid_unicode(render_format(format, report)), encoding="utf-8")
-    if format == "text" or output is not None:
+    if quiet and (format == "text" or output is not None):
+        quiet_report = dataclasses.replace(report, options=dataclasses.replace(report.options, quiet=True))
+        sys.stdout.write(render_format("text", quiet_report))  # findings only, as `scan -q`
+    elif format == "text" or output is not None:
         sys.stdout.write(render_text(results, report))
     else:
         sys.stdout.write(render_format(format, report))
@@ -156,7 +164,7 @@ def render_text(results: list[TraceResult], report: Any) -> str:
     from rich.table import Table
     from rich.text import Text
 
-    from neuronlint.formats import render, summary
+    from neuronlint.formats import plural, render, summary
 
     buffer = io.StringIO()
     force = os.environ.get("FORCE_COLOR") is not None
@@ -222,9 +230,10 @@ def render_text(results: list[TraceResult], report: Any) -> str:
     findings_text = render("text", report)
     text += "\n".join(line for line in findings_text.splitlines() if not line.startswith("Scanned ")) + "\n"
     counts = summary(report.findings)["by_severity"]
+    found = ", ".join(plural(counts[s], s) for s in ("blocker", "warning", "info"))
     text += (
-        f"Traced {len(results)} model(s) for Neuron SDK {ctx.sdk} on {ctx.target} ({ctx.backend} backend): "
-        f"{counts['blocker']} blockers, {counts['warning']} warnings, {counts['info']} info.\n"
+        f"Traced {plural(len(results), 'model')} for Neuron SDK {ctx.sdk} on {ctx.target} "
+        f"({ctx.backend} backend): {found}.\n"
     )
     return text
 
@@ -279,7 +288,9 @@ def _print_discovered(candidates: list, format: str) -> None:
         typer.echo(
             f"{c.path}:{c.line}: neuronlint trace {c.entrypoint} {hint}  # forward({', '.join(c.forward_params)})"
         )
-    typer.echo(f"{len(candidates)} model class(es) found.")
+    from neuronlint.formats import plural
+
+    typer.echo(f"{plural(len(candidates), 'model class', 'model classes')} found.")
 
 
 def register(app: typer.Typer) -> None:

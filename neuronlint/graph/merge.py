@@ -28,12 +28,48 @@ class TraceSetupError(Exception):
     """Tracing cannot start (torch missing, a bad `[[tool.neuronlint.trace]]` entry); one line."""
 
 
+# The oldest torch the tracer is tested on (CI runs 2.13.0; 2.14.1 was run by hand, docs/trace.md);
+# the `[trace]` extra asks for at least this, never for one version: tracing imports the user's
+# model in the user's own interpreter, so it must take the torch the project already has.
+TORCH_FLOOR = (2, 13)
+
+
+def _install_hint() -> str:
+    import shlex
+    import sys
+
+    floor = ".".join(map(str, TORCH_FLOOR))
+    return f"{shlex.quote(sys.executable)} -m pip install 'torch>={floor}'"
+
+
 def require_torch() -> None:
-    """Tracing needs torch in this interpreter (the child runs with it); say so in one line."""
+    """Tracing needs torch (at least TORCH_FLOOR) in this interpreter (the child runs with it); say
+    so in one line, with a command that installs it into this interpreter."""
+    floor = ".".join(map(str, TORCH_FLOOR))
     if importlib.util.find_spec("torch") is None:
         raise TraceSetupError(
-            "graph tracing needs torch: pip install 'neuronlint[trace]' (the static scan does not)"
+            f"graph tracing needs torch >= {floor} in this Python: {_install_hint()} "
+            "(the static scan does not)"
         )
+    from importlib import metadata
+
+    try:
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return  # a torch without distribution metadata (a source build): let it try
+    release = tuple(int(part) for part in _leading_numbers(version)[:2])
+    if release and release < TORCH_FLOOR:
+        raise TraceSetupError(
+            f"graph tracing needs torch >= {floor}; this Python has torch {version}: {_install_hint()}, "
+            "or trace in a separate environment (the static scan works with any torch)"
+        )
+
+
+def _leading_numbers(version: str) -> list[str]:
+    import re
+
+    match = re.match(r"(\d+)(?:\.(\d+))?", version)
+    return [g for g in match.groups() if g is not None] if match else []
 
 
 def targets_from(
@@ -98,11 +134,61 @@ def _check_command_line_target(entry: Any, inputs: list[str], root: Path) -> Non
             raise ValueError(
                 f"entrypoint {entry.text!r}: no module {entry.module!r} under {root} or on the Python path"
             )
+    _check_defined(entry, root)
     if not inputs:
         raise ValueError(
             f"entrypoint {entry.text!r} needs its example inputs: one --input dtype[shape] per forward() "
             "argument, e.g. --input long[2,128]"
         )
+
+
+def _check_defined(entry: Any, root: Path) -> None:
+    """A name the entrypoint's file does not bind at module level is a typo (exit 2), found by
+    parsing the file; a file that could bind names dynamically (star imports, a module
+    `__getattr__`, `globals()`) or does not parse is left to the import."""
+    import ast
+    import difflib
+
+    source = entry.source_file(root)
+    if source is None:
+        return
+    try:
+        data = source.read_bytes()
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
+        return
+    if b"globals()" in data or b"__getattr__" in data:
+        return
+    names: set[str] = set()
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return
+                names.add(alias.asname or alias.name.split(".")[0])
+            continue
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                names.add(child.id)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(child.name)
+            elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                for alias in child.names:
+                    if alias.name == "*":
+                        return
+                    names.add(alias.asname or alias.name.split(".")[0])
+    first = entry.attr.split(".")[0]
+    if first in names:
+        return
+    close = difflib.get_close_matches(first, sorted(names), n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    shown = source.relative_to(root) if source.is_relative_to(root) else source
+    raise ValueError(f"entrypoint {entry.text!r}: {shown} defines no {first!r} at module level{hint}")
 
 
 def headline(data: dict[str, Any]) -> list[str]:
