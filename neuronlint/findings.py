@@ -44,6 +44,7 @@ CATEGORIES: tuple[str, ...] = (
     "config",
     "serving",
     "parse-error",
+    "suppression",  # neuronlint's own comments (NL003): neither coupling nor a file it could not read
 )
 
 # Categories whose findings measure coupling to Neuron (cost of leaving), not to CUDA.

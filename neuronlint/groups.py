@@ -252,17 +252,38 @@ def _headline(cause: RootCause, db: RuleDB) -> str:
     if cause.kind == "construct":
         first = min(group, key=lambda f: f.column)
         names = ", ".join(sorted(rules))
-        return f"{cause.subject}: {names} on one construct (`{_short(first.snippet)}`)"
+        return f"{cause.subject}: {names} on one construct (`{_code(first.snippet)}`)"
     first = group[0]
     rule = db.rules.get(first.rule)
     subject = cause.subject.partition(":")[2]
     name = f"{first.rule} {rule.name}" if rule else first.rule
-    return f"`{_short(subject)}` ({name}): {_plural(cause.count, 'site')} in {_where(cause)}"
+    return f"`{_code(subject)}` ({name}): {_plural(cause.count, 'site')} in {_where(cause)}"
 
 
 def _short(text: str, width: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _code(snippet: str, width: int = 60) -> str:
+    """A construct's source as a headline shows it: without its trailing comments (a comment is
+    not part of what to change), shortened."""
+    return _short(" ".join(_without_comment(line) for line in snippet.split("\n")), width)
+
+
+def _without_comment(line: str) -> str:
+    """The line up to a `#` comment that follows code (outside quotes); a line that starts with `#`
+    (`#SBATCH`, a directive) is kept whole."""
+    quote = ""
+    for index, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and index > 0 and line[index - 1] in " \t" and line[:index].strip():
+            return line[:index].rstrip()
+    return line
 
 
 def _instead(f: Finding, db: RuleDB, ctx: Context) -> str:

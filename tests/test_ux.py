@@ -225,3 +225,34 @@ def test_nl115_message_does_not_repeat_itself(project):
     )
     out = run(["scan", "train.py", "--format", "concise", "--select", "NL115", "--show-ok"], project).output
     assert "NL115" in out and out.count("supports activation checkpointing") == 1
+
+
+def test_the_readme_demo_shows_no_test_markers():
+    """README's first command scans fixtures/, whose lines carry `# expect:` annotations for the
+    tests: a headline shows the construct, never the comment after it."""
+    from tests.conftest import ROOT
+
+    result = run(["scan", "fixtures/", "--exit-zero"], ROOT)
+    assert result.exit_code == 0
+    assert "root cause" in result.output
+    for marker in ("expect:", "# ok:", "// ok:", "expect-next:"):
+        assert marker not in result.output
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (
+            "nvidia-smi --query-gpu=memory.used --format=csv  # expect: NL042",
+            "nvidia-smi --query-gpu=memory.used --format=csv",
+        ),
+        ("#SBATCH --gres=gpu:8  # expect: NL045", "#SBATCH --gres=gpu:8"),
+        ("#SBATCH --gres=gpu:8", "#SBATCH --gres=gpu:8"),
+        ('x = "a # not a comment"  # real', 'x = "a # not a comment"'),
+        ("url=http://host/#anchor", "url=http://host/#anchor"),
+    ],
+)
+def test_headline_code_drops_trailing_comments(line, code):
+    from neuronlint.groups import _without_comment
+
+    assert _without_comment(line) == code

@@ -19,7 +19,12 @@ from neuronlint.safe_text import json_text
 
 SEVERITIES = {Severity.BLOCKER: "blocker", Severity.WARNING: "major", Severity.INFO: "info"}
 # Code Climate categories: portability problems are compatibility issues, stalls are performance ones.
-_CATEGORIES = {"host-sync": "Performance", "dynamic-shape": "Performance", "parse-error": "Bug Risk"}
+_CATEGORIES = {
+    "host-sync": "Performance",
+    "dynamic-shape": "Performance",
+    "parse-error": "Bug Risk",
+    "suppression": "Clarity",
+}
 
 
 def issue(f: Finding, path: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from neuronlint.safe_text import code_span, printable
 
 TOP_BLOCKERS = 10
 _SEVERITIES = ("blocker", "warning", "info")
-_NOT_PORTABILITY = frozenset({"parse-error"})  # tool problems, not coupling to either side
+_NOT_PORTABILITY = frozenset({"parse-error", "suppression"})  # neuronlint's own, not coupling to either side
 
 
 def cell(text: str) -> str:

@@ -305,7 +305,7 @@ def score(
             (n + 1 for n, s in enumerate(spots) if s.cumulative >= params.hot_spot_share - 1e-9), len(spots)
         )
 
-    unanalysed = sorted({w.path for w in weighted if w.direction == "none"})
+    unanalysed = sorted({w.path for w in weighted if w.finding.category == "parse-error"})
     return LockinResult(
         params=params,
         root=root,
