@@ -161,7 +161,7 @@ def test_branches_on_tensor_values(tmp_path):
                 return None
             if x > 0:  # expect: NL603
                 x = -x
-            if int(x.sum()) == 0:  # expect: NL603
+            if int(x.sum()) == 0:  # expect: NL603, NL705
                 return x
             return loss
         """,
@@ -194,7 +194,7 @@ def test_branches_on_shapes_and_flags_are_static(tmp_path):
     )
 
 
-def test_assert_on_tensor_values_is_info(tmp_path):
+def test_assert_on_tensor_values_is_a_warning_that_says_it_is_a_check(tmp_path):
     finding = only(
         check(
             tmp_path,
@@ -207,7 +207,8 @@ def test_assert_on_tensor_values_is_info(tmp_path):
         ),
         "NL603",
     )
-    assert finding.severity is Severity.INFO
+    assert finding.severity is Severity.WARNING
+    assert "python -O" in finding.message
 
 
 def test_numpy_and_config_values_in_branches(tmp_path):
@@ -236,7 +237,7 @@ def test_slice_bounds_from_tensor_values(tmp_path):
         def trim(hidden, lengths, tokens):
             a = hidden[:, : lengths.max()]  # expect: NL604
             b = tokens[: lengths.sum().item()]  # expect: NL604, NL701
-            max_len = int(lengths.max())
+            max_len = int(lengths.max())  # expect: NL705
             c = hidden[:, :max_len]  # expect: NL604
             n = lengths[0].item()  # expect: NL701
             d = tokens[n + 1 :]  # expect: NL604

@@ -245,6 +245,61 @@ def _host_kind(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] |
     return ("host", "") if ctx.is_host_value(value) else None
 
 
+_LIST_FILLS = frozenset({"append", "extend"})
+_REGISTERS = frozenset({"register_buffer", "register_parameter"})
+
+
+def _register_attribute(node: cst.Call, ctx: FileContext) -> None:
+    """`self.register_buffer("name", tensor)`: `self.name` holds a tensor in this class."""
+    func = node.func
+    assert isinstance(func, cst.Attribute)
+    scope = ctx.class_scope()
+    if scope is None or scope.tensor_attrs is None or len(node.args) < 2:
+        return
+    if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return
+    names = ctx.strings(node.args[0].value)
+    value = node.args[1].value
+    if names and len(names) == 1 and not (isinstance(value, cst.Name) and value.value == "None"):
+        scope.tensor_attrs.add(names[0])
+
+
+_PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def _tensor_attribute(target: cst.Attribute, value: cst.BaseExpression, ctx: FileContext) -> None:
+    """`self.scale = torch.ones(1)` / `nn.Parameter(...)`: `self.scale` holds a tensor in this class."""
+    if not (isinstance(target.value, cst.Name) and target.value.value == "self"):
+        return
+    scope = ctx.class_scope()
+    if scope is None or scope.tensor_attrs is None:
+        return
+    if isinstance(value, cst.Call) and ctx.qualname(value.func) in _PARAMETERS or ctx.is_tensor(value):
+        if not ctx.is_host_value(value):
+            scope.tensor_attrs.add(target.attr.value)
+
+
+def _moves_to_device(node: cst.Call, ctx: FileContext) -> bool:
+    """`x.to(device)`, `x.to("cuda")`, `x.cuda()`: not `x.to("cpu")`, nor `x.to(torch.float32)`."""
+    func = node.func
+    assert isinstance(func, cst.Attribute)
+    if func.attr.value == "cuda":
+        return True
+    value = node.args[0].value if node.args[0].keyword is None else None
+    if value is None:
+        device = next((a.value for a in node.args if a.keyword and a.keyword.value == "device"), None)
+        if device is None:
+            return False
+        value = device
+    if (ctx.qualname(value) or "").startswith("torch.") and not isinstance(value, cst.Call):
+        return False  # a dtype
+    values = ctx.strings(value)
+    if values:
+        return not all(v == "cpu" for v in values)
+    last = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", "")
+    return not (isinstance(last, str) and "dtype" in last)  # `.to(self.dtype)` converts, `.to(rank)` moves
+
+
 def _shadow(target: cst.CSTNode, ctx: FileContext) -> None:
     """A name (or names in a tuple target) rebound to something we do not track."""
     if isinstance(target, cst.StarredElement):
@@ -294,7 +349,20 @@ _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTenso
 # Functions that run once per step: forward passes and Lightning/trainer step hooks.
 _STEP_FUNCTION = re.compile(r"^(_?forward(_\w+)?|\w*_step|step)$")
 # Data-pipeline code runs on the CPU in loader workers (classes by their base or own name).
-_HOST_CLASS = re.compile(r"(Dataset|Sampler|Collator|DataCollator|Tokenizer)$")
+_HOST_CLASS = re.compile(r"(Dataset|Collator|DataCollator|Tokenizer)$")
+# A sampler is data-pipeline code only as torch.utils.data's kind (by base): a diffusion or token
+# sampler (`class EDMSampler(BaseDiffusionSampler)`) runs on the device.
+_DATA_SAMPLERS = frozenset(
+    {
+        "Sampler",
+        "BatchSampler",
+        "DistributedSampler",
+        "RandomSampler",
+        "SequentialSampler",
+        "SubsetRandomSampler",
+        "WeightedRandomSampler",
+    }
+)
 _HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|collate\w*|\w*_collate\w*|collater)$")
 
 
@@ -318,15 +386,25 @@ def _function_site(name: str, enclosing: Scope) -> str:
     return ""
 
 
-def _class_site(node: cst.ClassDef, enclosing: Scope) -> str:
+def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
     if enclosing.site in (SITE_TEST, SITE_HOST):
         return enclosing.site
     if _HOST_CLASS.search(node.name.value):
         return SITE_HOST
     for base in node.bases:
         base_name = dotted(base.value)
-        if base_name and _HOST_CLASS.search(base_name):
+        if not base_name:
+            continue
+        if _HOST_CLASS.search(base_name):
             return SITE_HOST
+        qualname = ctx.qualname(base.value) or ""
+        if base_name.rpartition(".")[2] in _DATA_SAMPLERS and (
+            qualname.startswith("torch.utils.data") or "." not in base_name or not qualname
+        ):
+            return SITE_HOST  # torch.utils.data.Sampler, `Sampler` imported or defined elsewhere
+        binding = ctx.lookup(base_name)
+        if binding is not None and binding[0] == "class" and binding[1] == SITE_HOST:
+            return SITE_HOST  # a subclass of a data-pipeline class of this file
     return ""
 
 
@@ -369,6 +447,34 @@ class Bindings(Checker):
     def assign(self, node: cst.Assign, ctx: FileContext) -> None:
         for target in node.targets:
             _bind_value(target.target, node.value, ctx)
+            if isinstance(target.target, cst.Attribute):
+                _tensor_attribute(target.target, node.value, ctx)
+
+    @on(cst.Call, leave=True)
+    def call(self, node: cst.Call, ctx: FileContext) -> None:
+        """What a method call tells about names: `preds.append(x.cpu())` fills a host list,
+        `self.register_buffer("n", torch.zeros(1))` makes `self.n` a tensor, `x.to(device)` moves
+        values to a device."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or not node.args:
+            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+                ctx.moves_to_device = True
+            return
+        method = func.attr.value
+        if method in _LIST_FILLS:
+            receiver = func.value
+            if isinstance(receiver, cst.Name) and ctx.is_host_value(node.args[0].value):
+                previous = ctx.lookup(receiver.value)
+                if previous is None or previous[0] in ("other", "host"):
+                    ctx.bind(receiver.value, ("host", ""))
+        elif method in _REGISTERS:
+            _register_attribute(node, ctx)
+        elif method in ("to", "cuda") and not ctx.moves_to_device:
+            ctx.moves_to_device = _moves_to_device(node, ctx)
+
+    @on(cst.Module, leave=True)
+    def module(self, node: cst.Module, ctx: FileContext) -> None:
+        ctx.finish()
 
     @on(cst.AnnAssign, leave=True)
     def ann_assign(self, node: cst.AnnAssign, ctx: FileContext) -> None:
@@ -407,7 +513,9 @@ class Bindings(Checker):
             ctx.defines_kernels.append(kind)
         elif ctx.lookup(name) is not None:
             ctx.bind(name, ("other", None))
-        scope = Scope("function", site=_function_site(name, ctx.scope))
+        outer = ctx.scope
+        site = _function_site(name, outer)
+        scope = Scope("function", site=site, by_path=outer.by_path and site == outer.site)
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             annotation = param.annotation
@@ -421,7 +529,7 @@ class Bindings(Checker):
     @on(cst.Lambda)
     def lambda_(self, node: cst.Lambda, ctx: FileContext) -> None:
         outer = ctx.scope
-        scope = Scope("lambda", loop_depth=outer.loop_depth, site=outer.site)
+        scope = Scope("lambda", loop_depth=outer.loop_depth, site=outer.site, by_path=outer.by_path)
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             scope.bindings[param.name.value] = ("other", None)
@@ -432,9 +540,14 @@ class Bindings(Checker):
 
     @on(cst.ClassDef)
     def class_(self, node: cst.ClassDef, ctx: FileContext) -> None:
-        if ctx.lookup(node.name.value) is not None:
+        outer = ctx.scope
+        site = _class_site(node, outer, ctx)
+        if site == SITE_HOST:
+            ctx.bind(node.name.value, ("class", site))  # its subclasses in this file are host code too
+        elif ctx.lookup(node.name.value) is not None:
             ctx.bind(node.name.value, ("other", None))
-        ctx.push_scope(Scope("class", site=_class_site(node, ctx.scope)))
+        by_path = outer.by_path and site == outer.site
+        ctx.push_scope(Scope("class", site=site, by_path=by_path, tensor_attrs=set()))
 
     @on(*_COMPREHENSIONS)
     def comprehension(
@@ -443,7 +556,9 @@ class Bindings(Checker):
         # Comprehensions have their own scope, and the element is walked before the `for` clauses,
         # so every clause's target is bound now.
         outer = ctx.scope
-        ctx.push_scope(Scope("comprehension", loop_depth=outer.loop_depth + 1, site=outer.site))
+        ctx.push_scope(
+            Scope("comprehension", loop_depth=outer.loop_depth + 1, site=outer.site, by_path=outer.by_path)
+        )
         clause: cst.CompFor | None = node.for_in
         ctx.evaluated_once.add(id(clause.iter))
         while clause is not None:

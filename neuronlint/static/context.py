@@ -62,6 +62,8 @@ class Scope:
     site: str = ""  # SITE_STEP, SITE_HOST or "" (inherited by nested scopes)
     global_names: frozenset[str] = frozenset()  # names declared `global` in this function
     visible: tuple[dict[str, Binding], ...] = ()  # binding tables a lookup searches, innermost first
+    by_path: bool = False  # `site` is SITE_HOST only because the file sits in a data-pipeline path
+    tensor_attrs: set[str] | None = None  # class scopes: `self.<name>` attributes holding tensors
 
 
 _WS = re.compile(r"\s+")
@@ -94,6 +96,10 @@ _HOST_CONSTRUCTORS = frozenset(
         "torch.DoubleTensor",
     }
 )
+# torch functions that join tensors, which must all be on one device: host inputs give a host result.
+_JOINS = frozenset(
+    {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"}
+)
 # Variable names that say where the value lives.
 _HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$")
 # Test code reads tensor values on purpose (assertions, reference checks).
@@ -124,7 +130,8 @@ class FileContext:
             module_name  # dotted module name of this file within the scan, e.g. "pkg.models.gpt"
         )
         self.data = static_data  # StaticData from the rule database (library tables, …)
-        module_scope = Scope("module", site=_file_site(path))
+        site = _file_site(path)
+        module_scope = Scope("module", site=site, by_path=site == SITE_HOST)
         module_scope.visible = (module_scope.bindings,)
         self.scopes: list[Scope] = [module_scope]
         self.parents: list[cst.CSTNode] = []  # ancestors of the node being visited, outermost first
@@ -135,6 +142,10 @@ class FileContext:
         self.defines_kernels: list[str] = []  # kinds of GPU kernels this file defines
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
         self.has_training_loop = False
+        # A data-pipeline path (data/, *dataset*.py) says the code runs in loader workers, unless
+        # the file itself moves values to a device (an evaluation loop kept under data/).
+        self.moves_to_device = False
+        self._sited_by_path: list[Detection] = []
         self.evaluated_once: set[int] = set()
         self._qual_node: object = _NO_NODE  # qualname()'s last question and answer
         self._qual_value: str | None = None  # ids of `for` iterables, evaluated before their loop
@@ -175,6 +186,30 @@ class FileContext:
             if found is not None:
                 return found
         return None
+
+    def class_scope(self) -> Scope | None:
+        """The class whose method (or nested function) is being visited, if any."""
+        for scope in reversed(self.scopes):
+            if scope.kind == "class":
+                return scope
+        return None
+
+    def is_tensor_attribute(self, node: cst.CSTNode) -> bool:
+        """`self.num_updates` after `self.register_buffer("num_updates", torch.tensor(0))` (or an
+        assignment of a tensor or `nn.Parameter` to it) in the class being visited."""
+        if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+            return False
+        if node.value.value != "self":
+            return False
+        scope = self.class_scope()
+        return scope is not None and bool(scope.tensor_attrs) and node.attr.value in scope.tensor_attrs
+
+    def finish(self) -> None:
+        """After the walk: a data-path file that moves values to a device is device code after all."""
+        if self.moves_to_device:
+            for detection in self._sited_by_path:
+                if detection.facts.get("site") == SITE_HOST:
+                    del detection.facts["site"]
 
     @property
     def in_loop(self) -> bool:
@@ -271,13 +306,28 @@ class FileContext:
                 node = node.right
             elif isinstance(node, cst.UnaryOperation):
                 node = node.expression
+            elif isinstance(node, cst.Comparison):
+                # `result_cpu == expected`: a comparison runs where its tensor operands are
+                if any(self._host_side(c.comparator, copies, kinds, by_name) for c in node.comparisons):
+                    return True
+                node = node.left
             else:
                 break
+        if by_name and isinstance(node, (cst.List, cst.Tuple)):
+            # `[a.cpu(), b.cpu()]`: tensors concatenated with a host tensor must be on the host too
+            return any(
+                isinstance(e, cst.Element) and self._host_side(e.value, copies, kinds, by_name)
+                for e in node.elements
+            )
+        if by_name and isinstance(node, cst.ListComp):
+            return self._host_side(node.elt, copies, kinds, by_name)
         if isinstance(node, cst.Call):
             func = node.func
             name = self.qualname(func) or ""
             if name.split(".", 1)[0] in HOST_LIBRARIES or (by_name and name in _HOST_CONSTRUCTORS):
                 return True
+            if by_name and name in _JOINS and node.args:
+                return self._host_side(node.args[0].value, copies, kinds, by_name)  # torch.cat(cpu_list)
             if by_name and name.startswith("torch.") and self._on_cpu_device(node):
                 return True  # torch.randint(..., device="cpu")
             if isinstance(func, cst.Attribute):
@@ -335,6 +385,8 @@ class FileContext:
         if isinstance(node, cst.Name):
             binding = self.lookup(node.value)
             return binding is not None and binding[0] == "tensor"
+        if isinstance(node, cst.Attribute):
+            return self.is_tensor_attribute(node)
         if isinstance(node, cst.Call):
             func = node.func
             qualname = self.qualname(func)
@@ -386,9 +438,10 @@ class FileContext:
             facts.setdefault("site", scope.site)
         top = self.parents[1] if len(self.parents) > 1 else None
         stmt, indents = self._statement_of(node)
-        self.detections.append(
-            Detection(rule, node, facts, self.anchor_of(node), end_node, top, stmt, indents)
-        )
+        detection = Detection(rule, node, facts, self.anchor_of(node), end_node, top, stmt, indents)
+        self.detections.append(detection)
+        if scope.by_path:
+            self._sited_by_path.append(detection)
 
     def _statement_of(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, tuple[str, ...]]:
         """Innermost statement of a statement list around `node`, and the indents of the blocks around it.

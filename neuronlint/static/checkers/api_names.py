@@ -15,7 +15,12 @@ from typing import Any
 
 import libcst as cst
 
-from neuronlint.static.checkers.host_sync import HOST_COPY_METHODS, reads_device_value
+from neuronlint.static.checkers.host_sync import (
+    HOST_COPY_METHODS,
+    in_step_closure,
+    periodic_facts,
+    reads_device_value,
+)
 from neuronlint.static.context import FileContext
 from neuronlint.static.registry import Checker, on
 
@@ -113,19 +118,6 @@ def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
     return False
 
 
-def _in_step_closure(ctx: FileContext) -> bool:
-    """Inside a lambda passed to `xm.add_step_closure(...)`, which defers it until the step has run."""
-    for index in range(len(ctx.parents) - 1, 1, -1):
-        if isinstance(ctx.parents[index], cst.Lambda):
-            arg, call = ctx.parents[index - 1], ctx.parents[index - 2]
-            if isinstance(arg, cst.Arg) and isinstance(call, cst.Call):
-                name = ctx.qualname(call.func) or (
-                    call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
-                )
-                return name.endswith("add_step_closure")
-    return False
-
-
 class ApiNames(Checker):
     """Every reference to an API listed in rules/apis.toml ([[api]] rows), resolved through imports.
 
@@ -168,6 +160,8 @@ class ApiNames(Checker):
                 names["ordinal"] = None  # `.cuda(rank)`
             if entry["name"].startswith("torch.cuda"):
                 names["cuda_guarded"] = None  # behind `if torch.cuda.is_available():`
+            if entry["kind"] == "method" and entry["name"] in HOST_COPY_METHODS:
+                names["periodic"] = None  # under `if step % N == 0:`
         return {rule: tuple(names) for rule, names in facts.items()}
 
     @on(cst.Attribute)
@@ -226,9 +220,11 @@ class ApiNames(Checker):
             # `receiver = "device"` rows (dtype, dynamic shapes): a host tensor's `.unique()` is CPU
             # work. Other rows (`.cuda()`) apply to any receiver that is not a numpy/pandas object.
             return
-        if method in HOST_COPY_METHODS and _in_step_closure(ctx):
+        if method in HOST_COPY_METHODS and in_step_closure(ctx):
             return  # the recommended XLA pattern: the read runs after the step, off the device's path
         facts = _entry_facts(entry, entry["name"])
+        if method in HOST_COPY_METHODS:
+            facts.update(periodic_facts(node, ctx))
         if method == "cuda" and node.args:
             facts.pop("xla_alt", None)  # `.cuda(rank)`: the ordinal needs a decision, no mechanical fix
             facts.pop("native_alt", None)

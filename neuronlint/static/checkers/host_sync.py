@@ -2,10 +2,13 @@
 
 `.item()`, `.tolist()`, `.cpu()` and `.numpy()` are table-driven (rules/apis.toml, method entries);
 `reads_device_value` below decides for those calls whether the receiver can be a device tensor.
-This module adds `.to("cpu")` and `print(tensor)`.
+This module adds `.to("cpu")`, printed and formatted tensors (`print(t)`, `f"{t}"`) and
+tensors turned into Python numbers (`float(t)`, `int(t)`).
 """
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -89,6 +92,21 @@ def _copied_before(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
             return False
 
 
+# Receivers that name a module, not a tensor: `model.to("cpu")` / `model.cpu()` moves weights, it
+# reads no value (before an export or a CPU evaluation).
+_MODULE_NAME = re.compile(
+    r"(^|_)(model|module|net|network|encoder|decoder|backbone|head|transformer|unet|vae|pipe|"
+    r"pipeline|policy|critic|classifier|embedder|submodule|teacher|student|ema_model)s?$",
+    re.IGNORECASE,
+)
+
+
+def names_module(receiver: cst.BaseExpression) -> bool:
+    """`model`, `self.encoder`, `ddp_model.module`: the receiver is an `nn.Module` by its name."""
+    name = receiver.attr.value if isinstance(receiver, cst.Attribute) else getattr(receiver, "value", None)
+    return isinstance(name, str) and bool(_MODULE_NAME.search(name))
+
+
 def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     """For a `.item()`/`.tolist()`/`.numpy()`/`.cpu()` call: can this copy a device tensor to the host?
 
@@ -104,11 +122,13 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     receiver = func.value
     if isinstance(receiver, _LITERALS) or ctx.is_host_value(receiver):
         return False
+    if func.attr.value == "cpu" and names_module(receiver):
+        return False
     return not _copied_before(receiver, ctx) and not ctx.in_error_path()
 
 
-def _every_n_steps(node: cst.CSTNode, ctx: FileContext) -> bool:
-    """In the body of `if step % N == 0:` (the logging the rule recommends), in the same function."""
+def every_n_steps(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """In the body of `if step % N == 0:` (the logging the rules recommend), in the same function."""
     chain = [*ctx.parents, node]
     for index in range(len(chain) - 2, -1, -1):
         ancestor = chain[index]
@@ -124,9 +144,12 @@ def _every_n_steps(node: cst.CSTNode, ctx: FileContext) -> bool:
 
 
 def _tests_modulo(test: cst.BaseExpression) -> bool:
-    """`step % 100 == 0`, possibly joined with other conditions by `and`."""
+    """`step % 100 == 0` or `not step % 100`, possibly joined with other conditions by `and`."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return _tests_modulo(test.left) or _tests_modulo(test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = test.expression
+        return isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Modulo)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     comparison = test.comparisons[0]
@@ -136,29 +159,52 @@ def _tests_modulo(test: cst.BaseExpression) -> bool:
     return any(isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Modulo) for s in sides)
 
 
-def _printed_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
-    """What makes a printed value a device tensor: a tensor reduction call or a known tensor."""
+def periodic_facts(node: cst.CSTNode, ctx: FileContext) -> dict[str, bool]:
+    """`{"periodic": True}` for a host read under `if step % N == 0:` (every N iterations), else {}."""
+    return {"periodic": True} if ctx.in_loop and every_n_steps(node, ctx) else {}
+
+
+def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
+    """What makes a value a device tensor, as text: a tensor reduction call or a known tensor."""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         method = value.func.attr.value
         if (
             method in _PRINTED_METHODS
             and ctx.qualname(value.func) is None
             and not ctx.is_host_value(value.func.value)
+            and not names_module(value.func.value)
         ):
-            return f"print(... .{method}())"
-    if ctx.is_tensor(value):
-        return "print(<tensor>)"
+            return f"... .{method}()"
+    if ctx.is_tensor(value) and not ctx.is_host_value(value):
+        return "<tensor>"
     return None
+
+
+def in_step_closure(ctx: FileContext) -> bool:
+    """Inside a lambda passed to `xm.add_step_closure(...)`, which defers it until the step has run."""
+    for index in range(len(ctx.parents) - 1, 1, -1):
+        if isinstance(ctx.parents[index], cst.Lambda):
+            arg, call = ctx.parents[index - 1], ctx.parents[index - 2]
+            if isinstance(arg, cst.Arg) and isinstance(call, cst.Call):
+                name = ctx.qualname(call.func) or (
+                    call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+                )
+                return name.endswith("add_step_closure")
+    return False
+
+
+_NUMBER_CONVERSIONS = frozenset({"float", "int"})
 
 
 class HostSync(Checker):
     """`.to("cpu")` copies (NL703) and printed device tensors (NL704); .item()/.cpu()... are [[api]] rows."""
 
     emits = {
-        "NL703": ("symbol",),
-        "NL704": ("symbol",),
+        "NL703": ("symbol", "periodic"),
+        "NL704": ("symbol", "periodic"),
+        "NL705": ("symbol", "periodic"),
     }
-    triggers = ("cpu", "print(")
+    triggers = ("cpu", "print(", "{", "float(", "int(")
 
     @on(cst.Call)
     def to_cpu(self, node: cst.Call, ctx: FileContext) -> None:
@@ -170,26 +216,41 @@ class HostSync(Checker):
         receiver = func.value
         if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
             return
-        ctx.report("NL703", func.attr, end_node=node, symbol='.to("cpu")')
+        if names_module(receiver) or (isinstance(receiver, cst.Name) and receiver.value == "self"):
+            return  # `model.to("cpu")` moves a module's weights; no value is read
+        ctx.report("NL703", func.attr, end_node=node, symbol='.to("cpu")', **periodic_facts(node, ctx))
 
     @on(cst.Call)
-    def print_tensor(self, node: cst.Call, ctx: FileContext) -> None:
+    def print_or_convert(self, node: cst.Call, ctx: FileContext) -> None:
         func = node.func
-        if not (
-            isinstance(func, cst.Name) and func.value == "print" and node.args and ctx.lookup("print") is None
-        ):
+        if not isinstance(func, cst.Name) or not node.args:
             return
-        for arg in node.args:
-            if arg.keyword is not None:
-                continue
-            values: list[cst.BaseExpression] = [arg.value]
-            if isinstance(arg.value, cst.FormattedString):
-                values = [
-                    p.expression for p in arg.value.parts if isinstance(p, cst.FormattedStringExpression)
-                ]
-            for value in values:
-                symbol = _printed_tensor(value, ctx)
-                if symbol is not None:
-                    if not _every_n_steps(node, ctx):
-                        ctx.report("NL704", arg, symbol=symbol)
+        name = func.value
+        if name == "print" and ctx.lookup("print") is None:
+            if ctx.in_error_path() or in_step_closure(ctx):
+                return
+            for arg in node.args:
+                if arg.keyword is not None or isinstance(arg.value, cst.FormattedString):
+                    continue  # f-string fields are reported where they are formatted
+                what = _device_tensor(arg.value, ctx)
+                if what is not None:
+                    ctx.report("NL704", arg, symbol=f"print({what})", **periodic_facts(node, ctx))
                     return
+        elif name in _NUMBER_CONVERSIONS and len(node.args) == 1 and ctx.lookup(name) is None:
+            arg = node.args[0]
+            if arg.keyword is not None or arg.star or ctx.in_error_path() or in_step_closure(ctx):
+                return
+            what = _device_tensor(arg.value, ctx)
+            if what is not None:
+                ctx.report("NL705", node, symbol=f"{name}({what})", **periodic_facts(node, ctx))
+
+    @on(cst.FormattedStringExpression)
+    def formatted_tensor(self, node: cst.FormattedStringExpression, ctx: FileContext) -> None:
+        """`f"loss {loss}"`, `f"{ppl:.4f}"`: formatting a tensor as text reads its value (where the
+        field is, which for a multi-line string is the line of the field)."""
+        what = _device_tensor(node.expression, ctx)
+        if what is None or ctx.in_error_path() or in_step_closure(ctx):
+            return
+        text = ctx.module.code_for_node(node.expression)
+        symbol = f'f"{{{text if len(text) <= 40 else what}}}"'
+        ctx.report("NL704", node.expression, symbol=symbol, **periodic_facts(node, ctx))
