@@ -139,6 +139,8 @@ def _is_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
         return _is_mask(value.left, ctx) or _is_mask(value.right, ctx) or _names_mask(value.left, ctx)
     if isinstance(value, cst.Call):
         func = value.func
+        if _keeps_mask(value, ctx):
+            return True
         if isinstance(func, cst.Attribute) and func.attr.value in _MASK_METHODS:
             qualname = ctx.qualname(func)
             if qualname is None:
@@ -150,6 +152,50 @@ def _is_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
                     "torch."
                 )
     return False
+
+
+# Methods and torch functions that move a mask's elements around but keep it a boolean mask.
+_MASK_KEEPING = frozenset(
+    {
+        "roll",
+        "flip",
+        "scatter",
+        "scatter_",
+        "clone",
+        "contiguous",
+        "view",
+        "reshape",
+        "expand",
+        "expand_as",
+        "unsqueeze",
+        "squeeze",
+        "transpose",
+        "permute",
+        "detach",
+        "flatten",
+        "repeat",
+        "narrow",
+        "gather",
+        "index_select",
+        "tril",
+        "triu",
+    }
+)
+
+
+def _keeps_mask(value: cst.Call, ctx: FileContext) -> bool:
+    """`m.roll(1, -1)`, `torch.roll(m, 1, -1)`, `m.scatter(1, idx, m)`: still a mask when m is one."""
+    func = value.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _MASK_KEEPING:
+        return False
+    qualname = ctx.qualname(func)
+    if qualname is None:
+        source = func.value
+    elif qualname == f"torch.{func.attr.value}" and value.args:
+        source = value.args[0].value
+    else:
+        return False
+    return _names_mask(source, ctx) or (isinstance(source, cst.Call) and _keeps_mask(source, ctx))
 
 
 def _names_mask(node: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -185,6 +231,9 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     kind = _kind_of(value, ctx)
     if kind is not None:
         ctx.bind(name, kind)
+        return
+    if isinstance(value, cst.List) and not value.elements:
+        ctx.bind(name, EMPTY_LIST)  # shadows like any other value; `.append` under an `if` may filter it
         return
     previous = ctx.lookup(name)
     if previous is None:
@@ -233,9 +282,81 @@ def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool
         return ("host", "")
     if _is_mask(value, ctx):
         return ("mask", "")
+    op = data_dependent(value, ctx)
+    if op is not None:
+        return ("tensor", op)  # a tensor whose size depends on its data: `keep = nms(boxes, scores, t)`
     if ctx.is_tensor(value):
         return ("tensor", "")
     return None
+
+
+# Ops whose result's size depends on the data (NL601), as methods and as functions.
+_SIZE_BY_DATA_METHODS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"})
+_SIZE_BY_DATA_FUNCTIONS = frozenset(
+    {
+        *(f"torch.{name}" for name in _SIZE_BY_DATA_METHODS),
+        "torchvision.ops.nms",
+        "torchvision.ops.batched_nms",
+        "torchvision.ops.boxes.nms",
+        "torchvision.ops.boxes.batched_nms",
+    }
+)
+# Methods that keep the number of elements of what they are called on.
+_SIZE_KEEPING = frozenset(
+    {
+        "squeeze",
+        "unsqueeze",
+        "view",
+        "reshape",
+        "flatten",
+        "long",
+        "int",
+        "float",
+        "to",
+        "clone",
+        "contiguous",
+        "detach",
+        "t",
+        "tolist",
+        "cpu",
+    }
+)
+
+
+def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
+    """The op that makes a value's size depend on the data: `torch.nonzero(m)[:, 0]`, `x[mask]`,
+    `nms(boxes, scores, 0.5)`, `t.unique().long()`, or a name bound to one; None otherwise."""
+    node = value
+    while True:
+        if isinstance(node, cst.Subscript):
+            index = node.slice[0].slice if len(node.slice) == 1 else None
+            if (
+                isinstance(index, cst.Index)
+                and _is_mask(index.value, ctx)
+                and not ctx.is_host_value(node.value)
+            ):
+                return "boolean mask"
+            node = node.value
+        elif isinstance(node, cst.Call):
+            func = node.func
+            qualname = ctx.qualname(func)
+            if qualname in _SIZE_BY_DATA_FUNCTIONS:
+                return qualname.rpartition(".")[2]
+            if qualname == "torch.where" and len(node.args) == 1:
+                return "where"
+            if qualname is not None or not isinstance(func, cst.Attribute):
+                return None
+            method = func.attr.value
+            if method in _SIZE_BY_DATA_METHODS:
+                return None if ctx.is_host_value(func.value) else method
+            if method not in _SIZE_KEEPING:
+                return None
+            node = func.value
+        elif isinstance(node, cst.Name):
+            binding = ctx.lookup(node.value)
+            return binding[1] or None if binding is not None and binding[0] == "tensor" else None
+        else:
+            return None
 
 
 def _host_kind(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] | None:
@@ -246,6 +367,25 @@ def _host_kind(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] |
 
 
 _LIST_FILLS = frozenset({"append", "extend"})
+# A name assigned `[]`, and one that a loop then fills under an `if` (its length depends on the data).
+# Both are ("other", ...) bindings: for every other question they are untracked values.
+EMPTY_LIST: Binding = ("other", "[]")
+FILTERED_LIST: Binding = ("other", "filtered")
+
+
+def _filters_in_loop(ctx: FileContext) -> bool:
+    """Whether the call being visited runs under an `if` inside a loop of the same function."""
+    seen_if = False
+    for ancestor in reversed(ctx.parents):
+        if isinstance(ancestor, (cst.If, cst.CompIf)):
+            seen_if = True
+        elif isinstance(ancestor, (cst.For, cst.While)):
+            return seen_if
+        elif isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+    return False
+
+
 _REGISTERS = frozenset({"register_buffer", "register_parameter"})
 
 
@@ -315,6 +455,19 @@ def _shadow(target: cst.CSTNode, ctx: FileContext) -> None:
 def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: FileContext) -> None:
     """`for row in np_array` makes row a numpy value and `for n in t.tolist()` a host number; any
     other loop target just rebinds its names."""
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(iterable, cst.Call):
+        # `for seq, n in zip(seqs, lengths.tolist())`, `for i, n in enumerate(counts.tolist())`
+        name = iterable.func.value if isinstance(iterable.func, cst.Name) else ""
+        elements = [e.value for e in target.elements]
+        sources = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if name == "enumerate" and len(elements) == 2 and len(sources) == 1:
+            _shadow(elements[0], ctx)
+            _loop_target(elements[1], sources[0], ctx)
+            return
+        if name == "zip" and len(elements) == len(sources) and ctx.lookup(name) is None:
+            for element, source in zip(elements, sources, strict=True):
+                _loop_target(element, source, ctx)
+            return
     if not isinstance(target, cst.Name):
         _shadow(target, ctx)
     elif _host_read(iterable) == "<tensor>.tolist()":
@@ -395,6 +548,10 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
         base_name = dotted(base.value)
         if not base_name:
             continue
+        if base_name in ctx.class_sites:  # a class of this file: `DeterministicSampler(Sampler)`
+            if ctx.class_sites[base_name] == SITE_HOST:
+                return SITE_HOST
+            continue
         if _HOST_CLASS.search(base_name):
             return SITE_HOST
         qualname = ctx.qualname(base.value) or ""
@@ -402,9 +559,6 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
             qualname.startswith("torch.utils.data") or "." not in base_name or not qualname
         ):
             return SITE_HOST  # torch.utils.data.Sampler, `Sampler` imported or defined elsewhere
-        binding = ctx.lookup(base_name)
-        if binding is not None and binding[0] == "class" and binding[1] == SITE_HOST:
-            return SITE_HOST  # a subclass of a data-pipeline class of this file
     return ""
 
 
@@ -450,6 +604,15 @@ class Bindings(Checker):
             if isinstance(target.target, cst.Attribute):
                 _tensor_attribute(target.target, node.value, ctx)
 
+    @on(cst.AugAssign, leave=True)
+    def aug_assign(self, node: cst.AugAssign, ctx: FileContext) -> None:
+        """`total_loss += loss.detach().float()`: the accumulator is a tensor from then on."""
+        target = node.target
+        if isinstance(target, cst.Name) and ctx.is_tensor(node.value) and not ctx.is_host_value(node.value):
+            previous = ctx.lookup(target.value)
+            if previous is None or previous[0] == "other":
+                ctx.bind(target.value, ("tensor", ""))
+
     @on(cst.Call, leave=True)
     def call(self, node: cst.Call, ctx: FileContext) -> None:
         """What a method call tells about names: `preds.append(x.cpu())` fills a host list,
@@ -463,10 +626,14 @@ class Bindings(Checker):
         method = func.attr.value
         if method in _LIST_FILLS:
             receiver = func.value
-            if isinstance(receiver, cst.Name) and ctx.is_host_value(node.args[0].value):
-                previous = ctx.lookup(receiver.value)
+            if not isinstance(receiver, cst.Name):
+                return
+            previous = ctx.lookup(receiver.value)
+            if ctx.is_host_value(node.args[0].value):
                 if previous is None or previous[0] in ("other", "host"):
                     ctx.bind(receiver.value, ("host", ""))
+            elif previous == EMPTY_LIST and method == "append" and _filters_in_loop(ctx):
+                ctx.bind(receiver.value, FILTERED_LIST)
         elif method in _REGISTERS:
             _register_attribute(node, ctx)
         elif method in ("to", "cuda") and not ctx.moves_to_device:
@@ -542,9 +709,9 @@ class Bindings(Checker):
     def class_(self, node: cst.ClassDef, ctx: FileContext) -> None:
         outer = ctx.scope
         site = _class_site(node, outer, ctx)
-        if site == SITE_HOST:
-            ctx.bind(node.name.value, ("class", site))  # its subclasses in this file are host code too
-        elif ctx.lookup(node.name.value) is not None:
+        if outer.kind == "module":
+            ctx.class_sites[node.name.value] = site  # its subclasses in this file inherit it
+        if ctx.lookup(node.name.value) is not None:
             ctx.bind(node.name.value, ("other", None))
         by_path = outer.by_path and site == outer.site
         ctx.push_scope(Scope("class", site=site, by_path=by_path, tensor_attrs=set()))

@@ -145,6 +145,7 @@ class FileContext:
         # A data-pipeline path (data/, *dataset*.py) says the code runs in loader workers, unless
         # the file itself moves values to a device (an evaluation loop kept under data/).
         self.moves_to_device = False
+        self.class_sites: dict[str, str] = {}  # classes defined in this file -> their site
         self._sited_by_path: list[Detection] = []
         self.evaluated_once: set[int] = set()
         self._qual_node: object = _NO_NODE  # qualname()'s last question and answer
@@ -620,10 +621,25 @@ _NOT_TENSOR_FUNCTIONS = frozenset(
     }
 )
 _TENSOR_NAMESPACES = frozenset({"torch.nn.functional", "torch.linalg", "torch.special", "torch.fft"})
+# Functions outside torch that return one tensor made from a tensor argument.
+_TENSOR_FUNCTIONS = frozenset(
+    {
+        "torch_xla.core.xla_model.all_reduce",
+        "torch_xla.core.xla_model.all_gather",
+        "torch_xla.core.xla_model.reduce_scatter",
+        "torch_xla.core.xla_model.all_to_all",
+        "torchvision.ops.nms",
+        "torchvision.ops.batched_nms",
+        "torchvision.ops.boxes.nms",
+        "torchvision.ops.boxes.batched_nms",
+    }
+)
 
 
 def makes_tensor(qualname: str) -> bool:
     """Whether calling this torch function returns one tensor (tuples, modules, dtypes and flags do not)."""
+    if qualname in _TENSOR_FUNCTIONS:
+        return True
     module, _, name = qualname.rpartition(".")
     if not name or not name[0].islower() or name.startswith(("is_", "set_", "get_", "use_", "_")):
         return False

@@ -10,6 +10,7 @@ import re
 
 import libcst as cst
 
+from neuronlint.static.bindings import FILTERED_LIST
 from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.context import SITE_STEP, FileContext
 from neuronlint.static.registry import Checker, on
@@ -100,7 +101,18 @@ def _tensor_valued(expr: cst.BaseExpression, ctx: FileContext) -> bool:
 
 
 # Builtins whose argument's value (not its shape) becomes a Python number: `int(t)` reads t.
-_NUMBER_BUILTINS = frozenset({"int", "float", "bool", "round", "abs", "min", "max"})
+_NUMBER_BUILTINS = frozenset({"int", "float", "bool", "round", "abs", "min", "max", "all", "any"})
+# Size queries that read a shape, which is data itself after `nonzero`/`unique`/`x[mask]`/NMS.
+_SIZE_METHODS = frozenset({"numel", "size", "nelement", "__len__"})
+
+
+def _sized_by_data(node: cst.BaseExpression, ctx: FileContext) -> str | None:
+    """'keep (from nms)' when `node` names a tensor whose size depends on its data."""
+    if isinstance(node, cst.Name):
+        binding = ctx.lookup(node.value)
+        if binding is not None and binding[0] == "tensor" and binding[1]:
+            return f"{node.value}, from {binding[1]}"
+    return None
 
 
 def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) -> str | None:
@@ -126,7 +138,15 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
                 receiver = func.value
                 if func.attr.value in _VALUE_METHODS and _maybe_tensor(receiver, ctx):
                     return f".{func.attr.value}()"
+                if func.attr.value in _SIZE_METHODS:
+                    sized = _sized_by_data(receiver, ctx)
+                    if sized is not None:
+                        return f"{sized}: .{func.attr.value}()"
                 stack.append((receiver, False))
+            if isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1:
+                sized = _sized_by_data(node.args[0].value, ctx)
+                if sized is not None:
+                    return f"len({sized})"
             numeric = isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS
             stack.extend((a.value, numeric) for a in node.args)
         elif isinstance(node, cst.Comparison):
@@ -141,6 +161,12 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
         elif isinstance(node, cst.Subscript):
             stack.append((node.value, value_position))
         elif isinstance(node, cst.Attribute):
+            if node.attr.value == "shape":
+                sized = _sized_by_data(node.value, ctx)
+                if sized is not None:
+                    return f"{sized}: .shape"
+            if value_position and ctx.is_tensor_attribute(node):
+                return ctx.module.code_for_node(node)  # `self.num_updates`, a registered buffer
             stack.append((node.value, value_position and node.attr.value in _TENSOR_VIEWS))
         elif isinstance(node, cst.Name) and value_position:
             binding = ctx.lookup(node.value)
@@ -235,14 +261,33 @@ def _slices_python_object(ctx: FileContext) -> bool:
     return isinstance(value, cst.Name) and value.value in _PLAIN_OBJECTS and value.value != "self"
 
 
+# Builtins whose result depends on tensor values compared or tested in Python.
+_DECIDING_BUILTINS = frozenset({"all", "any", "bool", "min", "max"})
+
+
+def _filtered_rows(node: cst.Subscript, ctx: FileContext) -> None:
+    """`logits[rows, :] = v` with `rows` a list a loop filled under an `if`: as many rows as the data
+    selected, like a boolean mask."""
+    first = node.slice[0].slice
+    if not isinstance(first, cst.Index) or not isinstance(first.value, cst.Name):
+        return
+    if ctx.lookup(first.value.value) != FILTERED_LIST:
+        return
+    if isinstance(node.value, _NOT_LITERAL_INDEXED) or ctx.is_host_value(node.value):
+        return
+    parent = ctx.parent()
+    write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node
+    ctx.report("NL602", node.slice[0], mask=first.value.value, write=write, index="the filtered list")
+
+
 class DynamicShape(Checker):
     """Data-dependent output shapes, boolean-mask indexing, control flow and slices on tensor values."""
 
     emits = {
         "NL601": ("op", "api"),
-        "NL602": ("mask", "write"),
+        "NL602": ("mask", "write", "index"),
         "NL603": ("construct", "read"),
-        "NL604": ("read",),
+        "NL604": ("read", "bound"),
     }
     triggers = (
         "where",
@@ -255,6 +300,14 @@ class DynamicShape(Checker):
         ".all(",
         ":",
         "repeat_interleave",
+        "all(",
+        "any(",
+        "bool(",
+        "min(",
+        "max(",
+        "pad(",
+        "numel(",
+        "shape",
     )
 
     @on(cst.Call)
@@ -273,6 +326,38 @@ class DynamicShape(Checker):
                 ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
             elif qualname == "torch.repeat_interleave":
                 _repeat_interleave(node, func, ctx)
+
+    @on(cst.Call)
+    def builtin_over_tensors(self, node: cst.Call, ctx: FileContext) -> None:
+        """`all(t)`, `any(t)`, `bool(t.any())`, `min(self.decay, t)`: Python decides on tensor values."""
+        func = node.func
+        if not isinstance(func, cst.Name) or func.value not in _DECIDING_BUILTINS or not node.args:
+            return
+        if ctx.lookup(func.value) is not None or ctx.in_error_path():
+            return
+        for arg in node.args:
+            if arg.keyword is not None or arg.star:
+                continue
+            read = _value_read(arg.value, ctx, host_reads=False)
+            if read is not None and read != ".item()" and not ctx.is_host_value(arg.value):
+                ctx.report("NL603", node, construct=f"{func.value}()", read=read)
+                return
+
+    @on(cst.Call)
+    def pad_widths(self, node: cst.Call, ctx: FileContext) -> None:
+        """`F.pad(x, (0, n))` with `n` read from a tensor: the padded size depends on the data."""
+        if ctx.qualname(node.func) != "torch.nn.functional.pad":
+            return
+        widths = arg_value(node, 1, "pad")
+        if not isinstance(widths, (cst.Tuple, cst.List)):
+            return
+        for element in widths.elements:
+            if isinstance(element.value, cst.Integer):
+                continue
+            read = _value_read(element.value, ctx, host_reads=True)
+            if read is not None:
+                ctx.report("NL604", element.value, read=read, bound="pad width")
+                return
 
     @on(cst.If)
     def if_(self, node: cst.If, ctx: FileContext) -> None:
@@ -297,16 +382,20 @@ class DynamicShape(Checker):
     @on(cst.Subscript)
     def boolean_mask(self, node: cst.Subscript, ctx: FileContext) -> None:
         if len(node.slice) != 1:
+            _filtered_rows(node, ctx)
             return
         index = node.slice[0].slice
         if not isinstance(index, cst.Index) or isinstance(node.value, _NOT_LITERAL_INDEXED):
             return
         mask = _mask_index(index.value, ctx)
-        if mask is None or ctx.is_host_value(node.value):
+        if mask is None:
+            _filtered_rows(node, ctx)
             return
+        if ctx.is_host_value(node.value) or ctx.is_numpy(index.value):
+            return  # numpy arrays and their masks: host work
         parent = ctx.parent()
         write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node
-        ctx.report("NL602", node.slice[0], mask=mask, write=write)
+        ctx.report("NL602", node.slice[0], mask=mask, write=write, index="the mask")
 
     @on(cst.Slice)
     def slice_bounds(self, node: cst.Slice, ctx: FileContext) -> None:
@@ -317,5 +406,5 @@ class DynamicShape(Checker):
             if read is not None:
                 if _slices_python_object(ctx):
                     return
-                ctx.report("NL604", bound, read=read)
+                ctx.report("NL604", bound, read=read, bound="slice bound")
                 return
