@@ -407,3 +407,65 @@ def test_conditional_expressions_and_comprehension_filters(tmp_path):
             return padding, scale, kept, sized
         """,
     )
+
+
+# ---- issue 10: builtins, data-sized tensors, counts in loops ---------------------------------
+def test_python_builtins_deciding_on_tensors(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def check(x: torch.Tensor, flags, sizes):
+            if all(x > 0):  # expect: NL603
+                x = -x
+            found = any(torch.isnan(x))  # expect: NL603
+            ok = bool(x.any())  # expect: NL603
+            low = min(x.amax(), 1.0)  # expect: NL603
+            n = max(x.size(0), 1)
+            ready = all(f for f in flags) and any(s > 0 for s in sizes)
+            return found, ok, low, n, ready
+        """,
+    )
+
+
+def test_branches_on_sizes_of_data_sized_tensors(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def select(scores, boxes, threshold):
+            idx = torch.nonzero(scores > threshold).squeeze(1)  # expect: NL601
+            if len(idx) == 0:  # expect: NL603
+                return None
+            picked = boxes[scores > threshold]  # expect: NL602
+            if picked.shape[0] > 100:  # expect: NL603
+                picked = picked[:100]
+            if boxes.shape[0] > 100 and scores.numel() > 0:
+                boxes = boxes[:100]
+            return idx, picked
+        """,
+    )
+
+
+def test_growth_by_a_loop_counter_and_numpy_masks_are_static(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        def grow(tokens, steps: int, arr: np.ndarray):
+            for i in range(steps):
+                tokens = torch.cat([tokens, tokens[:, -1:]], dim=1)
+                window = tokens[:, : i + 1]
+            keep = arr[arr > 0]
+            mask = np.isfinite(arr)
+            rows = tokens.repeat_interleave(2, dim=0)
+            return window, keep, arr[mask], rows
+        """,
+    )

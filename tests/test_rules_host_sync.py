@@ -297,6 +297,53 @@ def test_dataset_and_collate_code_runs_on_the_host(tmp_path):
     )
 
 
+def test_only_data_samplers_are_host_code(tmp_path):
+    """`torch.utils.data` samplers run in the input pipeline; a class merely named `...Sampler`
+    (diffusion, beam or token samplers, and their subclasses in the file) is device code."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch.utils.data import Sampler
+
+
+        class ChunkSampler(Sampler[list[int]]):
+            def chunks(self):
+                return torch.randperm(self.n).tolist()
+
+
+        class LengthSampler(ChunkSampler):
+            def lengths(self):
+                return self.sizes.tolist()
+
+
+        class BaseDiffusionSampler:
+            def sigmas(self, x):
+                return self.discretization(x).cpu()  # expect: NL703
+
+
+        class EulerSampler(BaseDiffusionSampler):
+            def step(self, sigma):
+                return sigma.max().item()  # expect: NL701
+        """,
+    )
+
+
+def test_a_data_path_file_that_moves_values_to_a_device_is_device_code(tmp_path):
+    source = """
+        import torch
+
+
+        def evaluate(model, examples, device):
+            model.to(device)
+            for tokens in examples:
+                loss = model(tokens.to(device))
+                print(loss.argmin().item())  # expect: NL701
+        """
+    check(tmp_path, source, name="dev/data/eval_suite.py")
+    check(tmp_path, source.replace("  # expect: NL701", "").replace(".to(device)", ""), name="data/prep.py")
+
+
 def test_loop_iterable_is_evaluated_once(tmp_path):
     findings = check(
         tmp_path,
@@ -424,3 +471,91 @@ def test_reads_deferred_by_add_step_closure_are_not_syncs(tmp_path) -> None:
     )
     findings = scan_source(tmp_path, source, select=["NL701"])
     assert [f.line for f in findings] == [5]
+
+
+# ---- formatting, conversions, frequency (issue 10) -------------------------------------------
+def test_f_string_fields_are_reported_on_their_own_line(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def report(fused, reference):
+            diff = (fused - reference).abs().mean()
+            if diff <= 1e-3:  # expect: NL603
+                print(
+                    f"mean_difference={diff}"  # expect: NL704
+                    f" fused={fused[:5].tolist()}"  # expect: NL702
+                )
+            raise ValueError(f"no match: {diff}")
+        """,
+    )
+    assert "formats a tensor value" in only(findings, "NL704").message
+
+
+def test_tensors_in_progress_bars_and_number_conversions(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def train(model, loader, pbar):
+            total_loss = 0.0
+            for step, batch in enumerate(loader):
+                loss = model(**batch).loss
+                total_loss += loss.detach().float()
+                pbar.set_description(f"step {step} (loss: {loss.detach().float()})")  # expect: NL704
+            epoch_loss = total_loss / len(loader)
+            return float(torch.exp(epoch_loss)), float(epoch_loss)  # expect: NL705
+        """,
+    )
+    by_rule = {f.rule: f for f in findings}
+    assert by_rule["NL704"].severity is Severity.WARNING
+    assert by_rule["NL705"].severity is Severity.INFO
+
+
+def test_reads_every_n_steps_are_periodic_info(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        def train(model, loader, log_every):
+            for step, batch in enumerate(loader):
+                loss = model(batch)
+                if step % log_every == 0 and step > 0:
+                    print(f"{step}: {loss.mean()}")  # expect: NL704
+                    value = loss.item()  # expect: NL701
+                if not step % 10:
+                    snapshot = loss.cpu()  # expect: NL703
+                every = loss.item()  # expect: NL701
+        """,
+    )
+    by_line = {f.line: f for f in findings}
+    for line in (5, 6, 8):
+        assert by_line[line].severity is Severity.INFO, line
+        assert "every N iterations" in by_line[line].message
+    assert by_line[9].severity is Severity.WARNING
+    assert "every iteration" in by_line[9].message
+
+
+def test_module_moves_and_host_joins_are_not_syncs(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def export(model, loader, encoder):
+            model.to("cpu")
+            encoder.cpu()
+            preds = []
+            for batch in loader:
+                preds.append(model(batch).argmax(-1).cpu())  # expect: NL703
+            labels = torch.cat(preds).numpy()
+            result_cpu = preds[0]
+            expected = torch.ones(3)
+            assert torch.all(result_cpu == expected)
+            return labels
+        """,
+    )

@@ -545,7 +545,8 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
     if _HOST_CLASS.search(node.name.value):
         return SITE_HOST
     for base in node.bases:
-        base_name = dotted(base.value)
+        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value  # Sampler[int]
+        base_name = dotted(expr)
         if not base_name:
             continue
         if base_name in ctx.class_sites:  # a class of this file: `DeterministicSampler(Sampler)`
@@ -554,7 +555,7 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
             continue
         if _HOST_CLASS.search(base_name):
             return SITE_HOST
-        qualname = ctx.qualname(base.value) or ""
+        qualname = ctx.qualname(expr) or ""
         if base_name.rpartition(".")[2] in _DATA_SAMPLERS and (
             qualname.startswith("torch.utils.data") or "." not in base_name or not qualname
         ):

@@ -24,6 +24,8 @@ _VALUE_METHODS = frozenset(
         "sum",
         "max",
         "min",
+        "amax",
+        "amin",
         "mean",
         "norm",
         "std",
