@@ -564,6 +564,8 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# Bases that make a class a module: `nn.Module`, `LightningModule`, `PreTrainedModel`, `ModelMixin`.
+_MODULE_BASE = re.compile(r"(Module|Model|ModelMixin)$")
 
 
 class Bindings(Checker):
@@ -715,7 +717,10 @@ class Bindings(Checker):
         if ctx.lookup(node.name.value) is not None:
             ctx.bind(node.name.value, ("other", None))
         by_path = outer.by_path and site == outer.site
-        ctx.push_scope(Scope("class", site=site, by_path=by_path, tensor_attrs=set()))
+        module_class = any(_MODULE_BASE.search(dotted(b.value) or "") for b in node.bases)
+        ctx.push_scope(
+            Scope("class", site=site, by_path=by_path, tensor_attrs=set(), module_class=module_class)
+        )
 
     @on(*_COMPREHENSIONS)
     def comprehension(

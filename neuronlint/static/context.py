@@ -64,6 +64,7 @@ class Scope:
     visible: tuple[dict[str, Binding], ...] = ()  # binding tables a lookup searches, innermost first
     by_path: bool = False  # `site` is SITE_HOST only because the file sits in a data-pipeline path
     tensor_attrs: set[str] | None = None  # class scopes: `self.<name>` attributes holding tensors
+    module_class: bool = False  # class scopes: a subclass of `nn.Module` (or a `*Module`/`*Model` base)
 
 
 _WS = re.compile(r"\s+")
@@ -301,17 +302,21 @@ class FileContext:
                 if by_name and _HOST_NAME.search(node.attr.value):
                     return True
                 node = node.value
-            elif isinstance(node, cst.BinaryOperation):
-                if self._host_side(node.left, copies, kinds, by_name):
+            elif isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+                # `result_cpu == expected`, `x_np * 2`: the operation runs where its tensor or array
+                # operands are. A Python number (`n = t.max().item()`, `0.5`) decides nothing: `t * n`
+                # stays on the device, while `n * 2` is a number.
+                operands = (
+                    (node.left, node.right)
+                    if isinstance(node, cst.BinaryOperation)
+                    else (node.left, *(c.comparator for c in node.comparisons))
+                )
+                arrays = [o for o in operands if not (by_name and self._is_number(o))]
+                if not arrays:
                     return True
-                node = node.right
+                return any(self._host_side(o, copies, kinds, by_name) for o in arrays)
             elif isinstance(node, cst.UnaryOperation):
                 node = node.expression
-            elif isinstance(node, cst.Comparison):
-                # `result_cpu == expected`: a comparison runs where its tensor operands are
-                if any(self._host_side(c.comparator, copies, kinds, by_name) for c in node.comparisons):
-                    return True
-                node = node.left
             else:
                 break
         if by_name and isinstance(node, (cst.List, cst.Tuple)):
@@ -348,6 +353,20 @@ class FileContext:
             )
         name = self.qualname(node) or ""
         return name.split(".", 1)[0] in HOST_LIBRARIES
+
+    def _is_number(self, node: cst.CSTNode) -> bool:
+        """A Python number: a numeric literal, a name holding a value read from a tensor, `.item()`."""
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(node, cst.Name):
+            binding = self.lookup(node.value)
+            return binding is not None and binding[0] == "read"
+        return (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "item"
+            and not node.args
+        )
 
     def _on_cpu_device(self, call: cst.Call) -> bool:
         for arg in call.args:
@@ -579,6 +598,7 @@ _NOT_TENSOR_FUNCTIONS = frozenset(
         "save",
         "manual_seed",
         "seed",
+        "initial_seed",
         "typename",
         "result_type",
         "can_cast",

@@ -107,6 +107,14 @@ def names_module(receiver: cst.BaseExpression) -> bool:
     return isinstance(name, str) and bool(_MODULE_NAME.search(name))
 
 
+def _self_is_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`self` in a method of an `nn.Module` subclass (`self.to("cpu")` moves the module)."""
+    if not (isinstance(receiver, cst.Name) and receiver.value == "self"):
+        return False
+    scope = ctx.class_scope()
+    return scope is not None and scope.module_class
+
+
 def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     """For a `.item()`/`.tolist()`/`.numpy()`/`.cpu()` call: can this copy a device tensor to the host?
 
@@ -122,7 +130,7 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     receiver = func.value
     if isinstance(receiver, _LITERALS) or ctx.is_host_value(receiver):
         return False
-    if func.attr.value == "cpu" and names_module(receiver):
+    if func.attr.value == "cpu" and (names_module(receiver) or _self_is_module(receiver, ctx)):
         return False
     return not _copied_before(receiver, ctx) and not ctx.in_error_path()
 
@@ -168,11 +176,13 @@ def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     """What makes a value a device tensor, as text: a tensor reduction call or a known tensor."""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         method = value.func.attr.value
+        receiver = value.func.value
         if (
             method in _PRINTED_METHODS
             and ctx.qualname(value.func) is None
-            and not ctx.is_host_value(value.func.value)
-            and not names_module(value.func.value)
+            and not ctx.is_host_value(receiver)
+            and not names_module(receiver)
+            and not _keyed_by_name(receiver)
         ):
             return f"... .{method}()"
     if ctx.is_tensor(value) and not ctx.is_host_value(value):
@@ -193,6 +203,16 @@ def in_step_closure(ctx: FileContext) -> bool:
     return False
 
 
+def _keyed_by_name(receiver: cst.BaseExpression) -> bool:
+    """`df["loss"]`, `stats["acc"]`: a column or a dict entry, not a tensor (tensors take no string keys)."""
+    if not isinstance(receiver, cst.Subscript) or len(receiver.slice) != 1:
+        return False
+    index = receiver.slice[0].slice
+    return isinstance(index, cst.Index) and isinstance(
+        index.value, (cst.SimpleString, cst.ConcatenatedString)
+    )
+
+
 _NUMBER_CONVERSIONS = frozenset({"float", "int"})
 
 
@@ -204,7 +224,7 @@ class HostSync(Checker):
         "NL704": ("symbol", "periodic"),
         "NL705": ("symbol", "periodic"),
     }
-    triggers = ("cpu", "print(", "{", "float(", "int(")
+    triggers = ("cpu", "print(", "torch")
 
     @on(cst.Call)
     def to_cpu(self, node: cst.Call, ctx: FileContext) -> None:
@@ -216,7 +236,7 @@ class HostSync(Checker):
         receiver = func.value
         if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
             return
-        if names_module(receiver) or (isinstance(receiver, cst.Name) and receiver.value == "self"):
+        if names_module(receiver) or _self_is_module(receiver, ctx):
             return  # `model.to("cpu")` moves a module's weights; no value is read
         ctx.report("NL703", func.attr, end_node=node, symbol='.to("cpu")', **periodic_facts(node, ctx))
 
