@@ -559,3 +559,35 @@ def test_module_moves_and_host_joins_are_not_syncs(tmp_path):
             return labels
         """,
     )
+
+
+def test_reads_once_per_epoch_are_info_and_compute_loss_is_a_step(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def train(model, loader, num_epochs):
+            for epoch in range(num_epochs):
+                total = torch.zeros(())
+                for batch in loader:
+                    loss = model(batch)
+                    for key in batch:
+                        batch[key] = batch[key]
+                    seen = loss.item()  # expect: NL701
+                    total += loss.detach()
+                print(f"epoch {epoch}: {total}")  # expect: NL704
+
+
+        class Trainer:
+            def _compute_loss(self, model, inputs):
+                loss = model(**inputs).loss
+                self.metrics.append(loss.mean().item())  # expect: NL701
+                return loss
+        """,
+    )
+    by_line = {f.line: f for f in findings}
+    assert by_line[11].severity is Severity.WARNING  # per step, after a small inner loop
+    assert by_line[13].severity is Severity.INFO and "once per epoch" in by_line[13].message
+    assert by_line[19].severity is Severity.WARNING  # _compute_loss runs once per step

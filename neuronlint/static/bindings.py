@@ -500,7 +500,7 @@ _KERNEL_DECORATORS = {
 }
 _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"})
 # Functions that run once per step: forward passes and Lightning/trainer step hooks.
-_STEP_FUNCTION = re.compile(r"^(_?forward(_\w+)?|\w*_step|step)$")
+_STEP_FUNCTION = re.compile(r"^(_?forward(_\w+)?|\w*_step|step|_?compute_loss)$")
 # Data-pipeline code runs on the CPU in loader workers (classes by their base or own name).
 _HOST_CLASS = re.compile(r"(Dataset|Collator|DataCollator|Tokenizer)$")
 # A sampler is data-pipeline code only as torch.utils.data's kind (by base): a diffusion or token
@@ -564,6 +564,41 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _enter_loop(scope: Scope, per_epoch: bool) -> None:
+    scope.loop_depth += 1
+    scope.epoch_loops.append(per_epoch)
+
+
+_EPOCH = re.compile(r"epoch", re.IGNORECASE)
+
+
+def _names_epochs(node: cst.BaseExpression) -> bool:
+    """Whether a loop's target, iterable or test names epochs: `epoch`, `range(args.num_epochs)`,
+    `while epoch < max_epochs` (names and attributes, one call deep; no subtree walk)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cst.Name):
+            if _EPOCH.search(item.value):
+                return True
+        elif isinstance(item, cst.Attribute):
+            if _EPOCH.search(item.attr.value):
+                return True
+        elif isinstance(item, cst.Call):
+            stack.extend(a.value for a in item.args)
+        elif isinstance(item, (cst.Tuple, cst.List)):
+            stack.extend(e.value for e in item.elements)
+        elif isinstance(item, (cst.Comparison, cst.BinaryOperation)):
+            stack.append(item.left)
+            if isinstance(item, cst.BinaryOperation):
+                stack.append(item.right)
+            else:
+                stack.extend(c.comparator for c in item.comparisons)
+    return False
+
+
 # Bases that make a class a module: `nn.Module`, `LightningModule`, `PreTrainedModel`, `ModelMixin`.
 _MODULE_BASE = re.compile(r"(Module|Model|ModelMixin)$")
 
@@ -744,14 +779,17 @@ class Bindings(Checker):
 
     @on(cst.For)
     def enter_for(self, node: cst.For, ctx: FileContext) -> None:
-        ctx.scope.loop_depth += 1
+        _enter_loop(ctx.scope, _names_epochs(node.target) or _names_epochs(node.iter))
         ctx.evaluated_once.add(id(node.iter))
         _loop_target(node.target, node.iter, ctx)
 
     @on(cst.While)
     def enter_while(self, node: cst.While, ctx: FileContext) -> None:
-        ctx.scope.loop_depth += 1
+        _enter_loop(ctx.scope, _names_epochs(node.test))
 
     @on(cst.For, cst.While, leave=True)
     def leave_loop(self, node: cst.CSTNode, ctx: FileContext) -> None:
-        ctx.scope.loop_depth -= 1
+        scope = ctx.scope
+        scope.loop_depth -= 1
+        if scope.epoch_loops:
+            scope.epoch_loops.pop()

@@ -65,6 +65,9 @@ class Scope:
     by_path: bool = False  # `site` is SITE_HOST only because the file sits in a data-pipeline path
     tensor_attrs: set[str] | None = None  # class scopes: `self.<name>` attributes holding tensors
     module_class: bool = False  # class scopes: a subclass of `nn.Module` (or a `*Module`/`*Model` base)
+    # One flag per loop being visited in this scope, outermost first: whether it is an epoch loop
+    # (`for epoch in range(cfg.num_epochs)`), whose body runs once per epoch, not once per step.
+    epoch_loops: list[bool] = field(default_factory=list)
 
 
 _WS = re.compile(r"\s+")

@@ -162,6 +162,7 @@ class ApiNames(Checker):
                 names["cuda_guarded"] = None  # behind `if torch.cuda.is_available():`
             if entry["kind"] == "method" and entry["name"] in HOST_COPY_METHODS:
                 names["periodic"] = None  # under `if step % N == 0:`
+                names["per_pass"] = None  # after an inner loop: once per epoch
         return {rule: tuple(names) for rule, names in facts.items()}
 
     @on(cst.Attribute)

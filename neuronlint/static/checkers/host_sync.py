@@ -168,8 +168,16 @@ def _tests_modulo(test: cst.BaseExpression) -> bool:
 
 
 def periodic_facts(node: cst.CSTNode, ctx: FileContext) -> dict[str, bool]:
-    """`{"periodic": True}` for a host read under `if step % N == 0:` (every N iterations), else {}."""
-    return {"periodic": True} if ctx.in_loop and every_n_steps(node, ctx) else {}
+    """How often a host read in a loop runs, when it is not every iteration of a hot loop:
+    `{"periodic": True}` under `if step % N == 0:` (every N iterations), `{"per_pass": True}` when
+    the innermost loop is an epoch loop (`for epoch in range(n_epochs): ... float(epoch_loss)`:
+    once per epoch); else {}."""
+    if not ctx.in_loop:
+        return {}
+    if every_n_steps(node, ctx):
+        return {"periodic": True}
+    loops = ctx.scope.epoch_loops
+    return {"per_pass": True} if loops and loops[-1] else {}
 
 
 def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
@@ -220,9 +228,9 @@ class HostSync(Checker):
     """`.to("cpu")` copies (NL703) and printed device tensors (NL704); .item()/.cpu()... are [[api]] rows."""
 
     emits = {
-        "NL703": ("symbol", "periodic"),
-        "NL704": ("symbol", "periodic"),
-        "NL705": ("symbol", "periodic"),
+        "NL703": ("symbol", "periodic", "per_pass"),
+        "NL704": ("symbol", "periodic", "per_pass"),
+        "NL705": ("symbol", "periodic", "per_pass"),
     }
     triggers = ("cpu", "print(", "torch")
 
