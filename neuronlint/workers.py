@@ -46,8 +46,11 @@ def _worker_main(
     fn: Callable[[Any], Any],
     initializer: Callable[..., None] | None,
     initargs: tuple,
+    inherited: Sequence[Any] = (),
 ) -> None:  # pragma: no cover - runs in the worker process
     _die_with_parent()
+    for other in inherited:  # forked copies of the parent's ends of other workers' pipes: with them
+        other.close()  # open, those workers would not see end of file when the parent dies
     faulthandler.disable()  # a crash is reported by the parent, as a finding on the file
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     if os.getppid() != parent:
@@ -74,10 +77,20 @@ def _worker_main(
 
 
 class _Worker:
-    def __init__(self, context: Any, fn: Callable, initializer: Callable | None, initargs: tuple) -> None:
+    def __init__(
+        self,
+        context: Any,
+        fn: Callable,
+        initializer: Callable | None,
+        initargs: tuple,
+        others: Sequence[_Worker] = (),
+    ) -> None:
         self.conn, child = context.Pipe(duplex=True)
+        inherited = [w.conn for w in others] if context.get_start_method() == "fork" else []
         self.process = context.Process(
-            target=_worker_main, args=(child, os.getpid(), fn, initializer, initargs), daemon=True
+            target=_worker_main,
+            args=(child, os.getpid(), fn, initializer, initargs, inherited),
+            daemon=True,
         )
         self.process.start()
         child.close()
@@ -146,11 +159,11 @@ def run(
             queue.extendleft(reversed(worker.pending))  # the rest are innocent: run them again
         pool.remove(worker)
         if queue or any(w.pending for w in pool):
-            pool.append(_Worker(context, fn, initializer, initargs))
+            pool.append(_Worker(context, fn, initializer, initargs, pool))
 
     try:
         for _ in range(max(1, min(workers, len(tasks)))):
-            pool.append(_Worker(context, fn, initializer, initargs))
+            pool.append(_Worker(context, fn, initializer, initargs, pool))
         while remaining:
             for worker in pool:
                 feed(worker)

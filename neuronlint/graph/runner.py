@@ -5,11 +5,13 @@ resource.setrlimit(RLIMIT_AS) before importing anything heavy; this side enforce
 limit by killing the child's whole process group. Whatever happens - exception, crash, hang,
 allocation failure - the caller gets a ChildOutcome with the reason and the stage it happened in.
 
-Containment (`_Contained`): the child runs in its own process group and session, gets SIGKILL
-when this process dies (PR_SET_PDEATHSIG, Linux), and this process is a child subreaper
-(PR_SET_CHILD_SUBREAPER), so anything the child starts - in its group, in a new session, forked -
-stays a descendant of ours. When a batch ends, however it ends (result, crash, timeout, Ctrl-C,
-SIGTERM), the group and every remaining descendant are killed. The timeout runs on this side's
+Containment (`_Contained`): the child runs in its own process group and session, and this
+process is a child subreaper (PR_SET_CHILD_SUBREAPER), so anything the child starts - in its
+group, in a new session, forked - stays a descendant of ours. When a batch ends, however it ends
+(result, crash, timeout, Ctrl-C, SIGTERM), the group and every remaining descendant are killed.
+When this process is SIGKILLed and runs nothing, the child tears itself down (child/keeper.py: a
+keeper process sees the end of a pipe only we hold open, a thread sees its parent pid change), and
+the keeper also ends the batch after its whole time budget whatever happens here. The timeout runs on this side's
 clock: the child's progress lines only say which target it is on, and a target only counts as
 started when its number grows. The child's output is captured to a file capped at
 `OUTPUT_CAP` bytes; a child that writes more is stopped.
@@ -29,10 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from neuronlint.graph.child.keeper import descendants as _descendants
+
 DEFAULT_TIMEOUT = 300.0  # seconds
 DEFAULT_MEMORY_LIMIT = 6 * 1024**3  # bytes of address space; torch alone maps about 0.6 GiB
 OUTPUT_CAP = 64 * 1024**2  # bytes of stdout + stderr a traced model may write
-_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+KEEPER_MARGIN = 60.0  # seconds the child's own deadline allows beyond ours
+_PR_SET_CHILD_SUBREAPER = 36
 
 STAGE_TEXT = {
     "startup": "starting (importing torch)",
@@ -119,11 +124,16 @@ def _run_batch(
         work = Path(workdir)
         request_path, stderr_path = work / "request.json", work / "stderr.txt"
         progress_path = work / "progress.jsonl"
+        keeper_read, keeper_write = os.pipe()  # only we hold the write end: its end means we died
         request = {
             "root": str(root),
             "memory_limit": memory_limit,
             "first_index": first,
             "targets": targets[first:],
+            "parent": os.getpid(),
+            "keeper_fd": keeper_read,
+            # start-up and each target have `timeout` each (see the loop below), plus a margin
+            "budget": timeout * (len(targets) - first + 1) + KEEPER_MARGIN,
         }
         request_path.write_text(json.dumps(request), encoding="utf-8")
         env = dict(os.environ)
@@ -132,17 +142,20 @@ def _run_batch(
         env["PYTHONFAULTHANDLER"] = "1"  # a crash leaves a Python stack in stderr
         started = time.time()
         remaining = len(targets) - first
-        with open(stderr_path, "wb") as stderr, _Contained() as contained:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "neuronlint.graph.child", str(request_path), str(work)],
-                stdin=subprocess.DEVNULL,
-                stdout=stderr,
-                stderr=stderr,
-                cwd=str(root),
-                env=env,
-                start_new_session=True,  # its own process group: a timeout kills everything it started
-                preexec_fn=_die_with_parent,
-            )
+        with open(stderr_path, "wb") as stderr, _Contained(keeper_write) as contained:
+            try:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "neuronlint.graph.child", str(request_path), str(work)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=stderr,
+                    stderr=stderr,
+                    cwd=str(root),
+                    env=env,
+                    start_new_session=True,  # its own process group: a timeout kills all it started
+                    pass_fds=(keeper_read,),
+                )
+            finally:
+                os.close(keeper_read)
             contained.process = process
             timed_out = False
             overflow = False
@@ -289,46 +302,11 @@ def _libc():
     return ctypes.CDLL(name, use_errno=True) if name else None
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL when the process that started it dies (Linux)."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = _libc()
-            if libc is not None:
-                libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except OSError:
-            pass
-
-
-def _descendants(pid: int) -> list[int]:
-    """Every live descendant of `pid`, from /proc (empty where there is no /proc)."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    found, stack = [], [pid]
-    while stack:
-        for child in children.get(stack.pop(), ()):
-            found.append(child)
-            stack.append(child)
-    return found
-
-
 class _Contained:
     """Kill the tracing child's group and every process it left behind, on any exit from the block."""
 
-    def __init__(self) -> None:
+    def __init__(self, keeper_write: int | None = None) -> None:
+        self.keeper_write = keeper_write  # closed last: the child's keeper tears down on its end
         self.process: subprocess.Popen | None = None
         self._before: set[int] = set()
         self._previous_term: Any = None
@@ -378,6 +356,9 @@ class _Contained:
             except subprocess.TimeoutExpired:
                 pass
         self._reap()
+        if self.keeper_write is not None:
+            os.close(self.keeper_write)
+            self.keeper_write = None
         if self._subreaper:
             try:
                 _libc().prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)

@@ -19,7 +19,8 @@ Pipeline:
 Modules, in pipeline order: __main__ (entry: memory cap, progress file, result files), progress,
 failures (classify an exception), build (model on meta, inputs), strategies (export, symbolic
 trace, partial run, tried in order for each target), lower (core-ATen decomposition on fake
-tensors), collect (op records and torch's facts about each op). The parent process never imports
-this package: only __main__, progress and failures are free of torch at import, and __main__ imports
-the others after it has capped its memory.
+tensors), collect (op records and torch's facts about each op), keeper (the child's group dies with
+the parent, even a SIGKILLed one). The parent process imports only keeper's process-tree helper
+from this package: only __main__, progress, failures and keeper are free of torch at import, and
+__main__ imports the others after it has capped its memory.
 """

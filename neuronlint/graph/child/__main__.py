@@ -1,6 +1,7 @@
 """`python -m neuronlint.graph.child REQUEST.json RESULT_DIR`: the child's entry point.
 
-Caps the address space first, then imports torch and the modules that need it (inside the same
+Starts the keeper (keeper.py: the child's group dies with the parent), caps the address space,
+then imports torch and the modules that need it (inside the same
 guard, so that a torch that does not fit under the cap is a recorded failure), then traces each
 target of the request into RESULT_DIR/result-<i>.json.
 """
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from neuronlint.graph.child import keeper
 from neuronlint.graph.child.failures import failure, is_memory_error
 from neuronlint.graph.child.progress import Progress
 from neuronlint.graph.sourcemap import UserCode
@@ -31,6 +33,8 @@ def main(argv: list[str]) -> int:
     """`child REQUEST.json RESULT_DIR`: trace request["targets"][i] into RESULT_DIR/result-<i>.json."""
     request_path, result_dir = Path(argv[0]), Path(argv[1])
     request = json.loads(request_path.read_text(encoding="utf-8"))
+    if request.get("parent"):  # started by runner.py: die with it, even when it is SIGKILLed
+        keeper.start(request["parent"], request.get("keeper_fd"), request.get("budget"))
     _cap_memory(request.get("memory_limit"))
     faulthandler.enable()  # a crash prints the Python stack: the parent maps it to the user's line
     faulthandler.register(signal.SIGUSR1, all_threads=False)  # the parent asks for it before a timeout kill
