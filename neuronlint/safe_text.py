@@ -8,7 +8,9 @@ the scanned repository. Reports print them into terminals and CI logs, where:
   runner's legacy parser also acts on `##[`;
 - Markdown renders backticks, brackets and HTML.
 
-`printable` makes one field safe on one line; `neutralise_lines` is the last pass over a whole
+`printable` makes one field safe on one line; `visible_controls` does the same for text that keeps
+its newlines (the last pass over every segment rich renders, so that with colour on only
+neuronlint's own styles reach the terminal); `neutralise_lines` is the last pass over a whole
 rendered log so that no line neuronlint prints can be a command; `code_span` and `url_path` are for
 Markdown and HTML.
 """
@@ -22,8 +24,10 @@ WORD_JOINER = "\u2060"  # invisible, not whitespace: `:⁠:` and `##⁠[` are no
 
 # C0 controls but tab, DEL, C1 controls, and the bidirectional overrides of "Trojan Source".
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _LEGACY_COMMAND = re.compile(r"##\[")
-_LINE_COMMAND = re.compile(r"^(\s*):(?=:)", re.M)
+# Leading whitespace and the SGR styles neuronlint itself writes (colour on) before a `::`.
+_LINE_COMMAND = re.compile(r"^((?:\s|\x1b\[[0-9;]*m)*):(?=(?:\x1b\[[0-9;]*m)*:)", re.M)
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -38,6 +42,11 @@ def printable(text: str) -> str:
     if "##[" in text:
         text = _LEGACY_COMMAND.sub("##" + WORD_JOINER + "[", text)
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def visible_controls(text: str) -> str:
+    """`printable` for text that may span lines: newlines stay, every other control is shown."""
+    return _CONTROL_IN_LINES.sub(_visible, text)
 
 
 def neutralise_lines(text: str) -> str:

@@ -16,6 +16,7 @@ import os
 import random
 import subprocess
 import time
+import warnings
 from pathlib import Path
 
 from tests.conftest import FIXTURES, scan_paths
@@ -210,7 +211,17 @@ def test_fuzz_scan_never_errors_or_crashes(tmp_path: Path) -> None:
                 data = data.replace(b"import", b'[project]\ndependencies = ["cupy"]\n', 1)
             (batch / name).write_bytes(data)
         files = len(list(batch.iterdir()))
-        result = scan_paths([batch], cwd=batch, select=["ALL"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = scan_paths([batch], cwd=batch, select=["ALL"])
+        # A scanned file's SyntaxWarning (invalid escapes, `is` with a literal) is not ours to print.
+        parse_warnings = [
+            str(w.message)
+            for w in caught
+            if issubclass(w.category, (SyntaxWarning, DeprecationWarning))
+            and w.filename in ("<unknown>", "<cell>")
+        ]
+        assert not parse_warnings, f"seed {SEED} round {rounds}: {parse_warnings[:3]}"
         internal = [(f.path, f.message) for f in result.findings if f.rule == "NL002"]
         assert not internal, f"seed {SEED} round {rounds}: {internal[:3]}"
         assert len(result.files) == files

@@ -115,6 +115,18 @@ def test_isolated_analysis_survives_crash_hang_and_memory() -> None:
     assert parse_guard.isolated(sum, [1, 2, 3]) == 6
 
 
+def test_fuzz_scanned_files_warnings_are_not_printed(tmp_path: Path) -> None:
+    """Found by the long fuzz run: a scanned file's invalid escape reached the warnings machinery
+    (the position pass parsed it again, and literal evaluation evaluated it)."""
+    import warnings
+
+    (tmp_path / "w.py").write_bytes(CUDA + b's = "\\:"\nif x is 1:\n    pass\n')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert [f.rule for f in scan_paths([tmp_path], cwd=tmp_path).findings] == ["NL101"]
+    assert [str(w.message) for w in caught] == []
+
+
 def test_1_23_cr_only_line_endings_give_real_lines(tmp_path: Path) -> None:
     (tmp_path / "cr.py").write_bytes(b"import torch\r\rx = torch.zeros(1).cuda()\r")
     result = scan_paths([tmp_path], cwd=tmp_path)
@@ -804,6 +816,27 @@ def test_8_06_text_format_neutralises_escapes_and_commands(injecting_repo: Path)
     _no_command_lines(cli.stdout)
     assert "\\x1b[2J" in cli.stdout  # shown, not executed
     assert "add-mask" in cli.stdout  # the source line is shown, neutralised
+
+
+@pytest.mark.parametrize("view", [["--full"], []], ids=["full", "triage"])
+def test_8_07_forced_colour_adds_only_our_own_styles(injecting_repo: Path, view: list[str]) -> None:
+    """FORCE_COLOR with output to a pipe (CI logs): rich writes its SGR styles, and nothing else.
+    Stripping those styles must give exactly the plain report, which has no control character."""
+    import re
+
+    for name in ("[link=https:evil]markup.py", "[bold]b.py"):  # rich markup, were it parsed
+        (injecting_repo / name).write_bytes(CUDA)
+    base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+    plain = _cli(["scan", ".", "--no-cache", *view], injecting_repo, env=base)
+    forced = _cli(["scan", ".", "--no-cache", *view], injecting_repo, env={**base, "FORCE_COLOR": "1"})
+    assert plain.returncode == forced.returncode == 1, forced.stderr
+    assert "\x1b[" in forced.stdout  # the colour is on
+    _no_command_lines(plain.stdout)
+    styles_removed = re.sub(r"\x1b\[[0-9;]*m", "", forced.stdout)
+    assert styles_removed == plain.stdout
+    assert "\\x1b[2J" in forced.stdout and "\\x1b[31mansi_name" in forced.stdout  # shown, not run
+    for line in styles_removed.splitlines():
+        assert not line.lstrip().startswith("::"), line
 
 
 def test_8_09_markdown_paths_are_code_spans_that_cannot_break_out(tmp_path: Path) -> None:

@@ -160,16 +160,17 @@ def render_text(results: list[TraceResult], report: Any) -> str:
     import io
     import os
 
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from neuronlint.formats import plural, render, summary
+    from neuronlint.formats.text import safe_console
+    from neuronlint.safe_text import neutralise_lines
 
     buffer = io.StringIO()
     force = os.environ.get("FORCE_COLOR") is not None
     width = max(100, shutil.get_terminal_size((120, 24)).columns)
-    console = Console(
+    console = safe_console(  # model code's exception text is scanned text too
         file=buffer,
         width=width,
         highlight=False,
@@ -226,7 +227,7 @@ def render_text(results: list[TraceResult], report: Any) -> str:
                 f"has {params['hbm_gib_per_chip']} GiB HBM (weights need {params['chips_for_weights']} chip(s))"
             )
         console.print()
-    text = buffer.getvalue()
+    text = neutralise_lines(buffer.getvalue())  # model names and exception text come from the model
     findings_text = render("text", report)
     text += "\n".join(line for line in findings_text.splitlines() if not line.startswith("Scanned ")) + "\n"
     counts = summary(report.findings)["by_severity"]

@@ -196,15 +196,18 @@ def _item_per_line(items: list[str], count: int, is_list: bool) -> list[int]:
 
 def _syntax_error(source: str) -> tuple[str, int] | None:
     import ast
+    import warnings
 
     try:
-        compile(
-            source,
-            "<cell>",
-            "exec",
-            flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
-            dont_inherit=True,
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a scanned cell's SyntaxWarnings are not ours to print
+            compile(
+                source,
+                "<cell>",
+                "exec",
+                flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+                dont_inherit=True,
+            )
     except SyntaxError as exc:
         return f"{exc.msg} (cell line {exc.lineno})", exc.lineno or 1
     except (ValueError, RecursionError, MemoryError) as exc:

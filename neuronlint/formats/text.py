@@ -20,13 +20,38 @@ from typing import TYPE_CHECKING
 from neuronlint.findings import CATEGORIES, Finding, Severity
 from neuronlint.formats import Report, plural, summary
 from neuronlint.formats import triage as triage_view
-from neuronlint.safe_text import neutralise_lines, printable
+from neuronlint.safe_text import neutralise_lines, printable, visible_controls
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
 _STYLE = {"blocker": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def safe_console(**options: object) -> Console:
+    """A rich Console whose output carries no control character but the styles it adds itself.
+
+    Every segment rich renders, whatever the renderable (Text, tables, markup-free strings), has its
+    text passed through `visible_controls`: an ESC in a file name or a source line is shown as
+    `\\x1b`, also when colour is on (a terminal, FORCE_COLOR), and only rich's own style codes,
+    written around the segments, reach the output. Fields are made `printable` where they are
+    inserted too, so that the layout counts what is shown. (rich is imported here, not at the
+    module's top: plain output never loads it.)
+    """
+    from rich.console import Console
+    from rich.segment import Segment
+
+    class SafeConsole(Console):
+        def render(self, renderable, options=None):  # type: ignore[no-untyped-def, override]
+            for segment in super().render(renderable, options):
+                if segment.control is None and segment.text and not segment.text.isprintable():
+                    cleaned = visible_controls(segment.text)
+                    if cleaned != segment.text:
+                        segment = Segment(cleaned, segment.style, segment.control)
+                yield segment
+
+    return SafeConsole(**options)  # type: ignore[arg-type]
 
 
 def _source_lines(path: str, cache: dict[str, list[str]]) -> list[str]:
@@ -107,7 +132,6 @@ def render(report: Report) -> str:
         plain = _plain_quiet(report)
         if plain is not None:
             return plain
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -115,7 +139,7 @@ def render(report: Report) -> str:
     # The command decides colour and width from the real stdout (cli/scan.py::terminal_style):
     # rendering into a StringIO, rich alone would see no terminal and drop every style.
     color = report.options.color
-    console = Console(
+    console = safe_console(
         file=buffer,
         force_terminal=color,
         color_system="auto" if color else None,
@@ -174,14 +198,15 @@ def _print_causes(console: Console, view: triage_view.Triage, report: Report) ->
         severity = cause.severity.value
         line = Text(f"{number:>3}. ")
         line.append(f"{severity:<8}", style=_STYLE[severity])
-        line.append(f"{cause.headline}  ")
+        line.append(f"{printable(cause.headline)}  ")
         line.append(f"[{cause.id}]", style="dim")
         console.print(line, soft_wrap=report.options.width is None)
         console.print(
-            Text(f"       fix:   {cause.change}", style="green"), soft_wrap=report.options.width is None
+            Text(f"       fix:   {printable(cause.change)}", style="green"),
+            soft_wrap=report.options.width is None,
         )
         console.print(
-            Text(f"       where: {triage_view.where(cause)}", style="dim"),
+            Text(f"       where: {printable(triage_view.where(cause))}", style="dim"),
             soft_wrap=report.options.width is None,
         )
     hidden = view.causes[triage_view.MAX_CAUSES :]
@@ -207,7 +232,7 @@ def _print_detail(console: Console, report: Report, findings: list[Finding]) -> 
             by_file[f.path].append(f)
     cache: dict[str, list[str]] = {}
     for path in sorted(by_file):
-        console.print(Text(path, style="bold underline"))
+        console.print(Text(printable(path), style="bold underline"))
         lines = _source_lines(path, cache) if report.show_source else []
         for f in by_file[path]:
             # Piped: long messages stay one line (greppable). On a terminal rich wraps them at its
@@ -255,9 +280,10 @@ def _print_file_counts(console: Console, findings: list[Finding]) -> None:
 
     ranked = triage_view.file_counts(findings)
     console.print(Text(f"Findings by file ({len(ranked):,} files, most severe first):", style="bold"))
-    width = min(70, max((len(path) for path, _ in ranked[: triage_view.MAX_FILES]), default=0))
-    for path, counts in ranked[: triage_view.MAX_FILES]:
-        console.print(f"  {path:<{width}}  {triage_view.count_text(counts)}", soft_wrap=True)
+    shown = [(printable(path), counts) for path, counts in ranked[: triage_view.MAX_FILES]]
+    width = min(70, max((len(path) for path, _ in shown), default=0))
+    for path, counts in shown:  # a file name is text, never rich markup (`[link=…]`)
+        console.print(f"  {path:<{width}}  {triage_view.count_text(counts)}", soft_wrap=True, markup=False)
     if len(ranked) > triage_view.MAX_FILES:
         console.print(
             f"  … {triage_view.plural(len(ranked) - triage_view.MAX_FILES, 'more file')}: "

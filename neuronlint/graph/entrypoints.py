@@ -12,6 +12,7 @@ import importlib.util
 import os
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,13 +61,19 @@ def parse_entrypoint(text: str) -> Entrypoint:
     return Entrypoint(text=text, attr=attr, module=left)
 
 
+def _parse(data: bytes) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a scanned file's SyntaxWarnings are not ours to print
+        return ast.parse(data)
+
+
 def locate(entry: Entrypoint, root: Path) -> tuple[str, int] | None:
     """(file, line) of the `def`/`class` the entrypoint names, by parsing its file; None if unknown."""
     source = entry.source_file(root)
     if source is None:
         return None
     try:
-        tree = ast.parse(source.read_bytes())
+        tree = _parse(source.read_bytes())
     except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
         return str(source), 1
     scope: list[ast.stmt] = tree.body
@@ -164,7 +171,7 @@ def discover(paths: list[Path], root: Path, exclude: list[str] | None = None) ->
         if file.suffix != ".py":
             continue
         try:
-            tree = ast.parse(file.read_bytes())
+            tree = _parse(file.read_bytes())
         except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
             continue
         for node in tree.body:

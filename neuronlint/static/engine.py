@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
+import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -203,6 +204,13 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine 
     A file that would parse, but not in bounded time, memory or stack (parse_guard), becomes one
     NL001 finding instead.
     """
+    with warnings.catch_warnings():  # a scanned file's SyntaxWarnings (invalid escapes, `is 1`) are
+        warnings.simplefilter("ignore", SyntaxWarning)  # not ours to print: parsing and literal
+        warnings.filterwarnings("ignore", "invalid escape sequence", DeprecationWarning)  # evaluation
+        return _analyze_guarded(rel_path, data, static_data, engine)
+
+
+def _analyze_guarded(rel_path: str, data: bytes, static_data: Any, engine: Engine | None) -> FileResult:
     if engine is None:
         engine = default_engine(static_data)
     if b"\r" in data:  # CR-only line endings (old Mac files) are newlines for Python, and for positions

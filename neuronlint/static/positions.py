@@ -11,6 +11,7 @@ module is generated instead, so positions are exact either way."""
 from __future__ import annotations
 
 import ast
+import warnings
 from bisect import bisect_right
 from collections.abc import Iterable
 from itertools import accumulate
@@ -78,7 +79,9 @@ def _parse_starts(source: bytes, module: cst.Module) -> tuple[dict[int, set[int]
     """From the stdlib parser: line -> columns where statements begin, and the first line of each
     module-level statement of `module` (after its leading comments). None if the two trees disagree."""
     try:
-        tree = ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a scanned file's SyntaxWarnings are not ours to print
+            tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 
