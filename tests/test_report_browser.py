@@ -325,3 +325,81 @@ def test_report_loads_cleanly_renders_charts_and_sorts(tmp_path: Path) -> None:
             shutil.copy(tmp_path / "report.png", Path(keep) / "report-fixtures.png")
     finally:
         browser.close()
+
+
+@pytest.mark.slow
+def test_report_policy_allows_only_its_own_style_and_script(tmp_path: Path) -> None:
+    """The report's Content-Security-Policy has no 'unsafe-inline': its own stylesheet and script
+    run (allowed by hash: the page is styled, its table sorts), while a `javascript:` link, an
+    event-handler attribute or a style attribute put into the page does nothing. The hostile file
+    name from the reliability probe (8.12) is in the report, written at the scanned root."""
+    root = tmp_path / "x"
+    root.mkdir()
+    (root / "javascript:document.title='XSS-RAN'<!--.py").write_bytes(
+        b"import torch\nx = torch.zeros(1).cuda()\n"
+    )
+    (root / "m.py").write_bytes(b"import torch\n" + b"y = torch.zeros(1).cuda()\n" * 3)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "neuronlint",
+            "report",
+            ".",
+            "-f",
+            "html",
+            "-o",
+            "report.html",
+            "--no-cache",
+            "-q",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    html = (root / "report.html").read_text(encoding="utf-8")
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html).group(1)
+    assert "unsafe-inline" not in policy and "'sha256-" in policy
+    assert not re.search(r"\sstyle=", html)
+    browser = Browser(tmp_path / "profile")
+    try:
+        browser.load((root / "report.html").as_uri())
+        assert browser.problems() == []  # the hashed stylesheet and script were accepted
+        title = browser.evaluate("document.title")
+        assert title.startswith("Neuron migration report")
+        # Styled by the stylesheet (a grade badge has its palette colour from a class).
+        background = browser.evaluate(
+            "getComputedStyle(document.querySelector('span.grade')).backgroundColor"
+        )
+        assert background not in ("", "rgba(0, 0, 0, 0)", "transparent"), background
+        # The script ran: a sortable header sorts.
+        assert browser.evaluate(
+            "(() => { const th = document.querySelector('table.sortable th'); th.click();"
+            " return th.getAttribute('aria-sort'); })()"
+        ) in ("ascending", "descending")
+        # The file's link is relative: it cannot be a javascript: URL.
+        assert (
+            browser.evaluate(
+                "Array.from(document.querySelectorAll('a[href]')).filter(a => a.protocol === 'javascript:').length"
+            )
+            == 0
+        )
+        # What injected markup could do, were it ever unescaped: blocked by the policy.
+        browser.evaluate(
+            "(() => { const a = document.createElement('a'); a.href = \"javascript:document.title='XSS-RAN'\";"
+            " document.body.appendChild(a); a.click();"
+            " const d = document.createElement('div'); d.innerHTML = "
+            '\'<img src="data:,x" onerror="document.title=\\\'XSS-RAN\\\'">'
+            '<b id="styled" style="color: rgb(1, 2, 3)">x</b>\';'
+            " document.body.appendChild(d); })()"
+        )
+        time.sleep(0.5)
+        browser.evaluate("1")  # drain the events
+        assert browser.evaluate("document.title") == title
+        assert browser.evaluate("getComputedStyle(document.getElementById('styled')).color") != "rgb(1, 2, 3)"
+        refused = [p for p in browser.problems() if "Content Security Policy" in p]
+        assert refused, browser.problems()  # the browser saw and refused them
+    finally:
+        browser.close()

@@ -1,6 +1,8 @@
 """The migration report as one self-contained HTML file: inline CSS, inline SVG charts, a few lines of
 inline script for sortable tables and the findings filter. No network access (a Content-Security-
-Policy forbids it), so the file works offline and can be attached to a ticket as is.
+Policy forbids it), so the file works offline and can be attached to a ticket as is. The policy
+allows that one stylesheet and that one script by their hashes and nothing inline besides (no
+style or event-handler attributes, no `javascript:` links): colours are classes (`bg()`, `fg()`).
 
 The markup is in Jinja2 templates (templates/report.html.j2 and one file per section under
 templates/sections/), rendered with autoescape; the stylesheet and the script are assets/report.css
@@ -20,7 +22,43 @@ from neuronlint.report import charts
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 ASSETS = HERE / "assets"
-CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+# The one <style> and the one <script> are allowed by their SHA-256 (computed when the report is
+# rendered), nothing else is: no 'unsafe-inline', so no style attribute, no event handler attribute
+# and no `javascript:` URL can run, whatever a file name or message puts into the page.
+CSP = (
+    "default-src 'none'; style-src '{style}'; script-src '{script}'; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
+_COLOR = re.compile(r"#[0-9a-f]{6}")
+
+
+def _colors() -> list[str]:
+    """Every colour the templates may ask a class for (the charts' fixed palettes)."""
+    known = [*charts.GRADE_COLORS.values(), *charts.SEVERITY_COLORS.values(), *charts.PALETTE]
+    known.append(charts.grade_color(""))
+    return list(dict.fromkeys(known))
+
+
+def _color_class(prefix: str) -> Callable[[str], str]:
+    def name(color: str) -> str:
+        if not _COLOR.fullmatch(color):
+            raise ValueError(f"not a chart colour: {color!r}")
+        return f"{prefix}-{color[1:]}"
+
+    return name
+
+
+def _color_css() -> str:
+    """Classes for the palette colours: the templates use classes, never a style attribute."""
+    rules = [f".bg-{c[1:]} {{ background:{c}; }}\n.fg-{c[1:]} {{ color:{c}; }}" for c in _colors()]
+    return "\n".join(rules) + "\n"
+
+
+def _hash_source(text: str) -> str:
+    import base64
+    import hashlib
+
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 # A line break and the indentation after it carry no meaning in the templates: they are removed at
 # load time, so that markup can be laid out on several lines and the output stays as compact as
@@ -52,6 +90,8 @@ def _helpers() -> dict[str, Callable[..., Any]]:
         "severity_colors": list(charts.SEVERITY_COLORS.items()),
         "sev_rank": _sev_rank,
         "area_color": _area_color,
+        "bg": _color_class("bg"),  # class="{{ bg(color) }}": a background from the palette
+        "fg": _color_class("fg"),
         "grade_bands": lambda grades: [(g["grade"], g["below"]) for g in grades],
         "area_segments": lambda areas: [
             (a["title"], a["points"], _area_color(i)) for i, a in enumerate(areas)
@@ -105,9 +145,9 @@ def render(report: dict[str, Any]) -> str:
     if not _ENV:
         _ENV.append(_environment())
     template = _ENV[0].get_template("report.html.j2")
-    return template.render(
-        report=report,
-        csp=Markup(CSP),
-        css=Markup("\n" + (ASSETS / "report.css").read_text(encoding="utf-8")),
-        script=Markup("\n" + (ASSETS / "report.js").read_text(encoding="utf-8")),
-    )
+    css = "\n" + (ASSETS / "report.css").read_text(encoding="utf-8") + _color_css()
+    script = "\n" + (ASSETS / "report.js").read_text(encoding="utf-8")
+    if "</" in css or "</" in script:  # would end the element early, and the hash would not match
+        raise ValueError("the report's stylesheet or script contains '</'")
+    csp = CSP.format(style=_hash_source(css), script=_hash_source(script))
+    return template.render(report=report, csp=Markup(csp), css=Markup(css), script=Markup(script))
