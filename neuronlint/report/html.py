@@ -60,6 +60,7 @@ def _hash_source(text: str) -> str:
 
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
+
 # A line break and the indentation after it carry no meaning in the templates: they are removed at
 # load time, so that markup can be laid out on several lines and the output stays as compact as
 # markup written on one line (text that needs a space keeps it on the same line).
