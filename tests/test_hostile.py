@@ -398,6 +398,78 @@ def _grandchildren():
         os.execvp("sleep", ["sleep", "{mark}7"])
 
 
+def big_stdout():
+    sys.stdout.write("x" * (100 * 1024 * 1024))  # 6.10: 100 MB, under the cap
+    return Tiny()
+
+
+class Hostile(Exception):
+    pass
+
+
+def raises_escapes():  # 6.12: scanned text in an exception message
+    raise Hostile("bad \x1b[31mred\x1b[0m ::error::forged %0A <script>x</script>\nsecond line")
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("str fails")
+
+
+def raises_base():
+    class Odd(BaseException):
+        pass
+
+    raise Odd("a BaseException subclass")
+
+
+def raises_keyboard_interrupt():
+    raise KeyboardInterrupt
+
+
+def exits_zero():
+    sys.exit(0)
+
+
+def raises_unprintable():
+    raise Unprintable()
+
+
+def raises_huge():
+    raise ValueError("m" * (20 * 1024 * 1024))
+
+
+def returns_42():
+    return 42
+
+
+def returns_none():
+    return None
+
+
+def returns_a_class():
+    return Tiny
+
+
+class Weird:
+    def __getattr__(self, name):
+        raise RuntimeError("no attributes")
+
+
+def returns_weird():
+    return Weird()
+
+
+def segfaults():
+    import ctypes
+
+    ctypes.string_at(0)
+
+
+def exits_hard():
+    os._exit(3)
+
+
 def hangs():
     _grandchildren()
     time.sleep(10000)
@@ -454,6 +526,75 @@ def test_6_05_trace_leaves_no_process_behind(contained_model) -> None:
     assert outcomes[3].status == "crashed"
     time.sleep(0.2)
     assert _alive(mark) == []
+
+
+@pytest.mark.slow
+def test_6_10_to_6_14_what_a_model_throws_is_a_finding(contained_model) -> None:
+    """Output, exceptions of every kind and wrong return values: one outcome each, the parent
+    unaffected, every message one line (the first line of the exception, capped)."""
+    from neuronlint.graph.runner import run_children
+
+    root, _ = contained_model
+    names = [
+        "big_stdout",
+        "raises_escapes",
+        "raises_base",
+        "raises_keyboard_interrupt",
+        "exits_zero",
+        "raises_unprintable",
+        "raises_huge",
+        "returns_42",
+        "returns_none",
+        "returns_a_class",
+        "returns_weird",
+    ]
+    targets = [{"entrypoint": f"cases.py:{n}", "inputs": ["float32[2,4]"], "kwargs": {}} for n in names]
+    outcomes = dict(zip(names, run_children(targets, root, timeout=300), strict=True))
+    assert outcomes["big_stdout"].status == "ok" and outcomes["big_stdout"].result["ok"]
+    for name in names[1:]:
+        outcome = outcomes[name]
+        assert outcome.status == "ok", (name, outcome.reason)  # recorded by the child, not a crash
+        assert not outcome.result["ok"], name
+        text = json.dumps(outcome.result["failures"])
+        assert len(text) < 200_000, name  # the 20 MB message is capped
+    message = json.dumps(outcomes["raises_escapes"].result["failures"])
+    assert "Hostile" in message and "second line" not in message
+    assert "str fails" in json.dumps(outcomes["raises_unprintable"].result["failures"])
+    for name, kind in (("returns_42", "int"), ("returns_none", "NoneType"), ("returns_a_class", "type")):
+        assert kind in json.dumps(outcomes[name].result["failures"]), name
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="containment uses /proc and prctl")
+def test_6_15_and_8_15_scan_trace_survives_bad_models_and_prints_safely(contained_model) -> None:
+    import re
+
+    """`scan --trace` with a crashing, a raising and an exiting model between good ones: every
+    model gets its outcome, later ones are traced in fresh children, and the exception text (an
+    ESC sequence, `::error::`) reaches the text report shown, never executed."""
+    root, _ = contained_model
+    entries = ["segfaults", "raises_escapes", "exits_hard", "returns_42"]
+    (root / "pyproject.toml").write_text(
+        "[tool.neuronlint]\n"
+        + "".join(
+            f'[[tool.neuronlint.trace]]\nentrypoint = "cases.py:{name}"\ninputs = ["float32[2,4]"]\n'
+            for name in entries
+        )
+    )
+    (root / "good.py").write_bytes(CUDA)
+    for env in ({}, {"FORCE_COLOR": "1"}):
+        base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+        cli = _cli(
+            ["scan", "good.py", "--no-cache", "--trace", "--full"], root, timeout=600, env={**base, **env}
+        )
+        assert cli.returncode == 1, cli.stderr[-2000:]
+        assert "internal error" not in cli.stderr
+        assert "NL014" in cli.stdout and "NL015" in cli.stdout and "NL101" in cli.stdout
+        assert "\\x1b[31mred" in cli.stdout  # shown as text
+        styles_removed = re.sub(r"\x1b\[[0-9;]*m", "", cli.stdout)  # only our own, when forced
+        _no_command_lines(styles_removed)
+        if not env:
+            assert styles_removed == cli.stdout
 
 
 @pytest.mark.slow

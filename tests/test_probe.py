@@ -672,3 +672,259 @@ def test_5_d09_unknown_github_base_ref_is_a_note(feature_branch: Path, monkeypat
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", "")
     result = cli(["scan", ".", "--no-cache", "-f", "github"], feature_branch)
     assert result.exit_code == 1 and "internal error" not in result.stderr
+
+
+# ---- 2. static commands never execute scanned code ------------------------------------------------
+def _neuronlint_script() -> list[str]:
+    """The installed console script: unlike `python -m`, it does not put the working directory
+    first on sys.path, which is how the probe (and a CI job) runs neuronlint."""
+    import shutil
+    import sys
+
+    script = Path(sys.executable).with_name("neuronlint")
+    found = str(script) if script.exists() else shutil.which("neuronlint")
+    if not found:
+        pytest.skip("the neuronlint console script is not installed")
+    return [found]
+
+
+@pytest.fixture
+def booby_trapped(tmp_path: Path) -> tuple[Path, Path]:
+    """The probe's project: top-level code that writes a marker in every file a scan reads, a build
+    backend, .pth/sitecustomize, shadow modules in the working directory, an odd coding cookie."""
+    root, marks = tmp_path / "proj", tmp_path / "marks"
+    root.mkdir()
+    marks.mkdir()
+
+    def trap(name: str) -> bytes:
+        return f"import torch\nopen({str(marks / name)!r}, 'w')\nx = torch.zeros(1).cuda()\n".encode()
+
+    for rel in ("top.py", "setup.py", "tests/conftest.py", "pkg/__init__.py", "evil_backend.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(trap(rel.replace("/", "_")))
+    (root / "pkg" / "model.py").write_bytes(b"from . import helper\n" + trap("model"))
+    for index in range(30):  # enough files to start the worker pool
+        (root / f"fill{index}.py").write_bytes(trap(f"fill{index}"))
+    for shadow in ("json.py", "tomllib.py", "typer.py", "sitecustomize.py", "usercustomize.py"):
+        (root / shadow).write_bytes(trap(shadow))
+    for package in ("libcst", "neuronlint"):
+        (root / package).mkdir()
+        (root / package / "__init__.py").write_bytes(trap(package))
+    (root / "evil.pth").write_text(f"import os; open({str(marks / 'pth')!r}, 'w')\n")
+    (root / "codec.py").write_bytes(b"# coding: evilcodec\n" + trap("codec"))
+    (root / "requirements.txt").write_text("cupy-cuda12x\n")
+    (root / "k.cu").write_text("__global__ void k() {}\n")
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "evil_backend"\nbackend-path = ["."]\n'
+        '[project]\nname = "x"\ndependencies = ["cupy-cuda12x"]\n[tool.neuronlint]\n'
+    )
+    return root, marks
+
+
+def test_2_01_to_2_05_static_commands_run_nothing_from_the_scanned_tree(booby_trapped) -> None:
+    root, marks = booby_trapped
+    script = _neuronlint_script()
+    commands = [
+        ["scan", ".", "--no-cache", "-j", "1"],
+        ["scan", ".", "--no-cache", "-j", "2", "-f", "json"],
+        *(
+            ["scan", ".", "--no-cache", "-f", name]
+            for name in ("sarif", "github", "gitlab", "markdown", "concise")
+        ),
+        ["scan", "top.py", "setup.py", "tests/conftest.py", "pkg/__init__.py", "--no-cache"],
+        ["report", ".", "--format", "html", "-o", str(marks.parent / "r.html"), "--no-cache"],
+        ["report", ".", "--format", "markdown", "--no-cache"],
+        ["baseline", "create", ".", "-o", str(marks.parent / "b.json")],
+        ["scan", ".", "--no-cache", "--baseline", str(marks.parent / "b.json")],
+        ["trace", "--discover", "."],
+        ["rules"],
+        ["explain", "NL101"],
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for args in commands:
+        done = subprocess.run(script + args, cwd=root, capture_output=True, text=True, timeout=180, env=env)
+        assert done.returncode in (0, 1), (args, done.stderr[-500:])
+        assert "internal error" not in done.stderr, (args, done.stderr[-500:])
+    outside = subprocess.run(
+        script + ["scan", str(root), "--no-cache"],
+        cwd=marks.parent,
+        capture_output=True,
+        timeout=180,
+        env=env,
+    )
+    assert outside.returncode == 1
+    assert sorted(p.name for p in marks.iterdir()) == []
+
+
+# ---- 4. the cache --------------------------------------------------------------------------------
+def _report(tmp_path: Path, cache: Path | None, jobs: int = 1) -> str:
+    result = scan_paths([tmp_path / "src"], cwd=tmp_path, cache_dir=cache, jobs=jobs)
+    rows = sorted(
+        json.dumps(f.__dict__ if not hasattr(f, "to_dict") else f.to_dict(), sort_keys=True, default=str)
+        for f in result.findings
+    )
+    return "\n".join(rows) + f"\n{sorted(result.files)}"
+
+
+@pytest.fixture
+def cached_tree(tmp_path: Path) -> tuple[Path, Path, str]:
+    src = tmp_path / "src"
+    src.mkdir()
+    for index in range(24):
+        (src / f"m{index}.py").write_bytes(CUDA + b"y = torch.cuda.synchronize()\n" * (index % 3))
+    (src / "requirements.txt").write_text("cupy-cuda12x\n")
+    cache = tmp_path / "cache"
+    expected = _report(tmp_path, None)
+    assert _report(tmp_path, cache, jobs=2) == expected  # 4.01: cold
+    assert _report(tmp_path, cache, jobs=2) == expected  # 4.01: warm, -j 2
+    assert _report(tmp_path, cache, jobs=1) == expected  # 4.01: warm, -j 1
+    return tmp_path, cache, expected
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(cache.rglob("*.json"))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],
+        lambda data: b"",
+        lambda data: _random(4, 300, nul=True),
+        lambda data: data.decode("utf-8", "replace").encode("utf-16"),
+        lambda data: b"null",
+    ],
+    ids=["4.02-half", "4.03-empty", "4.04-garbage", "4.05-utf16", "4.06-null"],
+)
+def test_4_02_to_4_06_damaged_entries_are_recomputed(cached_tree, damage) -> None:
+    tmp_path, cache, expected = cached_tree
+    entries = _entries(cache)
+    assert entries
+    for entry in entries:
+        entry.write_bytes(damage(entry.read_bytes()))
+    assert _report(tmp_path, cache) == expected
+    assert all(e.read_bytes() != damage(e.read_bytes()) or e.stat().st_size > 64 for e in _entries(cache))
+    assert _report(tmp_path, cache, jobs=2) == expected
+
+
+def test_4_09_4_10_odd_cache_layouts(cached_tree) -> None:
+    tmp_path, cache, expected = cached_tree
+    (cache / "v0").mkdir()
+    (cache / "v2x").mkdir()
+    assert _report(tmp_path, cache) == expected
+    layout = next(p for p in cache.iterdir() if p.is_dir() and any(p.rglob("*.json")))
+    import shutil
+
+    shutil.rmtree(layout)
+    layout.write_text("a file where the cache layout directory was")
+    assert _report(tmp_path, cache) == expected
+    (tmp_path / "cache-file").write_text("x")
+    assert _report(tmp_path, tmp_path / "cache-file") == expected
+    assert _report(tmp_path, tmp_path / "new" / "deep" / "cache") == expected
+
+
+def test_4_15_edits_between_scans_match_a_cold_scan(cached_tree) -> None:
+    tmp_path, cache, _ = cached_tree
+    src = tmp_path / "src"
+    edits = [
+        lambda: (src / "m1.py").write_bytes((src / "m1.py").read_bytes() + b"z = torch.zeros(1).cuda()\n"),
+        lambda: (src / "m2.py").write_bytes(b"import torch\n"),
+        lambda: (src / "m3.py").rename(src / "renamed.py"),
+        lambda: ((src / "sub").mkdir(), (src / "m4.py").rename(src / "sub" / "m4.py")),
+        lambda: (src / "m5.py").write_bytes((src / "m5.py").read_bytes() + b"\n\n   \n"),
+        lambda: (src / "m6.py").write_bytes(
+            CUDA.replace(b".cuda()", b".cuda()  # neuronlint: ignore[NL101]")
+        ),
+        lambda: (src / "m7.py").unlink(),
+    ]
+    for edit in edits:
+        edit()
+        assert _report(tmp_path, cache) == _report(tmp_path, None)
+    for options in ({"sdk": "2.29"}, {"sdk": "2.21", "target": "trn1"}, {"select": ["ALL"]}):
+        warm = scan_paths([src], cwd=tmp_path, cache_dir=cache, **options)
+        cold = scan_paths([src], cwd=tmp_path, **options)
+        assert sorted(map(str, warm.findings)) == sorted(map(str, cold.findings))
+    inside = scan_paths([Path(".")], cwd=src, cache_dir=cache)  # other module paths
+    assert sorted(map(str, inside.findings)) == sorted(map(str, scan_paths([Path(".")], cwd=src).findings))
+
+
+def _tree_for_signals(tmp_path: Path, files: int) -> Path:
+    src = tmp_path / "big"
+    src.mkdir()
+    for index in range(files):
+        (src / f"m{index}.py").write_bytes(CUDA * 40)
+    return src
+
+
+def test_4_14_concurrent_scans_share_one_cache(tmp_path: Path) -> None:
+    import sys
+
+    src = _tree_for_signals(tmp_path, 120)
+    args = [
+        sys.executable,
+        "-m",
+        "neuronlint",
+        "scan",
+        ".",
+        "-j",
+        "2",
+        "-f",
+        "json",
+        "--cache-dir",
+        str(tmp_path / "c"),
+    ]
+    for _ in range(2):  # cold, then warm
+        runs = [
+            subprocess.Popen(args, cwd=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+        ]
+        outputs = [run.communicate(timeout=300) for run in runs]
+        assert [run.returncode for run in runs] == [1, 1], [o[1][-300:] for o in outputs]
+        reports = [json.loads(out) for out, _ in outputs]
+        for report in reports:
+            report.pop("duration_seconds", None)
+            report.pop("timing", None)
+        assert reports[0]["findings"] == reports[1]["findings"]
+    assert not list((tmp_path / "c").rglob("*.tmp"))
+
+
+def test_4_13_and_4_17_interrupted_scans_leave_a_usable_cache(tmp_path: Path) -> None:
+    import signal
+    import sys
+
+    src = _tree_for_signals(tmp_path, 300)
+    cache = tmp_path / "c"
+    args = [
+        sys.executable,
+        "-m",
+        "neuronlint",
+        "scan",
+        ".",
+        "-j",
+        "2",
+        "-f",
+        "json",
+        "--cache-dir",
+        str(cache),
+    ]
+    for signum in (signal.SIGINT, signal.SIGKILL):
+        run = subprocess.Popen(
+            args, cwd=src, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+        deadline = time.monotonic() + 60
+        while not list(cache.rglob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(run.pid, signum)  # the process group, as Ctrl-C and `timeout -s KILL` do
+        _, err = run.communicate(timeout=60)
+        if signum == signal.SIGINT:
+            assert run.returncode in (130, -2, 1), err[-300:]  # 1: it finished before the signal
+            assert b"Traceback" not in err
+    done = subprocess.run(args, cwd=src, capture_output=True, timeout=300)
+    cold = subprocess.run([*args[:-2], "--no-cache"], cwd=src, capture_output=True, timeout=300)
+    assert json.loads(done.stdout)["findings"] == json.loads(cold.stdout)["findings"]
+    assert not list(cache.rglob("*.tmp"))
+
+
+# ---- 3.R26: deeply nested inline tables in a pack ------------------------------------------------
+def test_3_r26_deep_inline_tables_in_a_pack(tmp_path: Path) -> None:
+    pack = _pack(tmp_path, {"a.toml": "x = " + "{a = " * 20_000 + "1" + "}" * 20_000 + "\n"})
+    _one_line_error(cli(["scan", "good.py", "--no-cache", "--rules-dir", str(pack)], tmp_path), "a.toml")
