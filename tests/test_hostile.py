@@ -408,7 +408,7 @@ class Hostile(Exception):
 
 
 def raises_escapes():  # 6.12: scanned text in an exception message
-    raise Hostile("bad \x1b[31mred\x1b[0m ::error::forged %0A <script>x</script>\nsecond line")
+    raise Hostile("bad \\x1b[31mred\\x1b[0m ::error::forged %0A <script>x</script>\\nsecond line")
 
 
 class Unprintable(Exception):
@@ -567,11 +567,11 @@ def test_6_10_to_6_14_what_a_model_throws_is_a_finding(contained_model) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="containment uses /proc and prctl")
 def test_6_15_and_8_15_scan_trace_survives_bad_models_and_prints_safely(contained_model) -> None:
-    import re
-
     """`scan --trace` with a crashing, a raising and an exiting model between good ones: every
     model gets its outcome, later ones are traced in fresh children, and the exception text (an
     ESC sequence, `::error::`) reaches the text report shown, never executed."""
+    import re
+
     root, _ = contained_model
     entries = ["segfaults", "raises_escapes", "exits_hard", "returns_42"]
     (root / "pyproject.toml").write_text(
@@ -584,9 +584,7 @@ def test_6_15_and_8_15_scan_trace_survives_bad_models_and_prints_safely(containe
     (root / "good.py").write_bytes(CUDA)
     for env in ({}, {"FORCE_COLOR": "1"}):
         base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
-        cli = _cli(
-            ["scan", "good.py", "--no-cache", "--trace", "--full"], root, timeout=600, env={**base, **env}
-        )
+        cli = _cli(["scan", ".", "--no-cache", "--trace", "--full"], root, timeout=600, env={**base, **env})
         assert cli.returncode == 1, cli.stderr[-2000:]
         assert "internal error" not in cli.stderr
         assert "NL014" in cli.stdout and "NL015" in cli.stdout and "NL101" in cli.stdout
