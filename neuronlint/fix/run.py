@@ -15,15 +15,18 @@ from pathlib import Path
 
 import libcst as cst
 
+from neuronlint.filters import first_party, triage
 from neuronlint.findings import Finding, Fix
 from neuronlint.fix.engine import FilePlan, choose, plan_file
 from neuronlint.fix.fixers import FIXERS
 from neuronlint.fix.flavours import Flavour
-from neuronlint.fix.model import SAFE, apply_edits
+from neuronlint.fix.model import SAFE, Edit, Plan, apply_edits
 from neuronlint.pipeline import ScanOptions, ScanResult, findings_in_frame
+from neuronlint.scope import ScopeRules
 from neuronlint.static.data import build_static_data
 
 MAX_ROUNDS = 10
+FIXED_SUFFIXES = (".py", ".ipynb")
 
 
 def fixable_rules() -> frozenset[str]:
@@ -45,27 +48,75 @@ def _read(base: Path, path: str) -> str | None:
 
 
 def attach(result: ScanResult, flavour: Flavour, base: Path) -> int:
-    """Give each fixable finding its Fix; returns how many findings have an automatic fix."""
+    """Give each fixable finding its Fix; returns how many findings have an automatic fix.
+
+    A notebook's fix carries the edits of its JSON text (what `fix` writes there)."""
     rules = fixable_rules()
     count = 0
     for path, findings in _by_file(result.findings).items():
-        if not path.endswith(".py") or not any(f.rule in rules and f.suppressed is None for f in findings):
+        if not path.endswith(FIXED_SUFFIXES) or not any(
+            f.rule in rules and f.suppressed is None for f in findings
+        ):
             continue
         code = _read(base, path)
         if code is None:
             continue
+        if path.endswith(".ipynb"):
+            count += _attach_notebook(path, code, findings, flavour)
+            continue
         plan = plan_file(path, code, findings, flavour)
         for index, item in plan.plans.items():
-            finding = findings[index]
-            main = item.edits[-1]
-            finding.fix = Fix(
-                replacement=main.content,
-                description=item.description,
-                applicability=item.applicability,
-                edits=item.edits,
-            )
+            _give(findings[index], item, item.edits)
             count += 1
     return count
+
+
+def _give(finding: Finding, plan: Plan, edits: tuple[Edit, ...]) -> None:
+    finding.fix = Fix(
+        replacement=plan.edits[-1].content,
+        description=plan.description,
+        applicability=plan.applicability,
+        edits=edits,
+    )
+
+
+def _attach_notebook(path: str, text: str, findings: list[Finding], flavour: Flavour) -> int:
+    from neuronlint.fix.notebook import NotebookDocument
+
+    try:
+        document = NotebookDocument.parse(text)
+    except ValueError:
+        return 0
+    located = [(i, document.module_finding(f)) for i, f in enumerate(findings)]
+    located = [(i, f) for i, f in located if f is not None]
+    plan = plan_file(path, document.module, [f for _, f in located], flavour)
+    count = 0
+    for index, item in plan.plans.items():
+        if not document.allows(item):
+            continue
+        try:
+            fixed = document.apply(list(item.edits), apply_edits(document.module, list(item.edits)))
+        except ValueError:
+            continue
+        _give(findings[located[index][0]], item, document.json_edits(fixed))
+        count += 1
+    return count
+
+
+class PythonDocument:
+    """A Python file: its text is the Python text the fixers edit."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def allows(self, plan: Plan) -> bool:
+        return True
+
+    def apply(self, edits: list[Edit], new: str) -> PythonDocument:
+        return PythonDocument(new)
+
+
+Document = PythonDocument  # or neuronlint.fix.notebook.NotebookDocument: the same three members
 
 
 @dataclass
@@ -76,6 +127,7 @@ class FileFix:
     fixed: Counter = field(default_factory=Counter)  # rule -> findings fixed
     error: str | None = None
     unsafe_left: int = 0  # findings whose (unsafe) fix was not applied
+    appeared: int = 0  # findings the rescans show that the file did not have (uncovered or new)
 
     @property
     def changed(self) -> bool:
@@ -113,75 +165,179 @@ class FixReport:
 
 
 class Rescanner:
-    """Scan one file's new text in-process, judged in the scan's frame with its rule selection."""
+    """Scan one file's new text in-process as the scan did: judged in the scan's frame with its rule
+    selection, then the scan's noise filters (one finding per line and category, notes dropped...),
+    so a rescan's findings are comparable, one for one, with the scan's."""
 
     def __init__(self, result: ScanResult, options: ScanOptions) -> None:
         self.result = result
         self.options = options
         self.static_data = build_static_data(result.db)
         self.module_paths = {r["path"]: r.get("module_path", r["path"]) for r in result.results}
+        self.scope_rules = ScopeRules.from_config(options.scope_paths, options.config_root, options.base)
+        self.first_party = first_party.project_names(options.paths)
 
     def findings(self, path: str, code: str) -> list[Finding]:
+        """The findings of a Python module's text (a notebook's joined code cells included)."""
         from neuronlint.static.engine import analyze_python
 
-        analysed = analyze_python(self.module_paths.get(path, path), code.encode("utf-8"), self.static_data)
-        data = analysed.to_dict()
+        module_path = self.module_paths.get(path, path)
+        if module_path.endswith(".ipynb"):
+            module_path = module_path.removesuffix(".ipynb") + ".py"
+        analysed = analyze_python(module_path, code.encode("utf-8"), self.static_data)
+        return self._judged(path, analysed.to_dict())
+
+    def notebook_findings(self, path: str, text: str) -> list[Finding]:
+        """The findings of a notebook's JSON text, located as the scan locates them."""
+        from neuronlint.filetypes.analyze import analyze_notebook
+        from neuronlint.static.engine import FileResult
+
+        module_path = self.module_paths.get(path, path)
+        result = FileResult(path=module_path, lines=text.count("\n"))
+        analysed = analyze_notebook(module_path, text, self.static_data, result)
+        return self._judged(path, analysed.to_dict())
+
+    def _judged(self, path: str, data: dict) -> list[Finding]:
         data["path"] = path
+        data.setdefault("module_path", self.module_paths.get(path, path))
         findings, _ = findings_in_frame([data], self.result.db, self.result.context, self.options)
-        return findings
+        within = {path: data["module_path"]} if path.startswith(("../", "/")) else None
+        return triage.prepare(
+            findings,
+            enabled=self.options.triage,
+            scope_rules=self.scope_rules,
+            within_root=within,
+            test_cap=self.options.test_cap,
+            first_party_names=self.first_party,
+            show_ok=self.options.show_ok,
+        )
+
+
+def removed_and_new(
+    before_text: str, after_text: str, before: list[Finding], after: list[Finding]
+) -> tuple[list[Finding], list[Finding]]:
+    """Which active findings of `before_text` the rescan of `after_text` no longer shows, and which
+    of its findings are new, matched one for one by (line, category): a finding's identity in a
+    scan (one per line and category). Lines are followed through the edit by a line diff; a
+    finding whose line was rewritten matches a finding of its category anywhere in the rewrite.
+
+    A fix of one rule on a line where another rule of the same category was folded into it leaves
+    that other rule's finding: the finding is not removed, and is not counted as fixed."""
+    old_lines, new_lines = before_text.splitlines(), after_text.splitlines()
+    where: dict[int, range] = {}
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for i in range(i1, i2):
+            if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+                where[i + 1] = range(j1 + 1 + i - i1, j1 + 2 + i - i1)
+            else:
+                where[i + 1] = range(j1 + 1, j2 + 1)
+    waiting: dict[tuple[int, str], list[Finding]] = {}
+    for finding in after:
+        if finding.suppressed is None:
+            waiting.setdefault((finding.line, finding.category), []).append(finding)
+    removed: list[Finding] = []
+    for finding in before:
+        if finding.suppressed is not None:
+            continue
+        lines = where.get(finding.line, range(finding.line, finding.line + 1))
+        for line in lines:
+            candidates = waiting.get((line, finding.category))
+            if candidates:
+                candidates.pop(0)
+                break
+        else:
+            removed.append(finding)
+    new = [f for group in waiting.values() for f in group]
+    return removed, new
 
 
 def fix_file(
-    path: str, code: str, findings: list[Finding], flavour: Flavour, unsafe: bool, rescan: Rescanner
+    path: str,
+    code: str,
+    findings: list[Finding],
+    flavour: Flavour,
+    unsafe: bool,
+    rescan: Rescanner,
+    document: Document | None = None,
 ) -> tuple[FileFix, list[Finding]]:
     """Apply the selected fixes to one file's text, round after round; returns the result and the
-    file's findings after the last round."""
-    item = FileFix(path=path, before=code, after=code)
+    file's findings after the last round.
+
+    `fixed` counts, by rule, the findings a round's rescan no longer shows (removed_and_new), not
+    the fixes applied: a fixed construct that leaves a finding on its line is not a finding fixed.
+    `document` carries a non-Python file (a notebook) whose Python text is `code`."""
+    document = document or PythonDocument(code)
+    item = FileFix(path=path, before=document.text, after=document.text)
     text = code
     for _ in range(MAX_ROUNDS):
         plan: FilePlan = plan_file(path, text, findings, flavour)
-        chosen = [plan.plans[i] for i in sorted(plan.selected(unsafe))]
-        item.unsafe_left = 0 if unsafe else len(plan.plans) - len(chosen)
+        selected = [i for i in sorted(plan.selected(unsafe)) if document.allows(plan.plans[i])]
+        chosen = [plan.plans[i] for i in selected]
+        item.unsafe_left = 0 if unsafe else len(plan.plans) - len(plan.selected(False))
         if not chosen:
             break
-        edits, applied = choose(chosen)
+        edits, _applied = choose(chosen)
         try:
             new = apply_edits(text, edits)
             cst.parse_module(new)
+            changed = document.apply(edits, new)
         except (ValueError, cst.ParserSyntaxError) as exc:  # a fixer bug must never break a file
             item.error = f"fix abandoned: {exc}"
             break
         if new == text:
             break
-        by_plan = {id(p): i for i, p in plan.plans.items()}
-        for p in applied:
-            item.fixed[plan.findings[by_plan[id(p)]].rule] += 1
-        text = new
-        findings = rescan.findings(path, text)  # a fix can uncover findings (one per line and category)
-    item.after = text
+        after = rescan.findings(path, new)  # a fix can uncover findings (one per line and category)
+        removed, appeared = removed_and_new(text, new, findings, after)
+        for finding in removed:
+            item.fixed[finding.rule] += 1
+        item.appeared += len(appeared)
+        text, findings, document = new, after, changed
+    item.after = document.text
     return item, findings
 
 
 def fix_files(
     result: ScanResult, options: ScanOptions, flavour: Flavour, unsafe: bool, write: bool, base: Path
 ) -> FixReport:
-    """Fix every file of a scan that has a fixable finding; write them when `write`."""
+    """Fix every file of a scan that has a fixable finding (Python files and notebooks' code
+    cells); write them when `write`."""
     rules = fixable_rules()
     rescan = Rescanner(result, options)
     files: list[FileFix] = []
     remaining: list[Finding] = []
     for path, findings in _by_file(result.findings).items():
         wanted = [f for f in findings if f.rule in rules and f.suppressed is None]
-        code = _read(base, path) if path.endswith(".py") and wanted else None
+        code = _read(base, path) if path.endswith(FIXED_SUFFIXES) and wanted else None
         if code is None:
             remaining.extend(f for f in findings if f.suppressed is None)
             continue
-        item, after = fix_file(path, code, findings, flavour, unsafe, rescan)
+        if path.endswith(".ipynb"):
+            item = fix_notebook(path, code, flavour, unsafe, rescan)
+            after = rescan.notebook_findings(path, item.after) if item.changed else findings
+        else:
+            item, after = fix_file(path, code, findings, flavour, unsafe, rescan)
+            if not item.changed:
+                after = findings
         files.append(item)
-        remaining.extend(f for f in (after if item.changed else findings) if f.suppressed is None)
+        remaining.extend(f for f in after if f.suppressed is None)
         if write and item.changed:
             (base / path).write_bytes(item.after.encode("utf-8"))
     return FixReport(files=files, remaining=remaining)
+
+
+def fix_notebook(path: str, text: str, flavour: Flavour, unsafe: bool, rescan: Rescanner) -> FileFix:
+    """Fix a notebook's code cells (neuronlint.fix.notebook): the fixers see the cells joined as
+    one module, as the scan does; the edits go back into the cells' JSON strings."""
+    from neuronlint.fix.notebook import NotebookDocument
+
+    try:
+        document = NotebookDocument.parse(text)
+    except ValueError as exc:
+        return FileFix(path=path, before=text, after=text, error=f"not fixed: {exc}")
+    findings = rescan.findings(path, document.module)  # in the joined module's lines
+    item, _ = fix_file(path, document.module, findings, flavour, unsafe, rescan, document)
+    return item
 
 
 def safe_share(result: ScanResult) -> tuple[int, int]:
