@@ -174,7 +174,7 @@ def test_accelerator_calls_are_guarded_unless_already_under_a_check(tmp_path):
         def log():
             if torch.accelerator.is_available():
                 torch.accelerator.synchronize()
-            if torch.cuda.is_available():
+            if torch.accelerator.is_available():
                 torch.accelerator.synchronize()
                 torch.accelerator.empty_cache()
             print((torch.accelerator.memory_allocated() if torch.accelerator.is_available() else 0) / 2**20, torch.accelerator.device_count())
@@ -380,3 +380,142 @@ def test_device_comparisons_count_as_cuda_guards(tmp_path):
         """,
     )
     assert 'if device == "cuda":\n        torch.accelerator.synchronize()' in out
+
+
+def test_statement_forms_of_the_guarded_device_idiom_become_one_assignment(tmp_path):
+    out = fix(
+        tmp_path,
+        """
+        import torch
+
+        if torch.cuda.is_available():
+            device = "cuda"
+        else:
+            device = "cpu"
+
+        def pick():
+            target = torch.device("cpu")
+            if torch.cuda.is_available():
+                target = torch.device("cuda")
+            return target
+
+        def mixed():
+            other = "cpu"
+            if torch.cuda.is_available():
+                other = torch.device("cuda")
+            return other
+        """,
+    )
+    expression = 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'
+    assert f"device = ({expression}).type\n" in out
+    assert f"def pick():\n    target = {expression}\n    return target\n" in out
+    # a string on one branch and a device on the other: not the idiom, the parts are fixed one by one
+    assert 'other = "cpu"\n    if torch.cuda.is_available():\n        other = DEVICE\n' in out
+
+
+def test_legacy_tensor_types(tmp_path):
+    out = fix(
+        tmp_path,
+        """
+        import torch
+
+        def f(x, n):
+            a = x.type(torch.cuda.FloatTensor)
+            b = torch.cuda.LongTensor([1, 2])
+            c = torch.cuda.BFloat16Tensor(2, 3)
+            d = torch.cuda.FloatTensor(n)
+            return isinstance(a, torch.cuda.FloatTensor), b, c, d
+        """,
+    )
+    assert "a = x.to(DEVICE, torch.float32)" in out
+    assert "b = torch.tensor([1, 2], dtype=torch.int64, device=DEVICE)" in out
+    assert "c = torch.empty(2, 3, dtype=torch.bfloat16, device=DEVICE)" in out
+    assert "d = torch.cuda.FloatTensor(n)" in out  # a size, a shape or data: not decided here
+    assert "isinstance(a, torch.cuda.FloatTensor)" in out
+
+
+def test_custom_fwd_and_custom_bwd(tmp_path):
+    out = fix(
+        tmp_path,
+        """
+        import torch
+
+        class F(torch.autograd.Function):
+            @staticmethod
+            @torch.cuda.amp.custom_fwd(cast_inputs=torch.float16)
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            @torch.cuda.amp.custom_bwd
+            def backward(ctx, g):
+                return g
+        """,
+    )
+    assert "@torch.amp.custom_fwd(device_type=DEVICE.type, cast_inputs=torch.float16)" in out
+    assert "@torch.amp.custom_bwd(device_type=DEVICE.type)" in out
+    assert rules_left(tmp_path) == []
+    neuron = fix(
+        tmp_path,
+        "import torch\n\n@torch.cuda.amp.custom_fwd\ndef f(ctx, x):\n    return x\n",
+        to="neuron",
+        unsafe=True,
+    )
+    assert '@torch.amp.custom_fwd(device_type="neuron")' in neuron
+
+
+def test_stream_context_is_unsafe(tmp_path):
+    code = """
+        import torch
+
+        def f(x, s):
+            with torch.cuda.stream(s):
+                y = x + 1
+            ctx = torch.cuda.stream(s)
+            return y, ctx
+        """
+    assert "with torch.cuda.stream(s):" in fix(tmp_path, code)
+    out = fix(tmp_path, code, unsafe=True)
+    assert "    with s:\n        y = x + 1\n" in out
+    assert "ctx = torch.cuda.stream(s)" in out
+
+
+def test_a_check_around_generic_calls_becomes_an_accelerator_check(tmp_path):
+    out = fix(
+        tmp_path,
+        """
+        import torch
+
+        def f(rank):
+            if torch.cuda.is_available():
+                torch.cuda.set_device(rank)
+                torch.cuda.empty_cache()
+            if torch.cuda.is_available():
+                print("on a GPU")
+        """,
+    )
+    assert (
+        "    if torch.accelerator.is_available():\n"
+        "        torch.accelerator.set_device_index(rank)\n"
+        "        torch.accelerator.empty_cache()\n"
+        "    if torch.cuda.is_available():\n"
+        '        print("on a GPU")\n'
+    ) in out
+
+
+def test_kernels_libraries_and_dynamic_shapes_say_there_is_no_automatic_fix(tmp_path):
+    result, _ = scan(
+        tmp_path,
+        """
+        import torch
+        import apex
+
+        def f(x):
+            return x[torch.nonzero(x)]
+        """,
+    )
+    attach(result, flavour_for("portable", result.context, result.db), tmp_path)
+    by_rule = {f.rule: f for f in result.active}
+    assert by_rule["NL401"].fix is None or not by_rule["NL401"].fix.automatic
+    assert by_rule["NL401"].extra["no_fix"].startswith("No automatic fix: a CUDA-only library")
+    assert by_rule["NL601"].extra["no_fix"].startswith("No automatic fix: data-dependent shapes")

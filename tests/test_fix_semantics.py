@@ -163,3 +163,53 @@ def test_guarded_code_gives_bit_identical_results(tmp_path):
     after = run(fixed)
     assert after.returncode == 0, after.stderr
     assert after.stdout == before.stdout
+
+
+LEGACY = """
+import torch
+
+if torch.cuda.is_available():
+    device = "cuda"
+else:
+    device = "cpu"
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    @torch.cuda.amp.custom_bwd
+    def backward(ctx, grad):
+        return grad * 2
+
+
+def main():
+    x = torch.cuda.FloatTensor([1.0, 2.0, 3.0])
+    buffer = torch.cuda.HalfTensor(2, 3)
+    ones = torch.ones(3, dtype=torch.int64).type(torch.cuda.FloatTensor)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    x.requires_grad_()
+    Double.apply(x).sum().backward()
+    print(device, x.grad.tolist(), tuple(buffer.shape), buffer.dtype, ones.dtype, ones.tolist())
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_legacy_types_custom_fwd_and_the_statement_idiom_run_after_the_safe_fixes(tmp_path):
+    path = tmp_path / "script.py"
+    path.write_text(LEGACY)
+    before = run(path)
+    assert before.returncode != 0  # torch.cuda.FloatTensor cannot be built without CUDA
+    fixed = fix(tmp_path, LEGACY)
+    text = fixed.read_text()
+    assert "torch.cuda" not in text, text
+    after = run(fixed)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.strip() == "cpu [2.0, 2.0, 2.0] (2, 3) torch.float16 torch.float32 [1.0, 1.0, 1.0]"

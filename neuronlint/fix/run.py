@@ -50,8 +50,14 @@ def _read(base: Path, path: str) -> str | None:
 def attach(result: ScanResult, flavour: Flavour, base: Path) -> int:
     """Give each fixable finding its Fix; returns how many findings have an automatic fix.
 
-    A notebook's fix carries the edits of its JSON text (what `fix` writes there)."""
+    A notebook's fix carries the edits of its JSON text (what `fix` writes there). A finding of a
+    rule that has no automatic fix by design (kernels, CUDA-only libraries, dynamic shapes...) gets
+    its rule's reason in `extra["no_fix"]`, which the outputs show."""
     rules = fixable_rules()
+    for finding in result.findings:
+        rule = result.db.rules.get(finding.rule)
+        if rule is not None and rule.fix.get("safety") == "none" and rule.fix.get("note"):
+            finding.extra["no_fix"] = rule.fix["note"]
     count = 0
     for path, findings in _by_file(result.findings).items():
         if not path.endswith(FIXED_SUFFIXES) or not any(

@@ -104,6 +104,8 @@ def _finding_block(f: Finding, lines: list[str], show_source: bool, unsafe_fixes
         text.append(f"\n{'':10}fix{unsafe}: {f.fix.description}", style="green")
     elif f.fix is not None:
         text.append(f"\n{'':10}fix: {f.fix.replacement}", style="green")
+    if (f.fix is None or not f.fix.automatic) and f.extra.get("no_fix"):
+        text.append(f"\n{'':10}{printable(f.extra['no_fix'])}", style="dim")
     if show_source and 0 < f.line <= len(lines):
         source = lines[f.line - 1].rstrip("\n").expandtabs(4)
         stripped = source.lstrip()

@@ -1,6 +1,7 @@
 """Mixed precision (NL107): `torch.cuda.amp.autocast` -> `torch.autocast(device_type=...)`,
-`torch.cuda.amp.GradScaler` -> `torch.amp.GradScaler(<device type>, ...)`, and `'cuda'` as the
-autocast device type."""
+`torch.cuda.amp.GradScaler` -> `torch.amp.GradScaler(<device type>, ...)`,
+`@torch.cuda.amp.custom_fwd` / `custom_bwd` -> `@torch.amp.custom_fwd(device_type=...)`, and `'cuda'`
+as the autocast device type."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from neuronlint.fix.context import FixContext
 from neuronlint.fix.fixers.common import called, last_name
 from neuronlint.fix.fixers.device import _renamed
 from neuronlint.fix.model import SAFE, UNSAFE, Edit, Plan
+from neuronlint.fix.source import normalise
 
 # torch.cuda.amp.autocast(enabled=True, dtype=torch.float16, cache_enabled=True): positional order.
 _AUTOCAST_POSITIONS = ("enabled", "dtype", "cache_enabled")
@@ -27,6 +29,8 @@ def amp(finding: Finding, nodes: list[cst.CSTNode], fx: FixContext) -> Plan | No
     node = nodes[0]
     if isinstance(node, cst.SimpleString):
         return _device_type_literal(node, fx)
+    if isinstance(node, cst.Attribute) and node.attr.value in ("custom_fwd", "custom_bwd"):
+        return _custom_function(node, fx)
     call = called(finding, nodes, fx)
     if call is None or fx.flavour.name == "xla":
         return None
@@ -87,3 +91,29 @@ def _device_type_literal(node: cst.SimpleString, fx: FixContext) -> Plan | None:
             "Autocast on XLA: use bfloat16 and compile with --auto-cast=none",
         )
     return Plan((fx.source.replace(node, new),), SAFE, "Autocast on the neuron device")
+
+
+def _custom_function(node: cst.Attribute, fx: FixContext) -> Plan | None:
+    """`@torch.cuda.amp.custom_fwd` / `@torch.cuda.amp.custom_fwd(cast_inputs=...)` (decorators of an
+    autograd Function's forward/backward) -> `@torch.amp.custom_fwd(device_type=..., ...)`: on CUDA,
+    the device type is "cuda", which is what the CUDA spelling passes."""
+    if fx.flavour.name == "xla" or not normalise(fx.source.text(node.value)).endswith("cuda.amp"):
+        return None
+    parent = fx.source.parent(node)
+    call = parent if isinstance(parent, cst.Call) and parent.func is node else None
+    decorator = fx.source.parent(call if call is not None else node)
+    if not isinstance(decorator, cst.Decorator):
+        return None
+    torch, imports = fx.torch()
+    device_type, device_edits = _device_type(fx, node)
+    parts = [f"device_type={device_type}"]
+    for arg in call.args if call is not None else ():
+        if arg.star or arg.keyword is None:
+            return None
+        parts.append(f"{arg.keyword.value}={fx.source.text(arg.value)}")
+    text = f"{torch}.amp.{node.attr.value}({', '.join(parts)})"
+    return Plan(
+        (*imports, *device_edits, fx.source.replace(call if call is not None else node, text)),
+        SAFE if fx.flavour.name == "portable" else UNSAFE,
+        f"Use `torch.amp.{node.attr.value}(device_type=...)`",
+    )

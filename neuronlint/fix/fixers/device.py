@@ -1,6 +1,8 @@
-"""Device placement (NL101 `'cuda'` values and `.cuda()`), and the guarded device idiom
-`torch.device("cuda" if torch.cuda.is_available() else "cpu")` (NL101 + NL106), which becomes one
-portable expression."""
+"""Device placement (NL101 `'cuda'` values, `.cuda()`, the legacy `torch.cuda.FloatTensor`-style
+types), and the guarded device idioms (NL101 + NL106) that become one portable expression:
+`torch.device("cuda" if torch.cuda.is_available() else "cpu")`, and its statement forms
+`if torch.cuda.is_available(): device = "cuda" / else: device = "cpu"` and
+`device = "cpu" / if torch.cuda.is_available(): device = "cuda"`."""
 
 from __future__ import annotations
 
@@ -21,10 +23,12 @@ _CPU = {'"cpu"', "'cpu'"}
 def cuda_device(finding: Finding, nodes: list[cst.CSTNode], fx: FixContext) -> Plan | None:
     node = nodes[0]
     if isinstance(node, (cst.SimpleString, cst.FormattedString)):
-        idiom = guarded_idiom(node, fx)
+        idiom = guarded_idiom(node, fx) or statement_idiom(node, fx)
         if idiom is not None:
             return idiom
         return literal(node, fx)
+    if isinstance(node, cst.Attribute) and node.attr.value in LEGACY_TYPES:
+        return legacy_type(node, fx)
     for candidate in nodes:
         if isinstance(candidate, cst.Call) and last_name(candidate.func) == "cuda":
             if isinstance(candidate.func, cst.Attribute):
@@ -81,6 +85,144 @@ def guarded_idiom(node: cst.CSTNode, fx: FixContext) -> Plan | None:
         UNSAFE,
         f"Use the {device} device unconditionally (drops the CPU fallback)",
     )
+
+
+# ---- if torch.cuda.is_available(): device = "cuda" / else: device = "cpu" -------------------------
+def statement_idiom(node: cst.CSTNode, fx: FixContext) -> Plan | None:
+    """The statement form of the CUDA-or-CPU choice around `node` (a literal in it, or its test):
+    one assignment of the portable device (or its type) instead."""
+    statement = None
+    for ancestor in fx.source.ancestors(node):
+        if isinstance(ancestor, cst.If):
+            statement = ancestor
+            break
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            return None
+    if statement is None or not fx.availability_check(statement.test):
+        return None
+    if "cuda" not in fx.source.text(statement.test) or fx.flavour.name != "portable":
+        return None
+    torch_text = fx.source.module_alias("torch") or "torch"
+    target, value = _single_assignment(statement.body)
+    if target is None or value not in ('"cuda"', f'{torch_text}.device("cuda")'):
+        return None
+    edits: list[Edit] = []
+    if isinstance(statement.orelse, cst.Else):
+        other, other_value = _single_assignment(statement.orelse.body)
+    elif statement.orelse is None:
+        before = _previous(statement, fx)
+        other, other_value = _single_assignment_line(before) if before is not None else (None, None)
+        if other is not None:
+            span = fx.source.span(before)
+            edits.append(Edit(span.line, 1, span.end_line + 1, 1, ""))  # the `device = "cpu"` above
+    else:
+        return None
+    as_device = value.endswith(")")
+    if other != target or other_value != (f'{torch_text}.device("cpu")' if as_device else '"cpu"'):
+        return None
+    torch, imports = fx.torch()
+    expression = fx.device_expression(torch)
+    text = f"{target} = {expression if as_device else f'({expression}).type'}"
+    return Plan(
+        (*imports, *edits, fx.source.replace(statement, text)),
+        SAFE,
+        "Choose the current accelerator, else the CPU, in one statement (`torch.accelerator.current_accelerator`)",
+    )
+
+
+def _single_assignment(block: cst.BaseSuite) -> tuple[str | None, str | None]:
+    body = getattr(block, "body", ())
+    if isinstance(block, cst.IndentedBlock) and len(body) == 1:
+        return _single_assignment_line(body[0])
+    if isinstance(block, cst.SimpleStatementSuite) and len(body) == 1:
+        return _assignment(body[0])
+    return None, None
+
+
+def _single_assignment_line(statement: cst.CSTNode) -> tuple[str | None, str | None]:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        return _assignment(statement.body[0])
+    return None, None
+
+
+def _assignment(small: cst.CSTNode) -> tuple[str | None, str | None]:
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return None, None
+    target = small.targets[0].target
+    if not isinstance(target, cst.Name):
+        return None, None
+    value = normalise(cst.Module([]).code_for_node(small.value))
+    return target.value, value
+
+
+def _previous(statement: cst.CSTNode, fx: FixContext) -> cst.CSTNode | None:
+    block = fx.source.parent(statement)
+    body = list(getattr(block, "body", ()))
+    if statement not in body:
+        return None
+    index = body.index(statement)
+    return body[index - 1] if index else None
+
+
+# ---- legacy tensor types: torch.cuda.FloatTensor ... ------------------------------------------------
+LEGACY_TYPES = {
+    "FloatTensor": "float32",
+    "DoubleTensor": "float64",
+    "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16",
+    "LongTensor": "int64",
+    "IntTensor": "int32",
+    "ShortTensor": "int16",
+    "ByteTensor": "uint8",
+    "CharTensor": "int8",
+    "BoolTensor": "bool",
+}
+
+
+def legacy_type(node: cst.Attribute, fx: FixContext) -> Plan | None:
+    """`x.type(torch.cuda.FloatTensor)` -> `x.to(DEVICE, torch.float32)`;
+    `torch.cuda.FloatTensor(2, 3)` -> `torch.empty(2, 3, dtype=torch.float32, device=DEVICE)`;
+    `torch.cuda.FloatTensor([1.0, 2.0])` -> `torch.tensor([...], dtype=torch.float32, device=DEVICE)`.
+    On CUDA each gives the tensor the legacy type gave (same dtype, the current CUDA device)."""
+    if not normalise(fx.source.text(node.value)).endswith("cuda") or fx.flavour.name == "xla":
+        return None
+    torch, imports = fx.torch()
+    dtype = f"{torch}.{LEGACY_TYPES[node.attr.value]}"
+    if fx.flavour.name == "neuron":
+        device, device_edits = '"neuron"', ()
+    else:
+        device, device_edits = fx.device(node)
+    parent = fx.source.parent(node)
+    call = fx.source.parent(parent) if isinstance(parent, cst.Arg) else None
+    if (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "type"
+        and len(call.args) == 1
+        and call.args[0].keyword is None
+    ):
+        span, end = fx.source.span(call.func.attr), fx.source.span(call)
+        edit = Edit(span.line, span.column, end.end_line, end.end_column, f"to({device}, {dtype})")
+        return Plan(
+            (*imports, *device_edits, edit), SAFE, f"Use `.to({device}, {dtype})` (the legacy type's dtype)"
+        )
+    if isinstance(parent, cst.Call) and parent.func is node and parent.args:
+        args = parent.args
+        if any(a.star or a.keyword is not None for a in args):
+            return None
+        texts = [fx.source.text(a.value) for a in args]
+        if len(args) == 1 and isinstance(args[0].value, (cst.List, cst.Tuple)):
+            text = f"{torch}.tensor({texts[0]}, dtype={dtype}, device={device})"
+        elif all(isinstance(a.value, cst.Integer) for a in args):
+            text = f"{torch}.empty({', '.join(texts)}, dtype={dtype}, device={device})"
+        else:
+            return None  # a name may be a size, a shape or data: a reviewer decides
+        return Plan(
+            (*imports, *device_edits, fx.source.replace(parent, text)),
+            SAFE,
+            "Create the tensor with its dtype and the device (the legacy constructor's values)",
+        )
+    return None
 
 
 # ---- 'cuda' values ---------------------------------------------------------------------------------

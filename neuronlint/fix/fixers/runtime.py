@@ -9,7 +9,7 @@ import libcst as cst
 from neuronlint.findings import Finding
 from neuronlint.fix.context import FixContext
 from neuronlint.fix.fixers.common import accelerator_call, args_text, called, last_name, remove_statement
-from neuronlint.fix.fixers.device import guarded_idiom
+from neuronlint.fix.fixers.device import guarded_idiom, statement_idiom
 from neuronlint.fix.model import SAFE, UNSAFE, Plan
 from neuronlint.fix.source import normalise
 
@@ -73,7 +73,7 @@ def device_query(finding: Finding, nodes: list[cst.CSTNode], fx: FixContext) -> 
         return None
     api = last_name(call.func)
     if api == "is_available":
-        idiom = guarded_idiom(call.func, fx)
+        idiom = guarded_idiom(call.func, fx) or statement_idiom(call, fx)
         if idiom is not None:
             return idiom
     if fx.flavour.name == "xla":
@@ -84,6 +84,13 @@ def device_query(finding: Finding, nodes: list[cst.CSTNode], fx: FixContext) -> 
         return None
     if api == "is_available" and not args:
         text = f"{torch}.accelerator.is_available()"
+        body = _guarded_body(call, fx, torch)
+        if body is not None:
+            return Plan(
+                (*imports, fx.source.replace(call, text), *body),
+                SAFE,
+                "Guard on any accelerator: every call under the check is device-generic now",
+            )
         return Plan(
             (*imports, fx.source.replace(call, text)),
             UNSAFE,
@@ -114,6 +121,21 @@ def streams(finding: Finding, nodes: list[cst.CSTNode], fx: FixContext) -> Plan 
             UNSAFE,
             f"Use the device-generic `torch.{api}`; check the stream/event methods the code calls",
         )
+    if api == "stream" and len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None:
+        item = fx.source.parent(call)
+        value = call.args[0].value
+        if (
+            isinstance(item, cst.WithItem)
+            and item.item is call
+            and isinstance(value, (cst.Name, cst.Attribute))
+        ):
+            return Plan(
+                (fx.source.replace(call, fx.source.text(value)),),
+                UNSAFE,
+                "Enter the stream itself (`with s:`, a torch.Stream is a context manager); "
+                "`torch.cuda.stream(None)` did nothing, `with None:` fails",
+            )
+        return None
     if api == "current_stream":
         args = args_text(call, fx, ("device",))
         if args is None:
@@ -166,3 +188,41 @@ def _previous_statement(call: cst.Call, fx: FixContext) -> cst.CSTNode | None:
     ):
         return before.body[0].value
     return None
+
+
+# torch.cuda calls whose device-generic form needs no further review under an availability check.
+_GUARDED_CALLS = {
+    "synchronize": "synchronize",
+    "empty_cache": "empty_cache",
+    "reset_peak_memory_stats": "reset_peak_memory_stats",
+    "set_device": "set_device_index",
+}
+
+
+def _guarded_body(call: cst.Call, fx: FixContext, torch: str) -> list | None:
+    """`if torch.cuda.is_available():` around nothing but torch.cuda calls with a device-generic
+    form (synchronize, empty_cache, ...): the edits that make the body that form, so the check can
+    become `torch.accelerator.is_available()` in the same fix. None for any other shape."""
+    statement = fx.source.parent(call)
+    if not isinstance(statement, cst.If) or statement.test is not call or statement.orelse is not None:
+        return None
+    if not isinstance(statement.body, cst.IndentedBlock) or fx.flavour.name != "portable":
+        return None
+    torch_text = fx.source.module_alias("torch") or "torch"
+    edits = []
+    for line in statement.body.body:
+        if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
+            return None
+        expr = line.body[0]
+        inner = expr.value if isinstance(expr, cst.Expr) else None
+        if not isinstance(inner, cst.Call):
+            return None
+        callee = normalise(fx.source.text(inner.func))
+        if callee.startswith(f"{torch_text}.accelerator."):
+            continue
+        name = _GUARDED_CALLS.get(last_name(inner.func))
+        args = args_text(inner, fx, ("device",))
+        if name is None or callee != f"{torch_text}.cuda.{last_name(inner.func)}" or args is None:
+            return None
+        edits.append(fx.source.replace(inner, f"{torch}.accelerator.{name}({args})"))
+    return edits
