@@ -119,7 +119,9 @@ def test_manifest_is_valid_and_describes_the_hook() -> None:
     fixer = _hooks()["neuronlint-fix"]
     assert list(_hooks()) == ["neuronlint", "neuronlint-fix"]
     assert (
-        fixer["entry"] == "neuronlint fix" and fixer["language"] == "python" and fixer["types"] == ["python"]
+        fixer["entry"] == "neuronlint fix"
+        and fixer["language"] == "python"
+        and fixer["types_or"] == ["python", "jupyter"]
     )
 
 

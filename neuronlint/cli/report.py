@@ -96,7 +96,7 @@ def report_command(
     """Migration report: CUDA and Neuron coupling scores with their breakdown, blockers, hot spots,
     replacements for CUDA-only libraries and custom kernels, effort, and optional what-if and trend."""
     from neuronlint.fix import Flavour
-    from neuronlint.fix.run import attach
+    from neuronlint.fix.run import attach, check_safe_fixes
     from neuronlint.lockin.scoring import score
     from neuronlint.pipeline import run_scan
     from neuronlint.report.build import SourceLinker, build_report
@@ -111,9 +111,8 @@ def report_command(
     settings = flags.settings()
     try:
         result = run_scan(settings.options, progress_factory(not quiet))
-        attach(
-            result, Flavour("portable"), settings.options.base
-        )  # the report shows what the safe fixes remove
+        attach(result, Flavour("portable"), settings.options.base)  # what the fixes remove
+        check_safe_fixes(result, settings.options, settings.options.base)  # ... checked by a rescan
         traces = merge_traces(result, settings, quiet) if trace else None
         other_ctx = None
         if compare_sdk or compare_target or compare_backend:

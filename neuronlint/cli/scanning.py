@@ -265,4 +265,8 @@ def summary_line(report, unsafe: bool, diff: bool) -> str:
     left = sum(f.unsafe_left for f in report.files)
     if left and not unsafe:
         text += f"; {left} more with --unsafe-fixes"
+    if report.also_gone or report.appeared:
+        gone = f"{report.also_gone} other{'s' if report.also_gone != 1 else ''} gone with them"
+        new = f"{report.appeared} new"
+        text += f"; the fixed code changes what the scan sees: {gone}, {new}"
     return text + f"; {len(report.remaining)} finding{'s' if len(report.remaining) != 1 else ''} left."

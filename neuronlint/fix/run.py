@@ -8,18 +8,17 @@ is written only when its new text parses. A second run therefore finds nothing t
 
 from __future__ import annotations
 
+import ast
 import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import libcst as cst
-
 from neuronlint.filters import first_party, triage
 from neuronlint.findings import Finding, Fix
 from neuronlint.fix.engine import FilePlan, choose, plan_file
 from neuronlint.fix.fixers import FIXERS
-from neuronlint.fix.flavours import Flavour
+from neuronlint.fix.flavours import Flavour, flavour_for
 from neuronlint.fix.model import SAFE, Edit, Plan, apply_edits
 from neuronlint.pipeline import ScanOptions, ScanResult, findings_in_frame
 from neuronlint.scope import ScopeRules
@@ -31,6 +30,11 @@ FIXED_SUFFIXES = (".py", ".ipynb")
 
 def fixable_rules() -> frozenset[str]:
     return frozenset(FIXERS)
+
+
+def _check_parses(code: str, path: str) -> None:
+    """SyntaxError unless Python parses the new text (top-level await allowed, as in notebooks)."""
+    compile(code, path, "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
 
 
 def _by_file(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -134,6 +138,8 @@ class FileFix:
     error: str | None = None
     unsafe_left: int = 0  # findings whose (unsafe) fix was not applied
     appeared: int = 0  # findings the rescans show that the file did not have (uncovered or new)
+    also_gone: int = 0  # findings without a fix of their own that the rescans no longer show
+    removed: list[Finding] = field(default_factory=list)  # the input findings the fixes removed
 
     @property
     def changed(self) -> bool:
@@ -168,6 +174,14 @@ class FixReport:
 
     def changed(self) -> list[FileFix]:
         return [f for f in self.files if f.changed]
+
+    @property
+    def appeared(self) -> int:
+        return sum(f.appeared for f in self.files)
+
+    @property
+    def also_gone(self) -> int:
+        return sum(f.also_gone for f in self.files)
 
 
 class Rescanner:
@@ -221,14 +235,15 @@ class Rescanner:
 
 def removed_and_new(
     before_text: str, after_text: str, before: list[Finding], after: list[Finding]
-) -> tuple[list[Finding], list[Finding]]:
+) -> tuple[list[Finding], list[Finding], dict[int, Finding]]:
     """Which active findings of `before_text` the rescan of `after_text` no longer shows, and which
     of its findings are new, matched one for one by (line, category): a finding's identity in a
     scan (one per line and category). Lines are followed through the edit by a line diff; a
     finding whose line was rewritten matches a finding of its category anywhere in the rewrite.
 
     A fix of one rule on a line where another rule of the same category was folded into it leaves
-    that other rule's finding: the finding is not removed, and is not counted as fixed."""
+    that other rule's finding: the finding is not removed, and is not counted as fixed. The third
+    value maps id(a finding of `after`) to the finding of `before` it is."""
     old_lines, new_lines = before_text.splitlines(), after_text.splitlines()
     where: dict[int, range] = {}
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
@@ -243,6 +258,7 @@ def removed_and_new(
         if finding.suppressed is None:
             waiting.setdefault((finding.line, finding.category), []).append(finding)
     removed: list[Finding] = []
+    same: dict[int, Finding] = {}
     for finding in before:
         if finding.suppressed is not None:
             continue
@@ -250,12 +266,12 @@ def removed_and_new(
         for line in lines:
             candidates = waiting.get((line, finding.category))
             if candidates:
-                candidates.pop(0)
+                same[id(candidates.pop(0))] = finding
                 break
         else:
             removed.append(finding)
     new = [f for group in waiting.values() for f in group]
-    return removed, new
+    return removed, new, same
 
 
 def fix_file(
@@ -270,12 +286,16 @@ def fix_file(
     """Apply the selected fixes to one file's text, round after round; returns the result and the
     file's findings after the last round.
 
-    `fixed` counts, by rule, the findings a round's rescan no longer shows (removed_and_new), not
-    the fixes applied: a fixed construct that leaves a finding on its line is not a finding fixed.
+    `fixed` counts, by rule, the findings whose fix was applied and that the round's rescan no
+    longer shows (removed_and_new), not the fixes applied: a fixed construct that leaves a finding
+    on its line is not a finding fixed. Findings the rescan no longer shows without a fix of their
+    own are `also_gone`; findings it shows that were not there are `appeared` (the fixed code can
+    tell the analysis more: `device = "cpu"` in a branch made `.to(device)` a host copy).
     `document` carries a non-Python file (a notebook) whose Python text is `code`."""
     document = document or PythonDocument(code)
     item = FileFix(path=path, before=document.text, after=document.text)
     text = code
+    origin = {id(f): f for f in findings}  # a finding of this round -> the one it was in the input
     for _ in range(MAX_ROUNDS):
         plan: FilePlan = plan_file(path, text, findings, flavour)
         selected = [i for i in sorted(plan.selected(unsafe)) if document.allows(plan.plans[i])]
@@ -283,22 +303,31 @@ def fix_file(
         item.unsafe_left = 0 if unsafe else len(plan.plans) - len(plan.selected(False))
         if not chosen:
             break
-        edits, _applied = choose(chosen)
+        edits, applied = choose(chosen)
         try:
             new = apply_edits(text, edits)
-            cst.parse_module(new)
+            _check_parses(new, path)
             changed = document.apply(edits, new)
-        except (ValueError, cst.ParserSyntaxError) as exc:  # a fixer bug must never break a file
+        except (ValueError, SyntaxError) as exc:  # a fixer bug must never break a file
             item.error = f"fix abandoned: {exc}"
             break
         if new == text:
             break
         after = rescan.findings(path, new)  # a fix can uncover findings (one per line and category)
-        removed, appeared = removed_and_new(text, new, findings, after)
+        removed, appeared, same = removed_and_new(text, new, findings, after)
+        by_plan = {id(p): i for i, p in plan.plans.items()}
+        targeted = {id(plan.findings[by_plan[id(p)]]) for p in applied}
         for finding in removed:
-            item.fixed[finding.rule] += 1
+            if id(finding) in targeted:
+                item.fixed[finding.rule] += 1
+            else:
+                item.also_gone += 1  # no fix of its own: the fixed code no longer shows it
+            item.removed.append(origin.get(id(finding), finding))
         item.appeared += len(appeared)
+        origin = {after_id: origin.get(id(b), b) for after_id, b in same.items()}
         text, findings, document = new, after, changed
+        if not any(f.rule in FIXERS and f.suppressed is None for f in findings):
+            break  # nothing fixable left: no need to parse the new text again to find out
     item.after = document.text
     return item, findings
 
@@ -319,7 +348,7 @@ def fix_files(
             remaining.extend(f for f in findings if f.suppressed is None)
             continue
         if path.endswith(".ipynb"):
-            item = fix_notebook(path, code, flavour, unsafe, rescan)
+            item = fix_notebook(path, code, flavour, unsafe, rescan, findings)
             after = rescan.notebook_findings(path, item.after) if item.changed else findings
         else:
             item, after = fix_file(path, code, findings, flavour, unsafe, rescan)
@@ -332,7 +361,22 @@ def fix_files(
     return FixReport(files=files, remaining=remaining)
 
 
-def fix_notebook(path: str, text: str, flavour: Flavour, unsafe: bool, rescan: Rescanner) -> FileFix:
+def check_safe_fixes(result: ScanResult, options: ScanOptions, base: Path) -> int:
+    """Run the safe portable fixes in memory (nothing is written) and mark, on each finding with an
+    attached safe fix, whether the rescan shows it gone (`extra["fix_removed"]`): what the migration
+    report counts as removed by the fixes. Returns how many findings the fixes remove."""
+    flavour = flavour_for("portable", result.context, result.db)
+    report = fix_files(result, options, flavour, False, False, base)
+    gone = {id(f) for item in report.files for f in item.removed}
+    for finding in result.findings:
+        if finding.fix is not None and finding.fix.automatic and finding.fix.applicability == SAFE:
+            finding.extra["fix_removed"] = id(finding) in gone
+    return len(gone)
+
+
+def fix_notebook(
+    path: str, text: str, flavour: Flavour, unsafe: bool, rescan: Rescanner, scan_findings: list[Finding] = ()
+) -> FileFix:
     """Fix a notebook's code cells (neuronlint.fix.notebook): the fixers see the cells joined as
     one module, as the scan does; the edits go back into the cells' JSON strings."""
     from neuronlint.fix.notebook import NotebookDocument
@@ -343,6 +387,15 @@ def fix_notebook(path: str, text: str, flavour: Flavour, unsafe: bool, rescan: R
         return FileFix(path=path, before=text, after=text, error=f"not fixed: {exc}")
     findings = rescan.findings(path, document.module)  # in the joined module's lines
     item, _ = fix_file(path, document.module, findings, flavour, unsafe, rescan, document)
+    # the findings removed, as the scan located them (cell, line in the cell, column)
+    scanned = {
+        (f.rule, f.extra["cell"]["cell"], f.extra["cell"]["line"], f.extra["cell"]["column"]): f
+        for f in scan_findings
+        if f.extra.get("cell")
+    }
+    item.removed = [
+        scanned.get((f.rule, *document.mapping.locate(f.line)[:2], f.column), f) for f in item.removed
+    ]
     return item
 
 

@@ -206,7 +206,9 @@ def _headline(lockin: LockinResult, ctx: Context | None, kernels: int, libraries
 
 def fix_summary(lockin: LockinResult) -> dict[str, Any]:
     """How much of the CUDA-side effort estimate the automatic fixes remove (findings carry their
-    Fix when the command attached them: neuronlint.fix.run.attach)."""
+    Fix when the command attached them: neuronlint.fix.run.attach; `neuronlint report` also runs the
+    safe fixes in memory and rescans, neuronlint.fix.run.check_safe_fixes, so a safe fix that would
+    leave its finding on the line is not counted)."""
     cuda = [item for item in lockin.findings if item.direction == "cuda"]
     total = sum(item.hours for item in cuda)
     out: dict[str, Any] = {"findings": len(cuda), "hours": _round(total, 1)}
@@ -217,6 +219,7 @@ def fix_summary(lockin: LockinResult) -> dict[str, Any]:
             if item.finding.fix is not None
             and item.finding.fix.automatic
             and item.finding.fix.applicability == safety
+            and item.finding.extra.get("fix_removed", True)  # False: the rescan still shows it
         ]
         hours = sum(item.hours for item in fixed)
         out[f"{safety}_findings"] = len(fixed)
