@@ -404,6 +404,15 @@ def test_statement_forms_of_the_guarded_device_idiom_become_one_assignment(tmp_p
             if torch.cuda.is_available():
                 other = torch.device("cuda")
             return other
+
+        def chained(cpu_only):
+            if cpu_only:
+                chosen = "cpu"
+            elif torch.cuda.is_available():
+                chosen = "cuda"
+            else:
+                chosen = "cpu"
+            return chosen
         """,
     )
     expression = 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'
@@ -411,6 +420,8 @@ def test_statement_forms_of_the_guarded_device_idiom_become_one_assignment(tmp_p
     assert f"def pick():\n    target = {expression}\n    return target\n" in out
     # a string on one branch and a device on the other: not the idiom, the parts are fixed one by one
     assert 'other = "cpu"\n    if torch.cuda.is_available():\n        other = DEVICE\n' in out
+    # an `elif`: the branch above decides too, so only the literal is fixed
+    assert "    elif torch.cuda.is_available():\n        chosen = DEVICE.type\n    else:\n" in out
 
 
 def test_legacy_tensor_types(tmp_path):
@@ -420,18 +431,22 @@ def test_legacy_tensor_types(tmp_path):
         import torch
 
         def f(x, n):
-            a = x.type(torch.cuda.FloatTensor)
+            a = x.type(torch.cuda.FloatTensor)  # unsafe: x may be a module
             b = torch.cuda.LongTensor([1, 2])
             c = torch.cuda.BFloat16Tensor(2, 3)
             d = torch.cuda.FloatTensor(n)
             return isinstance(a, torch.cuda.FloatTensor), b, c, d
         """,
     )
-    assert "a = x.to(DEVICE, torch.float32)" in out
+    assert "a = x.type(torch.cuda.FloatTensor)" in out
     assert "b = torch.tensor([1, 2], dtype=torch.int64, device=DEVICE)" in out
     assert "c = torch.empty(2, 3, dtype=torch.bfloat16, device=DEVICE)" in out
     assert "d = torch.cuda.FloatTensor(n)" in out  # a size, a shape or data: not decided here
     assert "isinstance(a, torch.cuda.FloatTensor)" in out
+    unsafe = fix(
+        tmp_path, "import torch\n\ndef f(x):\n    return x.type(torch.cuda.HalfTensor)\n", unsafe=True
+    )
+    assert "return x.to(DEVICE, torch.float16)" in unsafe
 
 
 def test_custom_fwd_and_custom_bwd(tmp_path):

@@ -129,9 +129,11 @@ class NotebookDocument:
             return cells[-1], len(self._cell_lines(cells[-1])) + 1, 1
         cell, cell_line = self.mapping.cell[line - 1] - 1, self.mapping.cell_line[line - 1]
         if insertion and column == 1 and cell_line == 1 and line > 1:
-            # before a cell's first line: at the end of the cell above (where the imports are)
+            # before a cell's first line: at the end of the cell above (where the imports are),
+            # unless that cell is a cell magic (`%%bash`...): then at the start of this one
             above = self.mapping.cell[line - 2] - 1
-            return above, len(self._cell_lines(above)) + 1, 1
+            if not self._cell_lines(above)[0].lstrip().startswith("%%"):
+                return above, len(self._cell_lines(above)) + 1, 1
         return cell, cell_line, column
 
     def _blanked(self, line: int) -> bool:

@@ -100,6 +100,8 @@ def statement_idiom(node: cst.CSTNode, fx: FixContext) -> Plan | None:
             return None
     if statement is None or not fx.availability_check(statement.test):
         return None
+    if not isinstance(fx.source.parent(statement), (cst.IndentedBlock, cst.Module)):
+        return None  # an `elif`: the branches above decide too
     if "cuda" not in fx.source.text(statement.test) or fx.flavour.name != "portable":
         return None
     torch_text = fx.source.module_alias("torch") or "torch"
@@ -180,10 +182,12 @@ LEGACY_TYPES = {
 
 
 def legacy_type(node: cst.Attribute, fx: FixContext) -> Plan | None:
-    """`x.type(torch.cuda.FloatTensor)` -> `x.to(DEVICE, torch.float32)`;
+    """`x.type(torch.cuda.FloatTensor)` -> `x.to(DEVICE, torch.float32)` (unsafe: on an nn.Module,
+    `.type()` cast integer buffers too);
     `torch.cuda.FloatTensor(2, 3)` -> `torch.empty(2, 3, dtype=torch.float32, device=DEVICE)`;
     `torch.cuda.FloatTensor([1.0, 2.0])` -> `torch.tensor([...], dtype=torch.float32, device=DEVICE)`.
-    On CUDA each gives the tensor the legacy type gave (same dtype, the current CUDA device)."""
+    On CUDA the constructors give the tensor the legacy type gave (same dtype, the current CUDA
+    device)."""
     if not normalise(fx.source.text(node.value)).endswith("cuda") or fx.flavour.name == "xla":
         return None
     torch, imports = fx.torch()
@@ -204,7 +208,9 @@ def legacy_type(node: cst.Attribute, fx: FixContext) -> Plan | None:
         span, end = fx.source.span(call.func.attr), fx.source.span(call)
         edit = Edit(span.line, span.column, end.end_line, end.end_column, f"to({device}, {dtype})")
         return Plan(
-            (*imports, *device_edits, edit), SAFE, f"Use `.to({device}, {dtype})` (the legacy type's dtype)"
+            (*imports, *device_edits, edit),
+            UNSAFE,
+            f"Use `.to({device}, {dtype})`; on a module, `.type()` also cast integer buffers, `.to()` does not",
         )
     if isinstance(parent, cst.Call) and parent.func is node and parent.args:
         args = parent.args
