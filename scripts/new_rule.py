@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     how = parser.add_mutually_exclusive_group(required=True)
     how.add_argument("--checker", help="the Checker class that will emit it, e.g. CudaApi")
     how.add_argument("--api", help="a table-driven rule: the qualified name (or method name) it is about")
-    parser.add_argument("--kind", default="name", choices=("name", "prefix", "method", "attribute"))
+    parser.add_argument("--kind", default="name", choices=("name", "prefix", "stem", "method", "attribute"))
     args = parser.parse_args(argv)
 
     if not re.fullmatch(r"NL\d{3}", args.id):

@@ -110,8 +110,8 @@ def test_inductor_config(tmp_path):
         tmp_path,
         """
         import torch
-        import torch._inductor.config as inductor_config
-        from torch._inductor import config
+        import torch._inductor.config as inductor_config  # expect: NL803
+        from torch._inductor import config  # expect: NL803
 
         torch._inductor.config.coordinate_descent_tuning = True  # expect: NL803
         inductor_config.triton.unique_kernel_names = True  # expect: NL803

@@ -135,17 +135,17 @@ def test_custom_operator_namespaces(tmp_path):
     )
 
 
-def test_custom_operators_registered_only_for_cuda(tmp_path):
+def test_custom_operators_registered_only_for_cuda_are_cuda_api(tmp_path):
     findings = check(
         tmp_path,
         """
         import torch
 
-        @torch.library.custom_op("fused::rmsnorm", mutates_args=(), device_types="cuda")  # expect: NL303
+        @torch.library.custom_op("fused::rmsnorm", mutates_args=(), device_types="cuda")  # expect: NL116
         def rmsnorm(x: torch.Tensor) -> torch.Tensor:
             return x
 
-        @rmsnorm.register_kernel("cuda")  # expect: NL303
+        @rmsnorm.register_kernel("cuda")  # expect: NL116
         def _(x):
             return x
 
@@ -154,7 +154,7 @@ def test_custom_operators_registered_only_for_cuda(tmp_path):
             return x
 
         lib = torch.library.Library("fused", "IMPL")
-        lib.impl("rmsnorm", rmsnorm, "CUDA")  # expect: NL303
+        lib.impl("rmsnorm", rmsnorm, "CUDA")  # expect: NL116
 
         @torch.library.custom_op("fused::generic", mutates_args=())
         def generic(x: torch.Tensor) -> torch.Tensor:
@@ -162,7 +162,8 @@ def test_custom_operators_registered_only_for_cuda(tmp_path):
     """,
         select=["custom-kernel", "cuda-api"],
     )
-    assert "`fused::rmsnorm` is a custom operator implemented only for CUDA" in findings[0].message
+    assert findings[0].category == "cuda-api"
+    assert "registers fused::rmsnorm for the CUDA dispatch key only" in findings[0].message
 
 
 def test_cupy_numba_pycuda_kernels(tmp_path):

@@ -30,30 +30,44 @@ def import_name(distribution: str) -> str:
     return re.sub(r"[-.]+", "_", distribution).lower()
 
 
+def _is_project(directory: Path) -> bool:
+    return (directory / "pyproject.toml").is_file() or (directory / "setup.py").is_file()
+
+
 def _project_root(path: Path) -> Path | None:
-    """The nearest directory at or above `path` with a pyproject.toml or setup.py."""
+    """The nearest directory at or above `path` with a pyproject.toml or setup.py, not above the
+    repository (a `.git` entry) the path is in: a repository without either is its own root."""
     start = path if path.is_dir() else path.parent
     for directory in (start, *start.parents):
-        if (directory / "pyproject.toml").is_file() or (directory / "setup.py").is_file():
+        if _is_project(directory) or (directory / ".git").exists():
             return directory
     return None
 
 
+def _packages(base: Path) -> set[str]:
+    if not base.is_dir():
+        return set()
+    return {child.name for child in base.iterdir() if child.is_dir() and (child / "__init__.py").is_file()}
+
+
 def project_names(paths: Iterable[Path]) -> set[str]:
-    """Top-level import names of the projects the scanned paths belong to."""
+    """Top-level import names of the projects the scanned paths belong to: the project at or above
+    each path, and the projects one level below a repository's root (a repository holding its own
+    fork of a library, `apex/setup.py` beside `nemo/setup.py`)."""
     names: set[str] = set()
     for path in paths:
         root = _project_root(Path(path).resolve())
         if root is None:
             continue
-        names |= _declared_names(root)
-        for base in (root, root / "src"):
-            if base.is_dir():
-                names |= {
-                    child.name
-                    for child in base.iterdir()
-                    if child.is_dir() and (child / "__init__.py").is_file()
-                }
+        projects = [root]
+        try:
+            projects += [child for child in root.iterdir() if child.is_dir() and _is_project(child)]
+        except OSError:
+            pass
+        for project in projects:
+            if _is_project(project):
+                names |= _declared_names(project)
+            names |= _packages(project) | _packages(project / "src")
     return {n for n in names if n}
 
 

@@ -225,6 +225,16 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
             else:
                 _shadow(element, ctx)
         return
+    if (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+        and value is not None
+    ):
+        kind = _kind_of(value, ctx)
+        if kind is not None and kind[0] == "module":
+            ctx.bind_instance(target.attr.value, kind)  # `self.xm = xm`: `self.xm.mark_step()` is xm's
+        return
     if not isinstance(target, cst.Name) or value is None:
         return
     name = target.value
@@ -263,6 +273,10 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp in _STRING_VALUES:
         strings = ctx.strings(value)
         return ("str", strings) if strings else None
+    if tp is cst.Call and value.args:
+        forced = _cuda_amp_partial(value, ctx)
+        if forced is not None:
+            return ("module", forced)
     if tp is cst.Call or tp is cst.BinaryOperation or tp is cst.Subscript:
         if ctx.is_numpy(value):
             return ("numpy", "")
@@ -273,6 +287,36 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp is cst.Comparison or tp is cst.UnaryOperation:
         return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx)
     return None
+
+
+_AMP_DECORATORS = frozenset({"torch.amp.custom_fwd", "torch.amp.custom_bwd"})
+
+
+def _cuda_amp_partial(call: cst.Call, ctx: FileContext) -> str | None:
+    """`custom_fwd = partial(torch.amp.custom_fwd, device_type="cuda")` makes the name mean the CUDA
+    decorator (`torch.cuda.amp.custom_fwd`), so that each `@custom_fwd` is reported as its use."""
+    func = call.func
+    if not (isinstance(func, (cst.Name, cst.Attribute)) and func_name(func) == "partial"):
+        return None
+    inner = ctx.qualname(call.args[0].value) if call.args[0].keyword is None else None
+    if inner not in _AMP_DECORATORS:
+        return None
+    for arg in call.args[1:]:
+        if arg.keyword is not None and arg.keyword.value == "device_type":
+            values = ctx.strings(arg.value)
+            if values and all(v == "cuda" for v in values):
+                return "torch.cuda.amp." + inner.rsplit(".", 1)[1]
+    return None
+
+
+def func_name(node: cst.BaseExpression) -> str:
+    return (
+        node.value
+        if isinstance(node, cst.Name)
+        else node.attr.value
+        if isinstance(node, cst.Attribute)
+        else ""
+    )
 
 
 def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool = False) -> Binding | None:
@@ -498,6 +542,7 @@ _KERNEL_DECORATORS = {
     "numba.cuda.jit": "numba-cuda",
     "cupyx.jit.rawkernel": "cupy",
 }
+_NKI_PREFIXES = ("nki.", "neuronxcc.nki.", "nkilib.")
 _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"})
 # Functions that run once per step: forward passes and Lightning/trainer step hooks.
 _STEP_FUNCTION = re.compile(r"^(_?forward(_\w+)?|\w*_step|step|_?compute_loss)$")
@@ -716,6 +761,8 @@ class Bindings(Checker):
             kind = sorted(kinds)[0]
             ctx.bind(name, ("kernel", kind))
             ctx.defines_kernels.append(kind)
+        elif node.decorators and any(d.startswith(_NKI_PREFIXES) for d in _decorator_names(node, ctx)):
+            ctx.bind(name, ("kernel", "nki"))  # a Neuron kernel: lock-in, never a CUDA kernel
         elif ctx.lookup(name) is not None:
             ctx.bind(name, ("other", None))
         outer = ctx.scope

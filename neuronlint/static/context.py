@@ -21,7 +21,7 @@ import libcst as cst
 #   ("tensor", "")             a value known to be a torch tensor (annotated `Tensor`, or made by torch.*)
 #   ("read", "<tensor>.item()")  a host number read from a tensor value (`n = lengths.max().item()`)
 #   ("mask", "")               a boolean mask (`m = x > 0`, `~pad`, `x.eq(y)`, `.bool()`)
-#   ("kernel", "triton")       a function decorated as a GPU kernel in this module
+#   ("kernel", "triton")       a function decorated as a GPU kernel in this module ("nki": a Neuron kernel)
 #   ("other", None)            anything else that shadows an outer binding
 Binding = tuple[str, Any]
 
@@ -68,6 +68,7 @@ class Scope:
     # One flag per loop being visited in this scope, outermost first: whether it is an epoch loop
     # (`for epoch in range(cfg.num_epochs)`), whose body runs once per epoch, not once per step.
     epoch_loops: list[bool] = field(default_factory=list)
+    instance: dict[str, Binding] | None = None  # class scopes: `self.<name>` attributes bound to modules
 
 
 _WS = re.compile(r"\s+")
@@ -145,6 +146,11 @@ class FileContext:
         self.imports: set[str] = set()  # absolute module names imported by this file
         self.defines_kernels: list[str] = []  # kinds of GPU kernels this file defines
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
+        self.op_namespaces: set[str] = set()  # torch.ops namespaces this file defines operators in
+        self.optional_imports: set[str] = set()  # library names imported where the library is optional
+        # Detections made where a construct is written but kept until a later use shows what it
+        # is (a module-level dict whose keys become Inductor options once it reaches torch.compile).
+        self.deferred: dict[str, list[Detection]] = {}
         self.has_training_loop = False
         # A data-pipeline path (data/, *dataset*.py) says the code runs in loader workers, unless
         # the file itself moves values to a device (an evaluation loop kept under data/).
@@ -242,8 +248,36 @@ class FileContext:
             return binding[1] if binding is not None and binding[0] == "module" else None
         if isinstance(node, cst.Attribute):
             base = self._qualname(node.value)
-            return f"{base}.{node.attr.value}" if base else None
+            if base:
+                return f"{base}.{node.attr.value}"
+            value = node.value
+            if isinstance(value, cst.Name) and value.value == "self":
+                binding = self.instance_binding(node.attr.value)
+                return binding[1] if binding is not None else None
         return None
+
+    def class_scope(self) -> Scope | None:
+        """The class whose method is being visited (`self` belongs to it), if any."""
+        for scope in reversed(self.scopes):
+            if scope.kind == "class":
+                return scope
+        return None
+
+    def instance_binding(self, attr: str) -> Binding | None:
+        """What `self.<attr>` stands for: a module or API the class stored on its instances
+        (`self.xm = xm`, `self.rms_norm_fn = rms_norm_fn`)."""
+        scope = self.class_scope()
+        if scope is None or not scope.instance:
+            return None
+        return scope.instance.get(attr)
+
+    def bind_instance(self, attr: str, binding: Binding) -> None:
+        scope = self.class_scope()
+        if scope is not None:
+            if scope.instance is None:
+                scope.instance = {}
+            scope.instance[attr] = binding
+            self._qual_node = _NO_NODE
 
     def literal_value(self, node: cst.CSTNode) -> str | None:
         """The single string a literal being visited stands for; None for a part of an implicit
@@ -465,6 +499,30 @@ class FileContext:
         self.detections.append(detection)
         if scope.by_path:
             self._sited_by_path.append(detection)
+
+    def defer(self, key: str, rule: str, node: cst.CSTNode, **facts: Any) -> None:
+        """Make a detection of `node` (being visited) but report it only if `release(key)` is called."""
+        scope = self.scopes[-1]
+        facts.setdefault("in_loop", self._repeats(node, None))
+        if scope.site:
+            facts.setdefault("site", scope.site)
+        top = self.parents[1] if len(self.parents) > 1 else None
+        stmt, indents = self._statement_of(node)
+        self.deferred.setdefault(key, []).append(
+            Detection(rule, node, facts, self.anchor_of(node), None, top, stmt, indents)
+        )
+
+    def forget(self, key: str) -> None:
+        self.deferred.pop(key, None)
+
+    def release(self, key: str, **facts: Any) -> None:
+        """Report the detections kept under `key` (once each), with `facts` added."""
+        for detection in self.deferred.pop(key, ()):
+            seen = (detection.rule, id(detection.node))
+            if seen not in self._seen:
+                self._seen.add(seen)
+                detection.facts.update(facts)
+                self.detections.append(detection)
 
     def _statement_of(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, tuple[str, ...]]:
         """Innermost statement of a statement list around `node`, and the indents of the blocks around it.

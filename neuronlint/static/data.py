@@ -20,13 +20,24 @@ class StaticData:
     library_modules: dict[str, dict[str, Any]]  # module prefix -> library
     library_packages: dict[str, dict[str, Any]]
     serving: tuple[dict[str, Any], ...] = ()  # rules/serving.toml entries (NL080, filetypes/)
+    api_stems: tuple[tuple[str, dict[str, Any]], ...] = ()  # (text, entry): names starting with it
 
     def api(self, qualname: str) -> dict[str, Any] | None:
         """The api entry for a qualified name: exact match first, then the longest prefix."""
         entry = self.api_exact.get(qualname)
         if entry is not None:
             return entry
-        return _longest_prefix(self.api_prefix, qualname)
+        entry = _longest_prefix(self.api_prefix, qualname)
+        if entry is None:
+            for stem, row in self.api_stems:
+                if qualname.startswith(stem):
+                    return row
+        return entry
+
+    def imported_api(self, module: str) -> dict[str, Any] | None:
+        """The api row whose import line is itself a finding (`import torch.backends.cudnn`)."""
+        entry = self.api(module)
+        return entry if entry is not None and entry.get("import_line") else None
 
     def library(self, module: str) -> dict[str, Any] | None:
         return _longest_prefix(self.library_modules, module)
@@ -50,12 +61,15 @@ def _longest_prefix(table: dict[str, dict[str, Any]], dotted: str) -> dict[str, 
 
 def build_static_data(db: RuleDB) -> StaticData:
     exact, prefix, methods, attributes = {}, {}, {}, {}
+    stems: list[tuple[str, dict[str, Any]]] = []
     for entry in db.tables.get("api", ()):
         kind = entry["kind"]
         if kind == "name":
             exact[entry["name"]] = entry
         elif kind == "prefix":
             prefix[entry["name"]] = entry
+        elif kind == "stem":
+            stems.append((entry["name"], entry))
         elif kind == "method":
             methods[entry["name"]] = entry
         else:
@@ -65,7 +79,7 @@ def build_static_data(db: RuleDB) -> StaticData:
         p.lower().replace("_", "-"): lib for lib in db.tables.get("library", ()) for p in lib["packages"]
     }
     serving = tuple(dict(entry) for entry in db.tables.get("serving", ()))
-    return StaticData(exact, prefix, methods, attributes, modules, packages, serving)
+    return StaticData(exact, prefix, methods, attributes, modules, packages, serving, tuple(stems))
 
 
 def library_facts(lib: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,9 @@ from neuronlint.ruledb.schema.spec import (
 API = Table(
     {
         "name": F(str, required=True),
-        "kind": F(str, required=True, choices=("name", "prefix", "method", "attribute")),
+        # name: exactly this name; prefix: this dotted name and everything below it; stem: every
+        # name that starts with this text (`torch._C._cuda` covers `torch._C._cuda_getDeviceCount`).
+        "kind": F(str, required=True, choices=("name", "prefix", "stem", "method", "attribute")),
         "rule": F(str, required=True, check=rule_id),
         # method rows: "device" = only calls on values that may live on the device count (a host
         # tensor's `.unique()` is CPU work); by default any receiver that is not numpy/pandas does.
@@ -24,6 +26,9 @@ API = Table(
         "xla": F(str),
         "native": F(str),
         "note": F(str),
+        # the import of this module (`import torch.backends.cudnn as cudnn`, `from torch.cuda.amp
+        # import GradScaler`) is a finding of the row's rule on the import line, besides each use
+        "import_line": F(bool),
         "facts": F(dict, table=Table({}, open=True)),
         "source": SOURCE,
     }

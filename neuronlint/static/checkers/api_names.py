@@ -15,6 +15,7 @@ from typing import Any
 
 import libcst as cst
 
+from neuronlint.static.bindings import dotted
 from neuronlint.static.checkers.host_sync import (
     HOST_COPY_METHODS,
     in_step_closure,
@@ -63,9 +64,12 @@ def _under_cuda_check(node: cst.CSTNode, ctx: FileContext) -> bool:
     return False
 
 
+_CUDA_NAMESPACES = ("torch.cuda", "torch._C._cuda", "torch._C._Cuda")
+
+
 def _api_facts(entry: dict, qualname: str, node: cst.CSTNode, ctx: FileContext) -> dict:
     facts = _entry_facts(entry, qualname)
-    if qualname.startswith("torch.cuda") and _under_cuda_check(node, ctx):
+    if qualname.startswith(_CUDA_NAMESPACES) and _under_cuda_check(node, ctx):
         facts["cuda_guarded"] = True
     return facts
 
@@ -158,12 +162,39 @@ class ApiNames(Checker):
             names.update(dict.fromkeys(_entry_facts(entry, entry["name"])))
             if entry["kind"] == "method" and entry["name"] == "cuda":
                 names["ordinal"] = None  # `.cuda(rank)`
-            if entry["name"].startswith("torch.cuda"):
+            if entry["name"].startswith(_CUDA_NAMESPACES):
                 names["cuda_guarded"] = None  # behind `if torch.cuda.is_available():`
             if entry["kind"] == "method" and entry["name"] in HOST_COPY_METHODS:
                 names["periodic"] = None  # under `if step % N == 0:`
                 names["per_pass"] = None  # after an inner loop: once per epoch
         return {rule: tuple(names) for rule, names in facts.items()}
+
+    @on(cst.Import)
+    def import_line(self, node: cst.Import, ctx: FileContext) -> None:
+        """`import torch.backends.cudnn as cudnn`, `import torch._inductor.config`: rows marked
+        `import_line` are findings on the import itself, besides every use of the name."""
+        for alias in node.names:
+            module = dotted(alias.name)
+            entry = ctx.data.imported_api(module)
+            if entry is not None:
+                ctx.report(entry["rule"], alias, **_api_facts(entry, module, alias, ctx))
+
+    @on(cst.ImportFrom)
+    def import_from_line(self, node: cst.ImportFrom, ctx: FileContext) -> None:
+        """`from torch.cuda.amp import GradScaler`, `from torch.backends import cudnn`: the import
+        line (its first line, where the module is named) is a finding of the row's rule."""
+        if node.relative or node.module is None:
+            return
+        module = dotted(node.module)
+        entry = ctx.data.imported_api(module)
+        if entry is None and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                entry = ctx.data.imported_api(f"{module}.{dotted(alias.name)}")
+                if entry is not None:
+                    module = f"{module}.{dotted(alias.name)}"
+                    break
+        if entry is not None:
+            ctx.report(entry["rule"], node.module, **_api_facts(entry, module, node, ctx))
 
     @on(cst.Attribute)
     def attribute(self, node: cst.Attribute, ctx: FileContext) -> None:

@@ -35,6 +35,70 @@ def _module_compile(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> bo
     return "torch" in ctx.imports_seen()
 
 
+_MAX_KEYS = 64  # a dict with more keys is a table, not a set of compiler options
+_ENV_LOOKUPS = frozenset({"os.environ.get", "os.getenv"})
+
+
+def _option_keys(value: cst.Dict, ctx: FileContext) -> list[tuple[cst.BaseExpression, str]] | None:
+    """(key node, key) of a dict whose keys are all strings, or None."""
+    if len(value.elements) > _MAX_KEYS:
+        return None
+    keys = []
+    for element in value.elements:
+        if not isinstance(element, cst.DictElement):
+            return None
+        names = ctx.strings(element.key)
+        if not names:
+            return None
+        keys.append((element.key, names[0]))
+    return keys
+
+
+def _report_options(options: cst.Arg, ctx: FileContext) -> None:
+    """One NL803 per Inductor key of `options={...}`, on the key's line; for a dict held by a
+    module-level name (`options=OPTS`), on the keys where the dict is written."""
+    value = options.value
+    if isinstance(value, cst.Dict):
+        keys = _option_keys(value, ctx)
+        if keys:
+            for key_node, key in keys:
+                ctx.report("NL803", key_node, option=f"options[{key!r}]")
+            return
+    elif isinstance(value, cst.Name) and f"dict:{value.value}" in ctx.deferred:
+        ctx.release(f"dict:{value.value}")
+        return
+    ctx.report("NL803", options, option="options={...}")
+
+
+def _backend_default(node: cst.SimpleString, ctx: FileContext) -> bool:
+    """`os.environ.get("COMPILE_BACKEND", "inductor")`, `backend: str = "inductor"`,
+    `add_argument("--backend", default="inductor")`: Inductor chosen as a default."""
+    parent, grand = ctx.parent(), ctx.parent(2)
+    if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
+        if parent.keyword is None:
+            return (
+                ctx.qualname(grand.func) in _ENV_LOOKUPS and len(grand.args) > 1 and grand.args[1] is parent
+            )
+        if parent.keyword.value == "default":
+            return any("backend" in (ctx.strings(a.value) or ("",))[0] for a in grand.args if a is not parent)
+        return False
+    if isinstance(parent, cst.Param):
+        return "backend" in parent.name.value
+    if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+        targets = parent.targets if isinstance(parent, cst.Assign) else ()
+        names = [t.target for t in targets] if targets else [parent.target]
+        return any("backend" in (dotted_name(t) or "").lower() for t in names)
+    return False
+
+
+def dotted_name(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
+
+
 class CompileBackend(Checker):
     """torch.compile / nn.Module.compile calls and decorators: their backend, mode, options and dynamic."""
 
@@ -78,7 +142,7 @@ class CompileBackend(Checker):
             ctx.report("NL802", mode, mode=mode_names[0])
         options = kwarg(node, "options")
         if options is not None:
-            ctx.report("NL803", options, option="options={...}")
+            _report_options(options, ctx)
         dynamic = kwarg(node, "dynamic")
         if dynamic is not None and is_true(dynamic.value):
             ctx.report("NL804", dynamic, symbol="dynamic=True")
@@ -91,6 +155,26 @@ class CompileBackend(Checker):
         elif name is None:
             text = " ".join(ctx.module.code_for_node(backend.value).split())
             ctx.report("NL801", func, end_node=node, api=api, backend=f"the backend in `{text[:60]}`")
+
+    @on(cst.Assign, leave=True)
+    def option_dict(self, node: cst.Assign, ctx: FileContext) -> None:
+        """A module-level dict with string keys may be passed as `options=NAME` later: keep its keys."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        name = node.targets[0].target.value
+        if ctx.scope.kind != "module":
+            return
+        ctx.forget(f"dict:{name}")
+        if not isinstance(node.value, cst.Dict):
+            return
+        keys = _option_keys(node.value, ctx)
+        for key_node, key in keys or ():
+            ctx.defer(f"dict:{name}", "NL803", key_node, option=f"options[{key!r}]")
+
+    @on(cst.SimpleString)
+    def inductor_default(self, node: cst.SimpleString, ctx: FileContext) -> None:
+        if ctx.literal_value(node) == "inductor" and _backend_default(node, ctx):
+            ctx.report("NL803", node, option='backend "inductor" (a default)')
 
     @on(cst.Decorator)
     def compile_decorator(self, node: cst.Decorator, ctx: FileContext) -> None:

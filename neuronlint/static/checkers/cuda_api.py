@@ -36,6 +36,12 @@ _ORDINAL_NAME = re.compile(
     r"(^|_)(local_?rank|rank|gpu|gpus|gpu_id|gpu_idx|device_id|dev_id|device_idx|local_device|cuda_device)$"
 )
 _FALLBACK_TEST = re.compile(r"is_available|cuda")
+# Loop indices and ordinals handed to `torch.device(i)`: a bare integer device is `cuda:i`.
+_INDEX_NAME = re.compile(
+    r"^(i|j|k|idx|index|ordinal|device_index|dev_index|device_ordinal|gpu_index|gpu_idx)$"
+)
+# Autocast queries that, called without a device type, ask about CUDA autocast only.
+_CUDA_AUTOCAST_QUERIES = frozenset({"torch.is_autocast_enabled", "torch.set_autocast_enabled"})
 
 
 def _autocast_api(call: cst.Call, ctx: FileContext) -> str | None:
@@ -75,7 +81,7 @@ def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
     if isinstance(parent, cst.Arg):
         call = ctx.parent(2)
         if isinstance(call, cst.Call) and registers_cuda_kernel(call, ctx):
-            return  # a kernel registered for CUDA: custom_kernel reports the operator (NL303)
+            return  # a kernel registered for CUDA: the registration is the finding (NL116)
         api = _autocast_api(call, ctx) if isinstance(call, cst.Call) else None
         if api:
             ctx.report("NL107", node, api=api, symbol=f"device_type {value!r}", **_alternatives(node, value))
@@ -110,6 +116,27 @@ def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     return False
 
 
+def _is_index(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
+    """`torch.device(i)`, `torch.device(int(rank))`: an integer that can only be a device index."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "int":
+        return True
+    if isinstance(node, cst.Name) and _INDEX_NAME.match(node.value):
+        binding = ctx.lookup(node.value)
+        return binding is None or binding[0] == "other"
+    return False
+
+
+def _pin_memory_key(node: cst.CSTNode, ctx: FileContext) -> cst.BaseExpression | None:
+    """The value given to a `"pin_memory"` key: `{"pin_memory": True}`, `kwargs["pin_memory"] = True`."""
+    parent = ctx.parent()
+    if isinstance(parent, cst.DictElement) and parent.key is node:
+        return parent.value
+    if isinstance(parent, cst.Index) and isinstance(ctx.parent(4), cst.AssignTarget):
+        assign = ctx.parent(5)
+        return assign.value if isinstance(assign, cst.Assign) else None
+    return None
+
+
 class CudaApi(Checker):
     """'cuda' device strings and tensor types by where they stand, integer device ordinals, pin_memory."""
 
@@ -119,8 +146,9 @@ class CudaApi(Checker):
         "NL110": ("symbol",),
         "NL111": ("symbol",),
         "NL112": ("symbol",),
+        "NL116": ("symbol", "op"),
     }
-    triggers = ("cuda", "pin_memory", ".to(", "device=")
+    triggers = ("cuda", "CUDA", "pin_memory", ".to(", "device=", "torch.device", "autocast_enabled")
 
     @on(cst.Call)
     def device_ordinals(self, node: cst.Call, ctx: FileContext) -> None:
@@ -134,7 +162,7 @@ class CudaApi(Checker):
             return
         if callee == "torch.device":
             target = arg_value(node, 0, "type")
-            if _is_ordinal(target, ctx):
+            if _is_ordinal(target, ctx) or _is_index(target, ctx):
                 ctx.report("NL112", target, symbol=ctx.module.code_for_node(target))
             return
         if not callee or not callee.startswith("torch.") or callee.startswith("torch.cuda."):
@@ -142,6 +170,29 @@ class CudaApi(Checker):
         device = kwarg(node, "device")
         if device is not None and _is_ordinal(device.value, ctx):
             ctx.report("NL112", device.value, symbol=ctx.module.code_for_node(device.value))
+
+    @on(cst.Call)
+    def autocast_query(self, node: cst.Call, ctx: FileContext) -> None:
+        """`torch.is_autocast_enabled()` with no device type is the deprecated CUDA-only form."""
+        if not node.args and ctx.qualname(node.func) in _CUDA_AUTOCAST_QUERIES:
+            api = ctx.qualname(node.func)
+            ctx.report("NL107", node.func, api=f"{api}()", symbol=f"{api}() without a device type")
+
+    @on(cst.Call)
+    def cuda_registration(self, node: cst.Call, ctx: FileContext) -> None:
+        """`torch.library.impl(lib, "op", "CUDA")`, `custom_op(..., device_types="cuda")`,
+        `op.register_kernel("cuda")`: the operator gets a kernel for the CUDA dispatch key only."""
+        if not registers_cuda_kernel(node, ctx):
+            return
+        names = [
+            v
+            for a in node.args
+            for v in (ctx.strings(a.value) or ())
+            if "::" in v or v.lower() not in ("cuda", "autogradcuda")
+        ]
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        op = names[0] if names else (ctx.module.code_for_node(receiver) if receiver is not None else "")
+        ctx.report("NL116", node.func, symbol=name_of(node.func), op=op or "the operator")
 
     @on(cst.Arg)
     def pin_memory(self, node: cst.Arg, ctx: FileContext) -> None:
@@ -155,6 +206,11 @@ class CudaApi(Checker):
     def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:
         value = ctx.literal_value(node)
         if value is None:
+            return
+        if value == "pin_memory":
+            given = _pin_memory_key(node, ctx)
+            if given is not None and not (isinstance(given, cst.Name) and given.value == "False"):
+                ctx.report("NL110", node, symbol='"pin_memory": ' + ctx.module.code_for_node(given))
             return
         if CUDA_DEVICE.match(value):
             _device_literal(node, value, ctx)

@@ -68,14 +68,41 @@ def _is_helper(lib: dict, name: str) -> bool:
     return any(name == h or name.startswith(h + ".") for h in lib.get("helpers", ()))
 
 
-def _lib_facts(lib: dict, module: str, ctx: FileContext) -> dict:
+def _lib_facts(lib: dict, module: str, ctx: FileContext, use: bool = False) -> dict:
+    guarded = _guarded(ctx, lib) or (use and _optional(module, ctx))
     return {
         **library_facts(lib),
         "module": module,
         "lib_status": lib["status"],
-        "guarded": _guarded(ctx, lib),
+        "guarded": guarded,
         "helper": _is_helper(lib, module),
     }
+
+
+def _optional(qualname: str, ctx: FileContext) -> bool:
+    """A use of a name whose import was optional (`try: from flash_attn import f` ... `f(x)`): the
+    call site has the import's severity."""
+    names = ctx.optional_imports
+    if not names:
+        return False
+    while qualname:
+        if qualname in names:
+            return True
+        qualname = qualname.rpartition(".")[0]
+    return False
+
+
+def _note_optional(node: cst.Import | cst.ImportFrom, lib: dict, ctx: FileContext) -> None:
+    if not _guarded(ctx, lib):
+        return
+    if isinstance(node, cst.Import):
+        ctx.optional_imports.update(dotted(a.name) for a in node.names)
+        return
+    module = absolute_module(node, ctx)
+    if isinstance(node.names, cst.ImportStar):
+        ctx.optional_imports.add(module)
+    else:
+        ctx.optional_imports.update(f"{module}.{dotted(a.name)}" for a in node.names)
 
 
 def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
@@ -86,7 +113,7 @@ def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
     # Triton and Helion calls live inside kernels, already reported once per kernel (NL301).
     if lib is None or lib["name"] in _KERNEL_LANGUAGES:
         return
-    ctx.report("NL402", node, api=qualname, **_lib_facts(lib, qualname, ctx))
+    ctx.report("NL402", node, api=qualname, **_lib_facts(lib, qualname, ctx, use=True))
 
 
 def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
@@ -132,6 +159,9 @@ class CudaOnlyLib(Checker):
         "vllm",
         "selective_scan",
         "install_requires",
+        "extra",
+        "require",
+        "flash_attention_",
         "flashinfer",
         "flash_mla",
         "deep_ep",
@@ -161,6 +191,7 @@ class CudaOnlyLib(Checker):
             lib = ctx.data.library(module)
             if lib is not None and not _extension_import(module):
                 ctx.report("NL401", alias, **_lib_facts(lib, module, ctx))
+                _note_optional(node, lib, ctx)
 
     @on(cst.ImportFrom)
     def import_from(self, node: cst.ImportFrom, ctx: FileContext) -> None:
@@ -177,6 +208,7 @@ class CudaOnlyLib(Checker):
                     break
         if lib is not None and not _extension_import(module):
             ctx.report("NL401", node.module, **_lib_facts(lib, module, ctx))
+            _note_optional(node, lib, ctx)
 
     @on(cst.Call)
     def call(self, node: cst.Call, ctx: FileContext) -> None:
@@ -206,34 +238,82 @@ class CudaOnlyLib(Checker):
             ctx.report("NL403", node.func, symbol="BitsAndBytesConfig", **_bnb_facts(ctx))
 
     @on(cst.Arg)
+    def flash_attention_choice(self, node: cst.Arg, ctx: FileContext) -> None:
+        """`from_pretrained(..., attn_implementation="flash_attention_2")`: flash_attn through a framework."""
+        if node.keyword is not None and node.keyword.value == "attn_implementation":
+            _flash_attention(node.value, ctx)
+
+    @on(cst.DictElement)
+    def flash_attention_key(self, node: cst.DictElement, ctx: FileContext) -> None:
+        if (ctx.strings(node.key) or ("",))[0] == "attn_implementation":
+            _flash_attention(node.value, ctx)
+
+    @on(cst.Assign)
+    def requirement_lists(self, node: cst.Assign, ctx: FileContext) -> None:
+        """setup.py lists built before the `setup()` call: `extra_deps["gpu"] = ["flash-attn==2.7"]`,
+        `install_requires = [...]`, `extras = {"gpu": [...]}`."""
+        if len(node.targets) != 1 or not ctx.path.endswith("setup.py"):
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Subscript):
+            keys = (
+                ctx.strings(target.slice[0].slice.value)
+                if isinstance(target.slice[0].slice, cst.Index)
+                else None
+            )
+            name, extra = dotted(target.value), (keys[0] if keys else "?")
+        else:
+            name, extra = dotted(target), ""
+        if not _REQUIREMENT_NAME.search(name):
+            return
+        optional = bool(extra) or "extra" in name.lower() or isinstance(node.value, cst.Dict)
+        _requirements(node.value, ctx, optional, extra)
+
+    @on(cst.Arg)
     def install_requires(self, node: cst.Arg, ctx: FileContext) -> None:
         if node.keyword is None or node.keyword.value not in ("install_requires", "extras_require"):
             return
         if not ctx.path.endswith("setup.py"):
             return
-        from neuronlint.static.requirements import installs_on_linux, requirement_name
+        _requirements(node.value, ctx, node.keyword.value == "extras_require", "")
 
-        optional = node.keyword.value == "extras_require"
-        stack: list[tuple[cst.BaseExpression, str]] = [(node.value, "")]
-        while stack:
-            value, extra = stack.pop()
-            if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
-                stack.extend((e.value, extra) for e in value.elements)
-            elif isinstance(value, cst.Dict):
-                for element in value.elements:
-                    if isinstance(element, cst.DictElement):
-                        key = ctx.strings(element.key) if isinstance(element.key, cst.SimpleString) else []
-                        stack.append((element.value, key[0] if key else "?"))
-            elif isinstance(value, cst.SimpleString):
-                text = ctx.strings(value)
-                name = requirement_name(text[0]) if text else None
-                lib = ctx.data.library_packages.get(name) if name else None
-                if lib is not None and installs_on_linux(text[0]):
-                    facts = {"optional": optional, **({"extra": extra} if optional else {})}
-                    ctx.report(
-                        "NL404",
-                        value,
-                        package=text[0].split(";")[0].strip(),
-                        **library_facts(lib),
-                        **facts,
-                    )
+
+_REQUIREMENT_NAME = re.compile(r"(?i)(require|deps|dependencies|extras|packages)")
+_FLASH_ATTENTION = re.compile(r"^flash_attention_\d$")
+
+
+def _flash_attention(value: cst.BaseExpression, ctx: FileContext) -> None:
+    names = ctx.strings(value) if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) else None
+    lib = ctx.data.library("flash_attn")
+    if names and _FLASH_ATTENTION.match(names[0]) and lib is not None:
+        facts = _lib_facts(lib, "flash_attn", ctx)
+        ctx.report("NL402", value, api=f'attn_implementation="{names[0]}"', **facts)
+
+
+def _requirements(root: cst.BaseExpression, ctx: FileContext, optional: bool, first_extra: str) -> None:
+    """NL404 on each requirement string of a CUDA-only package in a list, tuple or dict of lists."""
+    from neuronlint.static.requirements import installs_on_linux, requirement_name
+
+    stack: list[tuple[cst.BaseExpression, str]] = [(root, first_extra)]
+    while stack:
+        value, extra = stack.pop()
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            stack.extend((e.value, extra) for e in value.elements)
+        elif isinstance(value, cst.Dict):
+            for element in value.elements:
+                if isinstance(element, cst.DictElement):
+                    key = ctx.strings(element.key) if isinstance(element.key, cst.SimpleString) else []
+                    stack.append((element.value, key[0] if key else "?"))
+        elif isinstance(value, cst.SimpleString):
+            text = ctx.strings(value)
+            name = requirement_name(text[0]) if text else None
+            lib = ctx.data.library_packages.get(name) if name else None
+            if lib is not None and installs_on_linux(text[0]):
+                facts = {"optional": optional, **({"extra": extra or "?"} if optional else {})}
+                ctx.report(
+                    "NL404",
+                    value,
+                    package=text[0].split(";")[0].strip(),
+                    **library_facts(lib),
+                    **facts,
+                )

@@ -56,6 +56,13 @@ def _is_grid(node: cst.BaseExpression) -> bool:
     return False
 
 
+_NEURON_KERNEL_ROOTS = ("nki", "neuronxcc", "nkilib", "neuronx_distributed", "torch_neuronx")
+
+
+def _is_neuron_name(qualname: str | None) -> bool:
+    return bool(qualname) and qualname.split(".", 1)[0] in _NEURON_KERNEL_ROOTS
+
+
 def _is_grid_tuple(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Tuple, cst.List)) and bool(node.elements)
 
@@ -100,6 +107,20 @@ def registers_cuda_kernel(call: cst.Call, ctx: FileContext) -> bool:
     `lib.impl("op", fn, "CUDA")`: a custom operator implemented for CUDA only."""
     return name_of(call.func) in _REGISTRATIONS and any(_cuda_dispatch(a.value, ctx) for a in call.args)
 
+
+# Calls that define a custom operator (or open its library): the first argument names the namespace.
+_OP_DEFINITIONS = frozenset(
+    {
+        "Library",
+        "define",
+        "custom_op",
+        "triton_op",
+        "impl",
+        "register_fake",
+        "register_autograd",
+        "impl_abstract",
+    }
+)
 
 # Compiled CUDA extensions that libraries ship under names without the `_C`/`*_cuda` pattern.
 _KNOWN_EXTENSIONS = frozenset(
@@ -183,9 +204,6 @@ class CustomKernel(Checker):
         "_C",
         "_cuda",
         "grid",
-        "custom_op",
-        "register_kernel",
-        ".impl(",
     )
     # The extension modules and kernels a file defines (FileContext) are what cross-file linking reads.
     feeds = ("NL303", "NL306")
@@ -201,6 +219,10 @@ class CustomKernel(Checker):
             return
         kernel = func.value
         binding = ctx.lookup(kernel.value) if isinstance(kernel, cst.Name) else None
+        if binding is not None and binding[0] == "kernel" and binding[1] == "nki":
+            return  # an NKI kernel launch is Neuron lock-in (NL905), never a CUDA kernel
+        if _is_neuron_name(ctx.qualname(kernel)):
+            return  # `flash_fwd[grid](...)` of a kernel imported from NKI or the NKI library
         if binding is not None and binding[0] == "kernel":
             ctx.report("NL301", func, kernel=kernel.value, launch=True, end_node=node)
         elif isinstance(kernel, (cst.Name, cst.Attribute)) and (
@@ -228,6 +250,21 @@ class CustomKernel(Checker):
         if callee.endswith("CUDAExtension") or ".cu" in code:
             ctx.defines_kernels.append("cuda-extension")
 
+    @on(cst.Call)
+    def op_definition(self, node: cst.Call, ctx: FileContext) -> None:
+        """`torch.library.Library("ns", "FRAGMENT")`, `@custom_op("ns::op")`, `lib.define(...)`: the
+        file defines operators of that namespace, and their kernels are reported where they are."""
+        callee = name_of(node.func)
+        if callee not in _OP_DEFINITIONS or not node.args:
+            return
+        values = ctx.strings(node.args[0].value)
+        if not values:
+            return
+        if callee == "Library":
+            ctx.op_namespaces.add(values[0])
+        elif "::" in values[0]:
+            ctx.op_namespaces.add(values[0].split("::", 1)[0])
+
     @on(cst.Attribute)
     def torch_ops(self, node: cst.Attribute, ctx: FileContext) -> None:
         # torch.ops.<namespace>.<op>(...): report at the namespace, once per call.
@@ -236,26 +273,9 @@ class CustomKernel(Checker):
         namespace = node.attr.value
         if namespace in _BUILTIN_OP_NAMESPACES or not _called_chain(node, ctx):
             return
+        if namespace in ctx.op_namespaces:
+            return  # an operator this file defines: its kernel (Triton, CUDA registration) is the finding
         ctx.report("NL303", node, module=f"torch.ops.{namespace}", kind="custom operator namespace")
-
-    @on(cst.Call)
-    def cuda_registration(self, node: cst.Call, ctx: FileContext) -> None:
-        if not registers_cuda_kernel(node, ctx):
-            return
-        names = [
-            v
-            for a in node.args
-            for v in (ctx.strings(a.value) or ())
-            if "::" in v or v.lower() not in _CUDA_DISPATCH
-        ]
-        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
-        op = names[0] if names else (dotted(receiver) if receiver is not None else name_of(node.func))
-        ctx.report(
-            "NL303",
-            node.func,
-            module=op or "custom operator",
-            kind="custom operator implemented only for CUDA",
-        )
 
     @on(cst.Import)
     def import_extension(self, node: cst.Import, ctx: FileContext) -> None:

@@ -14,7 +14,7 @@ from neuronlint.static.registry import Checker, on
 _ENV = re.compile(
     r"^((TORCH_)?NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES|PYTORCH_CUDA_ALLOC_CONF|CUDA_LAUNCH_BLOCKING|CUDA_DEVICE_MAX_CONNECTIONS|PYTORCH_NVML_BASED_CUDA_CHECK)$"
 )
-_CUDA_TEST = re.compile(r"is_available|cuda")
+_CUDA_TEST = re.compile(r"(?i)is_available|cuda|gpu")
 _DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
 
 
@@ -22,10 +22,20 @@ _DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distribu
 _DEVICE_BACKEND_MAP = re.compile(r"(?i)^\s*\w+:\w+(\s*,\s*\w+:\w+)*\s*$")
 
 
-def _falls_back(ctx: FileContext) -> bool:
-    """`"nccl" if torch.cuda.is_available() else "gloo"`: without CUDA the other backend is chosen."""
+_CPU_BACKENDS = frozenset({"gloo", "mpi", "ucc"})
+
+
+def _falls_back(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """`"nccl" if torch.cuda.is_available() else "gloo"`, `"NCCL" if has_gpu else "GLOO"`: without
+    CUDA the other backend is chosen, so on Neuron the collectives silently run through gloo on the CPU."""
     ifexp = ctx.parent()
-    return isinstance(ifexp, cst.IfExp) and bool(_CUDA_TEST.search(ctx.module.code_for_node(ifexp.test)))
+    if not isinstance(ifexp, cst.IfExp):
+        return False
+    other = ifexp.orelse if ifexp.body is node else ifexp.body
+    values = ctx.strings(other) or ()
+    if any(v.lower() in _CPU_BACKENDS for v in values):
+        return True
+    return bool(_CUDA_TEST.search(ctx.module.code_for_node(ifexp.test)))
 
 
 class DistBackend(Checker):
@@ -73,7 +83,7 @@ class DistBackend(Checker):
                 node,
                 symbol=repr(value),
                 comparison=role == ROLE_TEST,
-                fallback=_falls_back(ctx),
+                fallback=_falls_back(node, ctx),
                 xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None,
             )
         elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):

@@ -98,6 +98,15 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
     return (qualname, *found)
 
 
+def _kernel_site(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """An NKI kernel itself: its `@nki.jit` decorator, or a launch of an imported kernel
+    (`flash_fwd[grid](...)`, `nki_call(kernel, ...)` is the call of a name from NKI)."""
+    if ctx.enclosing(cst.Decorator) is not None:
+        return True
+    parent = ctx.parent()
+    return isinstance(parent, cst.Subscript) and parent.value is node and isinstance(ctx.parent(2), cst.Call)
+
+
 def _in_nki_kernel(ctx: FileContext) -> bool:
     for ancestor in reversed(ctx.parents):
         if isinstance(ancestor, cst.FunctionDef):
@@ -113,10 +122,8 @@ class NeuronLockin(Checker):
     """Imports of Neuron packages, 'xla'/'neuron' device strings and Neuron/XLA environment variables."""
 
     emits = {
-        **{
-            rule: ("module", "what", "legacy_namespace")
-            for rule in ("NL901", "NL903", "NL904", "NL905", "NL906")
-        },
+        **{rule: ("module", "what", "legacy_namespace") for rule in ("NL901", "NL903", "NL904", "NL906")},
+        "NL905": ("module", "what", "legacy_namespace", "kernel"),
         "NL902": ("symbol", "what"),
         "NL907": ("symbol",),
     }
@@ -167,8 +174,33 @@ class NeuronLockin(Checker):
         found = _neuron_use(node, ctx)
         if found is not None:
             qualname, rule, what = found
+            extra = {"kernel": True} if rule == "NL905" and _kernel_site(node, ctx) else {}
             ctx.report(
-                rule, node, module=qualname, what=what, legacy_namespace=qualname.startswith("neuronxcc.nki")
+                rule,
+                node,
+                module=qualname,
+                what=what,
+                legacy_namespace=qualname.startswith("neuronxcc.nki"),
+                **extra,
+            )
+
+    @on(cst.Call)
+    def nki_launch(self, node: cst.Call, ctx: FileContext) -> None:
+        """`kernel[grid](...)` or `kernel(...)` of an NKI kernel this file defines (`@nki.jit`)."""
+        func = node.func
+        if isinstance(func, cst.Subscript):
+            func = func.value
+        if not isinstance(func, cst.Name):
+            return
+        binding = ctx.lookup(func.value)
+        if binding is not None and binding == ("kernel", "nki") and not _in_nki_kernel(ctx):
+            ctx.report(
+                "NL905",
+                node.func,
+                module=func.value,
+                what="NKI kernel launch",
+                legacy_namespace=False,
+                kernel=True,
             )
 
     @on(cst.SimpleString, cst.FormattedString)
