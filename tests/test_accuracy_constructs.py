@@ -69,6 +69,13 @@ CASES = [
         {(185, "NL114")},  # torch._C._cuda_clearCublasWorkspaces()
     ),
     (
+        "pytorch/xla",
+        "test/torch_distributed/test_ddp.py",
+        "b8d482a53e2c5b29a4f05820309fd102be3bf876",
+        ("NL902",),
+        {(33, "NL902")},  # init_method="xla://": the XLA rendezvous of an xla process group
+    ),
+    (
         "hpcaitech/ColossalAI",
         "applications/ColossalChat/examples/training_scripts/train_sft.py",
         "e319340c3f60505b754fac844917f81f17c7a752",

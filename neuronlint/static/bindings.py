@@ -542,6 +542,7 @@ _KERNEL_DECORATORS = {
     "numba.cuda.jit": "numba-cuda",
     "cupyx.jit.rawkernel": "cupy",
 }
+_BUILD_EXTENSION = "cpp_extension.BuildExtension"
 _NKI_PREFIXES = ("nki.", "neuronxcc.nki.", "nkilib.")
 _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"})
 # Functions that run once per step: forward passes and Lightning/trainer step hooks.
@@ -796,7 +797,14 @@ class Bindings(Checker):
         site = _class_site(node, outer, ctx)
         if outer.kind == "module":
             ctx.class_sites[node.name.value] = site  # its subclasses in this file inherit it
-        if ctx.lookup(node.name.value) is not None:
+        builder = next(
+            (q for b in node.bases if (q := ctx.qualname(b.value)) and q.endswith(_BUILD_EXTENSION)), None
+        )
+        if builder is not None:
+            # `class Build(BuildExtension)`: the subclass is the builder under another name, so its
+            # use in `cmdclass={"build_ext": Build}` is a use of BuildExtension.
+            ctx.bind(node.name.value, ("module", builder))
+        elif ctx.lookup(node.name.value) is not None:
             ctx.bind(node.name.value, ("other", None))
         by_path = outer.by_path and site == outer.site
         module_class = any(_MODULE_BASE.search(dotted(b.value) or "") for b in node.bases)

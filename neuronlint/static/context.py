@@ -543,6 +543,25 @@ class FileContext:
                 return chain[i], indents
         return None, ()
 
+    def in_type_checking(self) -> bool:
+        """Whether the node being visited sits under `if TYPE_CHECKING:`: code that never runs (an
+        import there is for annotations only, not a dependency)."""
+        parents = self.parents
+        for index in range(len(parents) - 1, 0, -1):
+            ancestor = parents[index - 1]
+            if isinstance(ancestor, cst.If) and parents[index] is ancestor.body:
+                test = ancestor.test
+                name = (
+                    test.value
+                    if isinstance(test, cst.Name)
+                    else test.attr.value
+                    if isinstance(test, cst.Attribute)
+                    else ""
+                )
+                if name == "TYPE_CHECKING":
+                    return True
+        return False
+
     def in_error_path(self) -> bool:
         """Whether the node being visited is evaluated only when something fails: inside a `raise`
         statement or an assert's message (a tensor read there syncs only on the error path)."""

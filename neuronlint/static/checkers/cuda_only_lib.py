@@ -186,6 +186,8 @@ class CudaOnlyLib(Checker):
 
     @on(cst.Import)
     def import_(self, node: cst.Import, ctx: FileContext) -> None:
+        if ctx.in_type_checking():
+            return  # an import for annotations only never runs: not a dependency
         for alias in node.names:
             module = dotted(alias.name)
             lib = ctx.data.library(module)
@@ -195,7 +197,7 @@ class CudaOnlyLib(Checker):
 
     @on(cst.ImportFrom)
     def import_from(self, node: cst.ImportFrom, ctx: FileContext) -> None:
-        if node.relative or node.module is None:
+        if node.relative or node.module is None or ctx.in_type_checking():
             return
         module = absolute_module(node, ctx)
         lib = ctx.data.library(module)

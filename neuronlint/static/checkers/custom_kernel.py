@@ -63,6 +63,22 @@ def _is_neuron_name(qualname: str | None) -> bool:
     return bool(qualname) and qualname.split(".", 1)[0] in _NEURON_KERNEL_ROOTS
 
 
+# Packages whose presence in a file says its custom operators are built for Neuron.
+_NEURON_PACKAGES = frozenset(
+    {"torch_neuronx", "neuronxcc", "neuronx_distributed", "neuronx_distributed_inference", "nki", "nkilib"}
+)
+
+
+def neuron_op_namespace(namespace: str, ctx: FileContext) -> bool:
+    """`torch.ops.neuron.*`, `torch.ops.xla.*`, or a custom namespace called from a file that uses
+    torch-neuronx, NxD or NKI (its custom-op build is a Neuron one)."""
+    if namespace in ("neuron", "xla"):
+        return True
+    if namespace in _BUILTIN_OP_NAMESPACES:
+        return False
+    return not _NEURON_PACKAGES.isdisjoint(ctx.imports_seen())
+
+
 def _is_grid_tuple(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Tuple, cst.List)) and bool(node.elements)
 
@@ -76,7 +92,7 @@ _EXTENSIONS = {
 }
 
 
-def _called_chain(node: cst.Attribute, ctx: FileContext) -> bool:
+def called_chain(node: cst.Attribute, ctx: FileContext) -> bool:
     """Whether the attribute chain starting at `node` is the callee of a call (`torch.ops.ns.op(x)`,
     `torch.ops.ns.op.default(x)`), as opposed to an op referenced by a graph pass (`n.target is ...`)."""
     chain: cst.CSTNode = node
@@ -271,10 +287,12 @@ class CustomKernel(Checker):
         if not isinstance(node.value, cst.Attribute) or ctx.qualname(node.value) != "torch.ops":
             return
         namespace = node.attr.value
-        if namespace in _BUILTIN_OP_NAMESPACES or not _called_chain(node, ctx):
+        if namespace in _BUILTIN_OP_NAMESPACES or not called_chain(node, ctx):
             return
         if namespace in ctx.op_namespaces:
             return  # an operator this file defines: its kernel (Triton, CUDA registration) is the finding
+        if neuron_op_namespace(namespace, ctx):
+            return  # a Neuron build's operator: Neuron lock-in (NL903), not a CUDA kernel
         ctx.report("NL303", node, module=f"torch.ops.{namespace}", kind="custom operator namespace")
 
     @on(cst.Import)

@@ -8,6 +8,7 @@ import libcst as cst
 
 from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.calls import name_of, positional
+from neuronlint.static.checkers.custom_kernel import called_chain, neuron_op_namespace
 from neuronlint.static.context import FileContext
 from neuronlint.static.literal_roles import ROLE_ATTRIBUTE, ROLE_KEY, ROLE_OPTION, literal_role
 from neuronlint.static.registry import Checker, on
@@ -28,6 +29,7 @@ _NEURON_MODULES: tuple[tuple[str, str, str], ...] = (
     ("transformers_neuronx", "NL904", "transformers-neuronx (end of support)"),
 )
 _XLA_DEVICE = re.compile(r"^(xla|neuron)(:(\d+|\{\}|%d|%s))?$")
+_XLA_INIT_METHOD = "xla://"  # init_process_group("xla", init_method="xla://"): the XLA rendezvous
 _ENV = re.compile(
     r"^(NEURON_[A-Z0-9_]+|XLA_USE_BF16|XLA_DOWNCAST_BF16|XLA_IR_DEBUG|XLA_HLO_DEBUG|PT_XLA_DEBUG(_LEVEL)?|NEURON_CC_FLAGS)$"
 )
@@ -122,7 +124,8 @@ class NeuronLockin(Checker):
     """Imports of Neuron packages, 'xla'/'neuron' device strings and Neuron/XLA environment variables."""
 
     emits = {
-        **{rule: ("module", "what", "legacy_namespace") for rule in ("NL901", "NL903", "NL904", "NL906")},
+        **{rule: ("module", "what", "legacy_namespace") for rule in ("NL901", "NL904", "NL906")},
+        "NL903": ("module", "what", "legacy_namespace", "custom_op"),
         "NL905": ("module", "what", "legacy_namespace", "kernel"),
         "NL902": ("symbol", "what"),
         "NL907": ("symbol",),
@@ -184,6 +187,29 @@ class NeuronLockin(Checker):
                 **extra,
             )
 
+    @on(cst.Attribute)
+    def neuron_custom_op(self, node: cst.Attribute, ctx: FileContext) -> None:
+        """`torch.ops.<ns>.<op>(...)` where a Neuron build registers the operator: the `neuron`
+        namespace, or any custom namespace in a file that uses Neuron packages (a torch-neuronx
+        custom-op build); `torch.ops.xla.*` are torch_xla's own operators."""
+        if not isinstance(node.value, cst.Attribute) or ctx.qualname(node.value) != "torch.ops":
+            return
+        namespace = node.attr.value
+        if not neuron_op_namespace(namespace, ctx) or not called_chain(node, ctx):
+            return
+        module = f"torch.ops.{namespace}"
+        if namespace == "xla":
+            ctx.report("NL901", node, module=module, what="PyTorch/XLA operator", legacy_namespace=False)
+        else:
+            ctx.report(
+                "NL903",
+                node,
+                module=module,
+                what="custom operator built for Neuron",
+                legacy_namespace=False,
+                custom_op=True,
+            )
+
     @on(cst.Call)
     def nki_launch(self, node: cst.Call, ctx: FileContext) -> None:
         """`kernel[grid](...)` or `kernel(...)` of an NKI kernel this file defines (`@nki.jit`)."""
@@ -207,6 +233,9 @@ class NeuronLockin(Checker):
     def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:
         value = ctx.literal_value(node)
         if value is None:
+            return
+        if value == _XLA_INIT_METHOD and literal_role(node, ctx) not in (ROLE_KEY, ROLE_OPTION):
+            ctx.report("NL902", node, symbol=repr(value), what="process-group init method (XLA rendezvous)")
             return
         if _XLA_DEVICE.match(value) and "torch" in ctx.imports_seen():
             what = _device_use(node, ctx)
