@@ -1,7 +1,7 @@
 """Write the skeleton of a new static rule (ruff's scripts/add_rule.py is the model).
 
-    python scripts/new_rule.py NL116 --name cuda-foo --category cuda-api --checker CudaApi --source URL
-    python scripts/new_rule.py NL116 --name cuda-foo --category cuda-api --api torch.cuda.foo --source URL
+    python scripts/new_rule.py NL117 --name cuda-foo --category cuda-api --checker CudaApi --source URL
+    python scripts/new_rule.py NL117 --name cuda-foo --category cuda-api --api torch.cuda.foo --source URL
 
 Appends a `[[rule]]` record with a firing and a quiet `[[rule.case]]` to
 rules/catalogue/<category>.toml, then either
@@ -123,7 +123,7 @@ def add_to_checker(path: Path, checker: str, rule_id: str, name: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("id", help="the new rule ID, e.g. NL116")
+    parser.add_argument("id", help="the new rule ID, e.g. NL117")
     parser.add_argument("--name", required=True, help="kebab-case name, e.g. cuda-foo")
     parser.add_argument("--category", required=True, help="a category of rules/catalogue/, e.g. cuda-api")
     parser.add_argument("--source", required=True, help="https URL of the versioned Neuron documentation")

@@ -61,12 +61,12 @@ def _check(copy: Path, rule_id: str) -> dict:
 
 def test_table_driven_rule_is_one_record_and_one_api_row(checkout: Path) -> None:
     done = _run(
-        checkout, "scripts/new_rule.py", "NL116", "--name", "cuda-foo", "--category", "cuda-api",
+        checkout, "scripts/new_rule.py", "NL117", "--name", "cuda-foo", "--category", "cuda-api",
         "--api", "torch.cuda.foo_bar", "--source", SOURCE,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "wrote docs/rules/NL116.md" in done.stdout
-    result = _check(checkout, "NL116")
+    assert "wrote docs/rules/NL117.md" in done.stdout
+    result = _check(checkout, "NL117")
     assert result["cases"] == [True, False]
     assert result["emitters"] == ["ApiNames"]
     assert result["problems"] == [[], []]
@@ -74,19 +74,19 @@ def test_table_driven_rule_is_one_record_and_one_api_row(checkout: Path) -> None
 
 def test_code_driven_rule_gets_an_emits_entry_and_a_method_stub(checkout: Path) -> None:
     done = _run(
-        checkout, "scripts/new_rule.py", "NL116", "--name", "cuda-foo", "--category", "cuda-api",
+        checkout, "scripts/new_rule.py", "NL117", "--name", "cuda-foo", "--category", "cuda-api",
         "--checker", "CudaApi", "--source", SOURCE,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     module = (checkout / "neuronlint/static/checkers/cuda_api.py").read_text(encoding="utf-8")
     assert (
-        '"NL116": ("symbol",),' in module and "def cuda_foo(self, node: cst.Call, ctx: FileContext)" in module
+        '"NL117": ("symbol",),' in module and "def cuda_foo(self, node: cst.Call, ctx: FileContext)" in module
     )
-    result = _check(checkout, "NL116")
+    result = _check(checkout, "NL117")
     assert result["emitters"] == ["CudaApi"]
     # The stub reports nothing yet: the firing case runs and says what is missing; the quiet one passes.
     firing, quiet = result["problems"]
-    assert len(firing) == 1 and "expected but not reported:\n    3: NL116" in firing[0]
+    assert len(firing) == 1 and "expected but not reported:\n    3: NL117" in firing[0]
     assert quiet == []
 
 
