@@ -26,6 +26,7 @@ NKI_GONE = {  # 2.29, Inf2/Trn1: "NKI 0.3.0 kernels are not supported on Trn1/In
     ("NL905", ""),  # NKI kernels unsupported here
     ("NL905", "legacy_namespace=True"),
     ("NL905", "renamed_to=attention_kv_parallel_segmented_cte"),
+    ("NL905", "kernel=True"),  # an NKI kernel's definition or launch
 }
 XLA_TRAINING_ENDS = {  # 2.30: "PyTorch/XLA no longer supported for training"; runtime async mode deprecated
     ("NL107", ""),  # autocast advice: inference only (advice)
