@@ -256,13 +256,6 @@ class FileContext:
                 return binding[1] if binding is not None else None
         return None
 
-    def class_scope(self) -> Scope | None:
-        """The class whose method is being visited (`self` belongs to it), if any."""
-        for scope in reversed(self.scopes):
-            if scope.kind == "class":
-                return scope
-        return None
-
     def instance_binding(self, attr: str) -> Binding | None:
         """What `self.<attr>` stands for: a module or API the class stored on its instances
         (`self.xm = xm`, `self.rms_norm_fn = rms_norm_fn`)."""
