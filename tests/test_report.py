@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -218,6 +219,25 @@ def test_html_escapes_messages(tmp_path: Path) -> None:
     text = render("html", report)
     assert "<b>t</b>" not in text and "&lt;b&gt;t&lt;/b&gt;" in text
     assert "b<c>.py" not in text and "b&lt;c&gt;.py" in text
+    checker = _Checker()
+    checker.feed(text)
+    assert checker.problems == [] and checker.stack == []
+
+
+def test_html_shows_backticked_code_as_code_and_keeps_it_escaped(tmp_path: Path) -> None:
+    # Messages quote code in backticks; the page shows <code>, never the backticks. A snippet that a
+    # message quotes comes from the scanned file, so markup inside a span must stay text.
+    (tmp_path / "t.py").write_text(
+        "import torch\ndef f(x):\n    return x.double().cpu().numpy()  # `<img src=x>`\n", encoding="utf-8"
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path)
+    lockin = score(result.findings, result.results, result.db, result.context)
+    report = build_report(lockin, result.db, result.context, paths=["."], link=SourceLinker(None, None, tmp_path))
+    text = render("html", report)
+    body = text.split("<body>", 1)[1]
+    visible = re.sub(r'title="[^"]*"', "", body)  # tooltips are plain text by nature
+    assert "<code>" in visible and "`" not in visible
+    assert "<img" not in text
     checker = _Checker()
     checker.feed(text)
     assert checker.problems == [] and checker.stack == []

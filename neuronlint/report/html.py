@@ -30,6 +30,16 @@ CSP = (
     "base-uri 'none'; form-action 'none'"
 )
 _COLOR = re.compile(r"#[0-9a-f]{6}")
+# Messages and advice mark code with Markdown backticks (`torch.where(...)`); the page shows them as
+# <code>. The text is escaped first, so a span holds no markup of its own.
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def _code_spans(text: object) -> Any:
+    """`text` escaped, with each backtick pair turned into a <code> element."""
+    from markupsafe import Markup, escape
+
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(text))))
 
 
 def _colors() -> list[str]:
@@ -132,6 +142,7 @@ def _environment() -> Any:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["fmt"] = format  # {{ value|fmt(',.1f') }} is f"{value:,.1f}"
+    env.filters["code"] = _code_spans  # {{ r['message']|code }}
     env.globals.update(_helpers())
     return env
 
