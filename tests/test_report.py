@@ -232,7 +232,9 @@ def test_html_shows_backticked_code_as_code_and_keeps_it_escaped(tmp_path: Path)
     )
     result = scan_paths([tmp_path], cwd=tmp_path)
     lockin = score(result.findings, result.results, result.db, result.context)
-    report = build_report(lockin, result.db, result.context, paths=["."], link=SourceLinker(None, None, tmp_path))
+    report = build_report(
+        lockin, result.db, result.context, paths=["."], link=SourceLinker(None, None, tmp_path)
+    )
     text = render("html", report)
     body = text.split("<body>", 1)[1]
     visible = re.sub(r'title="[^"]*"', "", body)  # tooltips are plain text by nature
