@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +90,8 @@ class ScanResult:
     results: list[dict[str, Any]]  # per-file analysis results (imports, kernels): input to reports
     # files named on the command line that an exclude pattern skipped: (path as reported, pattern)
     excluded_named: list[tuple[str, str]] = field(default_factory=list)
+    # findings the triage left out as code that runs only with CUDA (by scope; "guard": folded guards)
+    left_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def active(self) -> list[Finding]:
@@ -375,6 +378,7 @@ def run_scan(
         result["path"] = relative_posix(file, base)
     link_across_files(results)
     findings, unused = findings_in_frame(results, db, ctx, options)
+    left_out: Counter = Counter()
     findings = triage.prepare(
         findings,
         enabled=options.triage,
@@ -384,6 +388,7 @@ def run_scan(
         test_cap=options.test_cap,
         first_party_names=first_party.project_names(options.paths),
         show_ok=options.show_ok,
+        left_out=left_out,
     )
     return ScanResult(
         findings=findings,
@@ -394,6 +399,7 @@ def run_scan(
         unused_suppressions=unused,
         results=results,
         excluded_named=excluded_named,
+        left_out=dict(left_out),
     )
 
 
@@ -460,6 +466,7 @@ def make_report(
         hidden_by_severity=dict(outcome.hidden_by_severity),
         min_severity=outcome.min_severity,
         unsafe_fixes=unsafe_fixes,
+        left_out=dict(result.left_out),
     )
     return Report(
         findings=outcome.findings,

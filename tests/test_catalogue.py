@@ -24,8 +24,9 @@ from neuronlint.static.link import CrossFileLink
 
 DB = load_ruledb()
 TABLES = DB.tables
-# Facts every detection may carry: set by FileContext.report (in_loop, site) and by judging (target).
-IMPLICIT = {"in_loop", "site", "target"}
+# Facts every detection may carry: set by FileContext.report (in_loop, site, the cuda_path facts of
+# static/cuda_paths.py) and by judging (target).
+IMPLICIT = {"in_loop", "site", "target", "cuda_path", "cuda_guard", "cuda_guard_of"}
 # Emitters outside the static walk, with the rules they are the home of.
 OTHERS: dict[str, dict[str, tuple[str, ...]]] = {
     "engine": TOOL_EMITS,

@@ -3,14 +3,18 @@
 1. first-party library imports are dropped (filters/first_party.py),
 2. notes about supported, device-generic code are dropped unless --show-ok (filters/notes.py),
 3. one finding per line and category (filters/dedup.py),
-4. every finding gets its scope; test findings are capped at warning (filters/scope.py).
+4. every finding gets its scope; test findings are capped at warning (filters/scope.py),
+5. code that runs only where CUDA exists: guards folded into what they guard, test and benchmark
+   code of CUDA-only paths left out unless --show-ok, CUDA-only branches elsewhere capped at
+   warning (filters/cuda_paths.py).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
-from neuronlint.filters import dedup, first_party, notes
+from neuronlint.filters import cuda_paths, dedup, first_party, notes
 from neuronlint.filters import scope as scope_filter
 from neuronlint.findings import Finding, Severity
 from neuronlint.scope import ScopeRules
@@ -25,7 +29,9 @@ def prepare(
     first_party_names: set[str] | None = None,
     show_ok: bool = False,
     enabled: bool = True,
+    left_out: Counter | None = None,
 ) -> list[Finding]:
+    """The findings the scan reports; `left_out` counts what step 5 left out (by scope, "guard")."""
     if not enabled:  # the detectors' own output: scopes only (rule tests read it)
         scope_filter.assign(findings, scope_rules, within_root, None)
         return findings
@@ -35,4 +41,4 @@ def prepare(
         findings = notes.drop_notes(findings)
     findings = dedup.one_per_line_and_category(findings)
     scope_filter.assign(findings, scope_rules, within_root, test_cap)
-    return findings
+    return cuda_paths.apply(findings, show_ok=show_ok, left_out=left_out)

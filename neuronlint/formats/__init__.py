@@ -51,6 +51,8 @@ class RenderOptions:
     hidden_by_severity: dict[str, int] = field(default_factory=dict)  # --severity left these out
     min_severity: str = "info"  # --severity
     unsafe_fixes: bool = False  # text: --unsafe-fixes was given, so unsafe fixes count as fixable too
+    # findings the triage left out as test/benchmark code that runs only with CUDA (by scope)
+    left_out: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

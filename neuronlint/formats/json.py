@@ -26,6 +26,8 @@ def as_dict(report: Report) -> dict:
         "findings": [f.to_dict() for f in report.findings],
     }
     options = report.options
+    if options.left_out:
+        data["summary"]["left_out"] = dict(sorted(options.left_out.items()))
     if options.baseline is not None:
         data["baseline"] = options.baseline.to_dict()
     if options.diff_base is not None:

@@ -156,6 +156,9 @@ def render(report: Report) -> str:
     tests = triage_view.test_summary(view)
     if tests:
         lines += ["", cell(tests.replace("`--scope test` lists them", "listed below")) + "."]
+    left_out = triage_view.left_out_summary(report)
+    if left_out:
+        lines += ["", cell(left_out) + "."]
     active = [f for f in report.findings if f.suppressed is None]
     lines += [
         "",

@@ -221,6 +221,9 @@ def _print_causes(console: Console, view: triage_view.Triage, report: Report) ->
     tests = triage_view.test_summary(view)
     if tests:
         console.print(Text(tests, style="dim"))
+    left_out = triage_view.left_out_summary(report)
+    if left_out:
+        console.print(Text(left_out, style="dim"))
     console.print()
 
 

@@ -108,6 +108,19 @@ def test_summary(t: Triage) -> str | None:
     )
 
 
+def left_out_summary(report) -> str | None:
+    """One line for the test and benchmark code the triage left out as running only with CUDA."""
+    counts = getattr(report.options, "left_out", None) or {}
+    parts = [plural(counts[s], f"{s} finding") for s in ("test", "benchmark") if counts.get(s)]
+    if not parts:
+        return None
+    return (
+        f"left out: {' and '.join(parts)} in code that runs only with CUDA (tests skipped without "
+        "CUDA, their skip conditions, CUDA-only branches, tests and benchmarks of GPU kernels and "
+        "CUDA-only libraries); `--show-ok` lists them"
+    )
+
+
 def file_counts(findings: list[Finding]) -> list[tuple[str, Counter]]:
     """(path, counts by severity), most severe files first."""
     by_file: dict[str, Counter] = defaultdict(Counter)

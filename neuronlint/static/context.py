@@ -13,6 +13,8 @@ from typing import Any
 
 import libcst as cst
 
+from neuronlint.static import cuda_paths
+
 # A binding: what a local name stands for.
 #   ("module", "torch.cuda")   import alias or alias assignment (qualified name)
 #   ("str", ("cuda", "cpu"))   a name assigned string constants
@@ -158,6 +160,7 @@ class FileContext:
         self.class_sites: dict[str, str] = {}  # classes defined in this file -> their site
         self._sited_by_path: list[Detection] = []
         self.evaluated_once: set[int] = set()
+        self.cuda_path_cache: dict[Any, Any] = {}  # static/cuda_paths.py: source texts, module gates
         self._qual_node: object = _NO_NODE  # qualname()'s last question and answer
         self._qual_value: str | None = None  # ids of `for` iterables, evaluated before their loop
 
@@ -486,6 +489,8 @@ class FileContext:
         facts.setdefault("in_loop", self._repeats(node, end_node))
         if scope.site:  # only when known, so that most detections keep their small fact set
             facts.setdefault("site", scope.site)
+        for key, value in cuda_paths.classify(self, node).items():
+            facts.setdefault(key, value)
         top = self.parents[1] if len(self.parents) > 1 else None
         stmt, indents = self._statement_of(node)
         detection = Detection(rule, node, facts, self.anchor_of(node), end_node, top, stmt, indents)

@@ -8,6 +8,12 @@ mixed precision (`precision="16-mixed"`, `TrainingArguments(fp16=True)`,
 `Accelerator(mixed_precision="fp16")`), NL074 `optim="adamw_torch_fused"`, NL075 `bf16=True` in
 `TrainingArguments` on the XLA backend. Only calls that resolve to the frameworks' own classes
 count (a project's own `Trainer` is not Lightning's).
+
+NL076: torchrun/elastic launch settings made in Python that size or place the workers by CUDA
+devices: `LaunchConfig(nproc_per_node=torch.cuda.device_count())`, `mp.spawn(..., nprocs=
+torch.cuda.device_count())`, `torch.distributed.run.main(["--nproc_per_node=gpu", ...])`, and the
+LOCAL_RANK-to-CUDA-device mapping `torch.cuda.set_device(local_rank)`. `picks` says what each does
+on a Neuron host.
 """
 
 from __future__ import annotations
@@ -53,8 +59,62 @@ def _kind(qualname: str) -> str | None:
     return None
 
 
+# NL076: what each launch setting does on a Neuron host (the record's message shows it).
+_PICKS = {
+    "device_count": "`torch.cuda.device_count()` is 0 there, so it asks for no workers",
+    "gpu": "torchrun resolves `gpu` with `torch.cuda.device_count()` and refuses to start without CUDA",
+    "local_rank": "torchrun still starts the workers and sets `LOCAL_RANK`, but there is no CUDA device "
+    "to select, so `torch.cuda.set_device` raises",
+}
+_LAUNCH_CONFIG = ("torch.distributed.launcher.api.LaunchConfig", "torch.distributed.launcher.LaunchConfig")
+_SPAWN = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes")
+_RUN_ENTRY = (
+    "torch.distributed.run.main",
+    "torch.distributed.run.run",
+    "torch.distributed.run.parse_args",
+    "torch.distributed.launch.main",
+)
+_NPROC_FLAGS = ("--nproc_per_node", "--nproc-per-node")
+
+
+def _launch(node: cst.Call, qualname: str, ctx: FileContext) -> None:
+    """NL076: launch settings that count or select CUDA devices."""
+    if qualname in _LAUNCH_CONFIG or qualname in _SPAWN:
+        keyword = "nproc_per_node" if qualname in _LAUNCH_CONFIG else "nprocs"
+        for index, arg in enumerate(node.args):
+            named = arg.keyword is not None and arg.keyword.value == keyword
+            positional = arg.keyword is None and qualname in _SPAWN and index == 2
+            if (named or positional) and "cuda.device_count" in ctx.module.code_for_node(arg.value):
+                setting = f"{qualname.rsplit('.', 1)[-1]}({keyword}={ctx.module.code_for_node(arg.value)})"
+                ctx.report("NL076", arg, setting=setting, kind="device_count", picks=_PICKS["device_count"])
+        return
+    if qualname in _RUN_ENTRY and node.args and isinstance(node.args[0].value, cst.List):
+        previous = ""
+        for element in node.args[0].value.elements:
+            values = ctx.strings(element.value) or ()
+            value = values[0] if len(values) == 1 else ""
+            if value in (f"{flag}=gpu" for flag in _NPROC_FLAGS) or (
+                previous in _NPROC_FLAGS and value == "gpu"
+            ):
+                setting = f"{qualname.rsplit('.', 1)[-1]}([... {previous + ' ' if previous in _NPROC_FLAGS else ''}{value} ...])"
+                ctx.report("NL076", element, setting=setting, kind="gpu", picks=_PICKS["gpu"])
+            previous = value
+        return
+    if qualname == "torch.cuda.set_device" and node.args:
+        text = ctx.module.code_for_node(node.args[0].value)
+        if "local_rank" in text.lower():
+            ctx.report(
+                "NL076",
+                node,
+                setting=f"torch.cuda.set_device({text})",
+                kind="local_rank",
+                picks=_PICKS["local_rank"],
+            )
+
+
 class Frameworks(Checker):
-    """Lightning/Fabric and Hugging Face Trainer/accelerate arguments (NL070-NL075)."""
+    """Lightning/Fabric and Hugging Face Trainer/accelerate arguments (NL070-NL075), torchrun and
+    elastic launch settings made in Python (NL076)."""
 
     emits = {
         "NL070": ("setting",),
@@ -63,6 +123,7 @@ class Frameworks(Checker):
         "NL073": ("setting",),
         "NL074": ("setting",),
         "NL075": ("setting",),
+        "NL076": ("setting", "kind", "picks"),
     }
     triggers = (
         "lightning",
@@ -74,6 +135,9 @@ class Frameworks(Checker):
         "KTOConfig",
         "ORPOConfig",
         "RewardConfig",
+        "device_count",
+        "nproc",
+        "set_device",
     )
 
     @on(cst.Call)
@@ -84,6 +148,9 @@ class Frameworks(Checker):
 def _call(node: cst.Call, ctx: FileContext) -> None:
     qualname = ctx.qualname(node.func)
     if not qualname:
+        return
+    if qualname.startswith("torch."):
+        _launch(node, qualname, ctx)
         return
     kind = _kind(qualname)
     if kind is None:
