@@ -219,3 +219,22 @@ def test_peft_notebooks_dockerfiles_and_yaml_recipes(tmp_path: Path):
     assert not [
         f for f in result.active if f.path == "docker/peft-cpu/Dockerfile" and f.severity.value == "blocker"
     ]
+
+
+# ---- optional paths of CUDA-only libraries -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "repo, commit, path, line",
+    [
+        # `if bnb is not None:` (bnb is None when bitsandbytes is missing)
+        (*PEFT, "src/peft/helpers.py", 449),
+        # `te.onnx_export(True) if is_te_imported and ... else contextlib.nullcontext()`
+        (*FOUNDRY, "llmfoundry/callbacks/hf_checkpointer.py", 862),
+    ],
+)
+def test_calls_on_optional_paths_of_a_library_do_not_block(tmp_path: Path, repo, commit, path, line):
+    root = export(repo, commit, [path], tmp_path)
+    result = scan_paths([root], cwd=root, triage=True)
+    [call] = [f for f in result.active if f.line == line and f.rule == "NL402"]
+    assert call.severity.value == "warning" and call.facts["guarded"]

@@ -1,8 +1,10 @@
 """cuda-only-lib: imports of CUDA-only libraries (rules/libraries.toml), their call sites, bnb flags.
 
 An import or call is "guarded" (reported as a warning, not a blocker) when it sits where the library
-is optional: in a `try:` whose handler catches ImportError, or under an `if` that tests availability
-(`if HAVE_TE:`, `if is_xformers_available():`, `if args.use_flash_attn:`).
+is optional: in a `try:` whose handler catches ImportError, or under an `if` (or in the taken branch
+of `... if ... else ...`) that tests availability (`if HAVE_TE:`, `if is_xformers_available():`,
+`if args.use_flash_attn:`, `if is_te_imported and ...`) or the library's own alias
+(`if bnb is not None:`).
 """
 
 from __future__ import annotations
@@ -24,13 +26,16 @@ _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseExcept
 # An `if` test that asks whether an optional library is there (or enabled): HAVE_TE, is_xformers_available(),
 # importlib.util.find_spec("flash_attn"), is_te_min_version(...), args.use_flash_attn.
 _AVAILABILITY_TEST = re.compile(
-    r"(?i)\bhas_|have_|_available|available_|_installed|find_spec|_min_version|\buse_|enable_"
+    r"(?i)\bhas_|have_|_available|available_|_installed|_imported|imported_|find_spec|_min_version|\buse_|enable_"
 )
 
 
-def _guarded(ctx: FileContext, lib: dict) -> bool:
-    """Inside `try:` whose handlers catch ImportError, or under an `if` testing the library's availability."""
-    parents = ctx.parents
+def _guarded(ctx: FileContext, lib: dict, node: cst.CSTNode | None = None) -> bool:
+    """Inside `try:` whose handlers catch ImportError, or under an `if` (or `... if ... else`)
+    testing the library's availability. `node` is the flagged node (not yet among the parents)."""
+    parents = list(ctx.parents)
+    if node is not None and (not parents or parents[-1] is not node):
+        parents.append(node)
     for i in range(len(parents) - 1, 0, -1):
         node = parents[i - 1]
         if isinstance(node, cst.Try) and parents[i] is node.body:
@@ -44,10 +49,29 @@ def _guarded(ctx: FileContext, lib: dict) -> bool:
                 )
                 if names & _IMPORT_ERRORS:
                     return True
-        elif isinstance(node, cst.If) and parents[i] is not node.test:
+        elif isinstance(node, (cst.If, cst.IfExp)) and parents[i] is not node.test:
             test = ctx.module.code_for_node(node.test)
             if _AVAILABILITY_TEST.search(test) or any(m.split(".")[0] in test for m in lib["modules"]):
                 return True
+            if _tests_library_name(node.test, lib, ctx):  # `if bnb is not None:`
+                return True
+    return False
+
+
+def _tests_library_name(test: cst.BaseExpression, lib: dict, ctx: FileContext) -> bool:
+    """The test names a local alias of the library (`bnb` for `import bitsandbytes as bnb`)."""
+    tops = {m.split(".")[0] for m in lib["modules"]}
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            qualname = ctx.qualname(node) or ""
+            if qualname.split(".")[0] in tops:
+                return True
+        elif isinstance(node, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+            stack.extend(node.children)
+        elif isinstance(node, (cst.ComparisonTarget,)):
+            stack.append(node.comparator)
     return False
 
 
@@ -68,8 +92,10 @@ def _is_helper(lib: dict, name: str) -> bool:
     return any(name == h or name.startswith(h + ".") for h in lib.get("helpers", ()))
 
 
-def _lib_facts(lib: dict, module: str, ctx: FileContext, use: bool = False) -> dict:
-    guarded = _guarded(ctx, lib) or (use and _optional(module, ctx))
+def _lib_facts(
+    lib: dict, module: str, ctx: FileContext, use: bool = False, node: cst.CSTNode | None = None
+) -> dict:
+    guarded = _guarded(ctx, lib, node) or (use and _optional(module, ctx))
     return {
         **library_facts(lib),
         "module": module,
@@ -113,7 +139,7 @@ def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
     # Triton and Helion calls live inside kernels, already reported once per kernel (NL301).
     if lib is None or lib["name"] in _KERNEL_LANGUAGES:
         return
-    ctx.report("NL402", node, api=qualname, **_lib_facts(lib, qualname, ctx, use=True))
+    ctx.report("NL402", node, api=qualname, **_lib_facts(lib, qualname, ctx, use=True, node=node))
 
 
 def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
