@@ -8,7 +8,8 @@ forty. A root cause is one of:
 - `dependency`: one CUDA-only package declared as a dependency (NL404), wherever declared;
 - `kernel-module`: one module of GPU kernels (Triton, numba, jiterator): definitions, launches
   and the in-repo imports of it;
-- `extension`: one compiled extension or custom-op namespace, its imports and uses;
+- `extension`: one compiled extension or custom-op namespace, its imports and uses (the uses of
+  `ext.fwd` and `ext.bwd` belong to `ext` when `ext` itself is reported);
 - `extension-build`: the C++/CUDA extension build in one build file;
 - `cuda-sources`: the .cu/.cuh files of one directory;
 - `compile-setting`: one torch.compile or Inductor setting, wherever it is set;
@@ -188,6 +189,14 @@ def build_groups(findings: Iterable[Finding], db: RuleDB, ctx: Context) -> list[
             for name in kernel_modules:
                 if name != key[1] and _matches_module(name, key[1]) and len(name) < len(key[1]):
                     keys[id(f)] = ("kernel-module", name)
+    # One compiled extension, its import and the uses of its functions (`ext` and `ext.fwd`).
+    extensions = {key[1] for key in keys.values() if key[0] == "extension"}
+    for f in active:
+        key = keys.get(id(f))
+        if key and key[0] == "extension":
+            prefixes = [name for name in extensions if key[1].startswith(name + ".")]
+            if prefixes:
+                keys[id(f)] = ("extension", min(prefixes, key=len))
     by_line: dict[tuple[str, int], list[Finding]] = defaultdict(list)
     for f in active:
         if id(f) not in keys:

@@ -98,12 +98,17 @@ def test_one_library_with_its_imports_and_call_sites(tmp_path):
     result, causes = _groups(tmp_path)
     flash = _by_kind(causes, "library")["flash_attn"]
     rules = sorted(f.rule for f in flash.findings)
-    assert rules.count("NL401") == 2  # src/tinyft/attention.py and tests/test_attention.py
-    assert rules.count("NL402") == 3  # two calls in the package, one in the test
-    assert flash.files == ["src/tinyft/attention.py", "tests/test_attention.py"]
-    assert flash.severity.value == "blocker"  # the package's import; the test's is capped
-    assert flash.scope_counts() == {"source": 3, "test": 2}
-    assert flash.headline.startswith("flash_attn (CUDA-only library): 2 imports and 3 uses in 2 files")
+    assert rules.count("NL401") == 1  # src/tinyft/attention.py
+    assert rules.count("NL402") == 2  # two calls in the package
+    # tests/test_attention.py tests flash_attn itself (it imports it unguarded): a Neuron host
+    # skips it, so its findings are left out and counted (filters/cuda_paths.py).
+    assert flash.files == ["src/tinyft/attention.py"]
+    assert result.left_out["test"] == 3  # its import, its call and its "cuda" tensor
+    assert flash.severity.value == "blocker"
+    assert flash.scope_counts() == {"source": 3}
+    assert flash.headline.startswith(
+        "flash_attn (CUDA-only library): 1 import and 2 uses in src/tinyft/attention.py"
+    )
     assert flash.change.startswith("Replace flash_attn: ")
 
 

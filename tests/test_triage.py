@@ -18,15 +18,21 @@ MANY = {
 
 def test_text_leads_with_root_causes_and_summarises_tests(tmp_path: Path):
     write(tmp_path, LAYOUT)
+    # A test that also runs on Neuron (LAYOUT's own test is a flash_attn test, left out).
+    write(tmp_path, {"tests/test_model.py": "import torch\n\ndef test_m():\n    x = torch.ones(1).cuda()\n"})
     result = run(["scan", ".", "--no-cache"], tmp_path)
     lines = result.output.splitlines()
     assert lines[0].startswith("root causes block this code on trn2 / SDK", lines[0].index("root causes"))
     assert "flash_attn (CUDA-only library)" in result.output
     assert any(line.startswith("tests: ") and "test code never blocks" in line for line in lines)
     assert (
-        "tests/test_attention.py"
+        "tests/test_model.py"
         not in result.output.partition("tests: ")[2].partition("Findings by category")[0]
     )
+    assert any(
+        line.startswith("left out: 3 test findings in code that runs only with CUDA") for line in lines
+    )
+    assert "tests/test_attention.py" not in result.output
     assert result.exit_code == 1
 
 

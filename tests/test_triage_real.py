@@ -135,6 +135,13 @@ def test_scanning_a_cuda_only_library_itself(tmp_path: Path):
     ]
     assert libs == []
     assert any(f.rule == "NL304" for f in result.active)  # the .cu kernels themselves
+    # One root cause for the compiled extension: its import and every use of its functions.
+    from neuronlint.groups import build_groups
+
+    causes = build_groups(result.findings, result.db, result.context)
+    extension = [c for c in causes if c.kind == "extension" and c.subject.startswith("causal_conv1d_cuda")]
+    assert [c.subject for c in extension] == ["causal_conv1d_cuda"]
+    assert extension[0].count >= 4  # import + fwd, bwd, update
     # A consumer of the library keeps the finding.
     consumer = tmp_path / "consumer"
     consumer.mkdir()
