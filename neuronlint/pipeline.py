@@ -92,6 +92,8 @@ class ScanResult:
     excluded_named: list[tuple[str, str]] = field(default_factory=list)
     # findings the triage left out as code that runs only with CUDA (by scope; "guard": folded guards)
     left_out: dict[str, int] = field(default_factory=dict)
+    # CUDA guards folded into the findings they guard (findings again once those are fixed)
+    folded_guards: list[Finding] = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:
@@ -379,6 +381,7 @@ def run_scan(
     link_across_files(results)
     findings, unused = findings_in_frame(results, db, ctx, options)
     left_out: Counter = Counter()
+    folded: list[Finding] = []
     findings = triage.prepare(
         findings,
         enabled=options.triage,
@@ -389,6 +392,7 @@ def run_scan(
         first_party_names=first_party.project_names(options.paths),
         show_ok=options.show_ok,
         left_out=left_out,
+        folded=folded,
     )
     return ScanResult(
         findings=findings,
@@ -400,6 +404,7 @@ def run_scan(
         results=results,
         excluded_named=excluded_named,
         left_out=dict(left_out),
+        folded_guards=folded,
     )
 
 

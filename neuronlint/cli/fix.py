@@ -46,6 +46,8 @@ def fix(
 
     settings = flags.settings()
     try:
+        # Fix every finding, also code the scan's triage leaves out (tests that only run with CUDA).
+        settings.options.show_ok = True
         result = run_scan(settings.options, progress_factory(not quiet and not diff))
     except (RuleDBError, ConfigError) as exc:
         raise fail(str(exc)) from None

@@ -51,9 +51,15 @@ def is_cuda_only(f: Finding, feature_files: set[str]) -> bool:
     return f.facts.get("cuda_path") in _CUDA_ONLY or f.path in feature_files
 
 
-def apply(findings: list[Finding], show_ok: bool = False, left_out: Counter | None = None) -> list[Finding]:
+def apply(
+    findings: list[Finding],
+    show_ok: bool = False,
+    left_out: Counter | None = None,
+    folded: list[Finding] | None = None,
+) -> list[Finding]:
     """Fold guards, leave out test and benchmark code that runs only with CUDA, cap CUDA-only
-    branches elsewhere at warning. `left_out` counts what was left out, by scope."""
+    branches elsewhere at warning. `left_out` counts what was left out, by scope; `folded` gets
+    the guards folded into the findings they guard (they are findings again once those are fixed)."""
     guarded = {(f.path, f.facts["cuda_guard"]) for f in findings if f.facts.get("cuda_guard")}
     kept: list[Finding] = []
     for f in findings:
@@ -61,6 +67,8 @@ def apply(findings: list[Finding], show_ok: bool = False, left_out: Counter | No
         if guard and (f.path, guard) in guarded and f.suppressed is None:
             if left_out is not None:
                 left_out["guard"] += 1
+            if folded is not None:
+                folded.append(f)
             continue
         kept.append(f)
     feature_files = _feature_files(kept)

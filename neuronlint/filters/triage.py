@@ -30,6 +30,7 @@ def prepare(
     show_ok: bool = False,
     enabled: bool = True,
     left_out: Counter | None = None,
+    folded: list[Finding] | None = None,
 ) -> list[Finding]:
     """The findings the scan reports; `left_out` counts what step 5 left out (by scope, "guard")."""
     if not enabled:  # the detectors' own output: scopes only (rule tests read it)
@@ -41,4 +42,4 @@ def prepare(
         findings = notes.drop_notes(findings)
     findings = dedup.one_per_line_and_category(findings)
     scope_filter.assign(findings, scope_rules, within_root, test_cap)
-    return cuda_paths.apply(findings, show_ok=show_ok, left_out=left_out)
+    return cuda_paths.apply(findings, show_ok=show_ok, left_out=left_out, folded=folded)

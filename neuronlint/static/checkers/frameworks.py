@@ -11,9 +11,9 @@ count (a project's own `Trainer` is not Lightning's).
 
 NL076: torchrun/elastic launch settings made in Python that size or place the workers by CUDA
 devices: `LaunchConfig(nproc_per_node=torch.cuda.device_count())`, `mp.spawn(..., nprocs=
-torch.cuda.device_count())`, `torch.distributed.run.main(["--nproc_per_node=gpu", ...])`, and the
-LOCAL_RANK-to-CUDA-device mapping `torch.cuda.set_device(local_rank)`. `picks` says what each does
-on a Neuron host.
+torch.cuda.device_count())`, `torch.distributed.run.main(["--nproc_per_node=gpu", ...])`. `picks`
+says what each does on a Neuron host. (The LOCAL_RANK-to-CUDA-device mapping,
+`torch.cuda.set_device(local_rank)` / `f"cuda:{local_rank}"`, is NL106 / NL101, which fix it.)
 """
 
 from __future__ import annotations
@@ -63,8 +63,6 @@ def _kind(qualname: str) -> str | None:
 _PICKS = {
     "device_count": "`torch.cuda.device_count()` is 0 there, so it asks for no workers",
     "gpu": "torchrun resolves `gpu` with `torch.cuda.device_count()` and refuses to start without CUDA",
-    "local_rank": "torchrun still starts the workers and sets `LOCAL_RANK`, but there is no CUDA device "
-    "to select, so `torch.cuda.set_device` raises",
 }
 _LAUNCH_CONFIG = ("torch.distributed.launcher.api.LaunchConfig", "torch.distributed.launcher.LaunchConfig")
 _SPAWN = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes")
@@ -100,16 +98,6 @@ def _launch(node: cst.Call, qualname: str, ctx: FileContext) -> None:
                 ctx.report("NL076", element, setting=setting, kind="gpu", picks=_PICKS["gpu"])
             previous = value
         return
-    if qualname == "torch.cuda.set_device" and node.args:
-        text = ctx.module.code_for_node(node.args[0].value)
-        if "local_rank" in text.lower():
-            ctx.report(
-                "NL076",
-                node,
-                setting=f"torch.cuda.set_device({text})",
-                kind="local_rank",
-                picks=_PICKS["local_rank"],
-            )
 
 
 class Frameworks(Checker):
@@ -137,7 +125,6 @@ class Frameworks(Checker):
         "RewardConfig",
         "device_count",
         "nproc",
-        "set_device",
     )
 
     @on(cst.Call)
