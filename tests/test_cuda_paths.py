@@ -81,6 +81,12 @@ def test_tests_that_run_only_with_cuda_are_left_out(tmp_path: Path):
     assert all(f.extra.get("cuda_only") for f in shown.active if f.line not in (27, 32, 37))
 
 
+def test_selection_markers_are_not_gates(tmp_path: Path):
+    source = "import pytest\nimport torch\n\n@pytest.mark.gpu\ndef test_g():\n    x = torch.ones(2).cuda()\n"
+    result = _scan(tmp_path, {"tests/test_gpu.py": source})
+    assert [(f.line, f.rule) for f in result.active] == [(6, "NL101")]
+
+
 def test_module_level_skips_gate_the_whole_module(tmp_path: Path):
     files = {
         "test/test_kernels.py": (

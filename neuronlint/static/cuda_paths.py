@@ -4,8 +4,8 @@ A finding's construct may sit where a Neuron host never goes:
 
 - `gated`: inside a test (function or class) that is skipped without CUDA or a CUDA-only library
   (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`, `@unittest.skipUnless(torch.cuda...)`,
-  `@require_torch_gpu`, `@require_bitsandbytes`, `@needs_cuda`, `@pytest.mark.gpu`, a module-level
-  alias of such a mark), in a module that skips itself without CUDA (`pytestmark = ...`,
+  `@require_torch_gpu`, `@require_bitsandbytes`, `@needs_cuda`, a module-level alias of such a
+  mark; selection markers such as `@pytest.mark.gpu` are not gates: those tests are ported), in a module that skips itself without CUDA (`pytestmark = ...`,
   `if not torch.cuda.is_available(): pytest.skip(..., allow_module_level=True)`), or after an early
   `if not torch.cuda.is_available(): return` / `self.skipTest(...)` in its function;
 - `skip`: the skip condition itself (the decorator, the `pytestmark`, the `if` test of the skip);
@@ -92,8 +92,8 @@ def gate_expression(ctx, expr: cst.BaseExpression, aliases: bool = True) -> bool
         return bool(expr.args) and _missing_cuda(_code(ctx, expr.args[0].value))
     if isinstance(expr, cst.Call) and last.lower() in ("skipunless", "skip_unless"):
         return bool(expr.args) and _has_cuda(_code(ctx, expr.args[0].value))
-    if name.startswith(("pytest.mark.", "mark.")) and last not in ("parametrize", "skipif"):
-        return bool(_CUDA_WORD.search(last)) and not _GENERIC.search(last)
+    if name.startswith(("pytest.mark.", "mark.")):
+        return False  # a selection marker (`@pytest.mark.gpu`): the test is ported, not skipped
     if _REQUIRE_NAME.search(last) and _CUDA_WORD.search(last) and not _GENERIC.search(last):
         return True
     if aliases and isinstance(func, cst.Name):
