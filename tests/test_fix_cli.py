@@ -87,6 +87,58 @@ def test_scan_fix_reports_what_is_left(project):
     assert result.exit_code == 1  # the cuDNN flag is still there
 
 
+GUARDED = """\
+import os
+
+import torch
+import torch.distributed as dist
+
+local_rank = int(os.environ["LOCAL_RANK"])
+if torch.cuda.is_available():
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group("nccl")
+"""
+
+
+def test_a_folded_cuda_guard_is_counted_once(tmp_path):
+    # The scan folds the guard into the two findings of its body (summary.left_out.guard = 1).
+    (tmp_path / "train.py").write_text(GUARDED)
+    data = json.loads(run(["scan", "--format", "json", "--exit-zero"], tmp_path).stdout)
+    assert [f["rule"] for f in data["findings"]] == ["NL106", "NL201"]
+    assert data["summary"]["left_out"] == {"guard": 1}
+    # Safe fixes rewrite the body; the guard's own fix is unsafe, so it is left, on its own now:
+    # one of the findings left, not a new finding.
+    safe = run(["fix"], tmp_path)
+    assert safe.stderr.strip() == (
+        "Fixed 2 findings in 1 file; 1 more with --unsafe-fixes; 1 finding left (1 of them a CUDA"
+        " guard, shown on its own now that the code it guards is fixed)."
+    )
+    assert "if torch.cuda.is_available():" in (tmp_path / "train.py").read_text()
+    left = json.loads(run(["scan", "--format", "json", "--exit-zero"], tmp_path).stdout)
+    assert [(f["rule"], f["line"]) for f in left["findings"]] == [("NL106", 8)]
+    # With --unsafe-fixes the guard is fixed too, in the round after its body: counted once, as fixed.
+    (tmp_path / "train.py").write_text(GUARDED)
+    unsafe = run(["fix", "--unsafe-fixes"], tmp_path)
+    assert unsafe.stderr.strip() == (
+        "Fixed 3 findings in 1 file (1 of them a CUDA guard, which the scan folds into the code it"
+        " guards); 0 findings left."
+    )
+    assert "if torch.accelerator.is_available():" in (tmp_path / "train.py").read_text()
+
+
+def test_a_guard_is_not_rewritten_while_the_code_it_guards_still_needs_cuda(tmp_path):
+    # Rewriting the guard alone would send the CUDA-only body down the Neuron path.
+    code = GUARDED.replace(
+        '    dist.init_process_group("nccl")\n', "    torch.cuda.nvtx.range_push('step')\n"
+    )
+    (tmp_path / "train.py").write_text(code)
+    result = run(["fix", "--unsafe-fixes"], tmp_path)
+    text = (tmp_path / "train.py").read_text()
+    assert "if torch.cuda.is_available():" in text and "torch.cuda.nvtx.range_push" in text
+    assert result.stderr.strip().startswith("Fixed 1 finding in 1 file; ")
+    assert "CUDA guard" not in result.stderr
+
+
 def test_scan_diff_is_fix_diff(project):
     result = run(["scan", "--diff", "--unsafe-fixes"], project)
     assert result.exit_code == 1

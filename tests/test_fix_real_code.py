@@ -93,14 +93,19 @@ def test_portable_fixes_on_real_files(tmp_path, repo, unsafe):
     # No new findings: a rule the rescan shows was there before, if only folded into another
     # finding of its line (one finding per line and category), which the fix then removed.
     assert not (new - _with_folded(before_all)), f"the fixes introduced findings: {new - old}"
+    # A guard folded into the code it guards is the same finding when the rescan shows it on its own.
     assert not any(item.appeared for item in report.files)
+    # ... and each guard no longer folded is counted once: fixed, or left on its own.
+    unfolded = len(before.folded_guards) - len(after.folded_guards)
+    assert report.guards_fixed + report.guards_shown == unfolded
     folded_old, folded_new = _with_folded(before_all), _with_folded(after_all)
     for item in report.files:
         for rule, count in item.fixed.items():
             assert folded_old[(item.path, rule)] - folded_new[(item.path, rule)] >= count, (item.path, rule)
     # The count is honest: the findings fixed are the findings the rescan no longer shows.
     assert sum(old.values()) - sum(new.values()) == sum(report.fixed.values()) + report.also_gone
-    assert len(report.remaining) == sum(new.values())
+    assert _counts(report.remaining) == _counts(after.findings)
+    assert len(report.remaining) == sum(_counts(after.findings).values())  # notes are not findings left
 
     again = fix_files(after, options, flavour, unsafe, True, tmp_path)
     assert not again.changed(), "a second fix run must be a no-op"

@@ -259,6 +259,8 @@ def summary_line(report, unsafe: bool, diff: bool) -> str:
     files = len(report.changed())
     verb = "Would fix" if diff else "Fixed"
     text = f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}"
+    if report.guards_fixed:  # a scan folds a CUDA guard into the code it guards (docs/fix.md)
+        text += _guards(report.guards_fixed, "which the scan folds into the code {it} guard{s}")
     errors = [f for f in report.files if f.error]
     if errors:
         text += f"; {len(errors)} file{'s' if len(errors) != 1 else ''} left as they were ({errors[0].path}: {errors[0].error})"
@@ -269,4 +271,14 @@ def summary_line(report, unsafe: bool, diff: bool) -> str:
         gone = f"{report.also_gone} other{'s' if report.also_gone != 1 else ''} gone with them"
         new = f"{report.appeared} new"
         text += f"; the fixed code changes what the scan sees: {gone}, {new}"
-    return text + f"; {len(report.remaining)} finding{'s' if len(report.remaining) != 1 else ''} left."
+    text += f"; {len(report.remaining)} finding{'s' if len(report.remaining) != 1 else ''} left"
+    if report.guards_shown:
+        text += _guards(report.guards_shown, "shown on {its} own now that the code {it} guard{s} is fixed")
+    return text + "."
+
+
+def _guards(count: int, what: str) -> str:
+    """The parenthesis ` (1 of them a CUDA guard, <what>)`, in the singular or the plural."""
+    one = count == 1
+    words = {"it": "it" if one else "they", "its": "its" if one else "their", "s": "s" if one else ""}
+    return f" ({count} of them {'a CUDA guard' if one else 'CUDA guards'}, {what.format(**words)})"

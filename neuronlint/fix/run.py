@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neuronlint.filters import first_party, triage
+from neuronlint.filters.notes import is_note
 from neuronlint.findings import Finding, Fix
 from neuronlint.fix.engine import FilePlan, choose, plan_file
 from neuronlint.fix.fixers import FIXERS
@@ -139,6 +140,8 @@ class FileFix:
     unsafe_left: int = 0  # findings whose (unsafe) fix was not applied
     appeared: int = 0  # findings the rescans show that the file did not have (uncovered or new)
     also_gone: int = 0  # findings without a fix of their own that the rescans no longer show
+    guards_fixed: int = 0  # of `fixed`: CUDA guards the scan had folded into the code they guard
+    guards_shown: int = 0  # such guards left as findings of their own (the code they guard fixed)
     removed: list[Finding] = field(default_factory=list)  # the input findings the fixes removed
 
     @property
@@ -183,6 +186,14 @@ class FixReport:
     def also_gone(self) -> int:
         return sum(f.also_gone for f in self.files)
 
+    @property
+    def guards_fixed(self) -> int:
+        return sum(f.guards_fixed for f in self.files)
+
+    @property
+    def guards_shown(self) -> int:
+        return sum(f.guards_shown for f in self.files)
+
 
 class Rescanner:
     """Scan one file's new text in-process as the scan did: judged in the scan's frame with its rule
@@ -197,15 +208,16 @@ class Rescanner:
         self.scope_rules = ScopeRules.from_config(options.scope_paths, options.config_root, options.base)
         self.first_party = first_party.project_names(options.paths)
 
-    def findings(self, path: str, code: str) -> list[Finding]:
-        """The findings of a Python module's text (a notebook's joined code cells included)."""
+    def findings(self, path: str, code: str, folded: list[Finding] | None = None) -> list[Finding]:
+        """The findings of a Python module's text (a notebook's joined code cells included);
+        `folded` gets the CUDA guards folded into them, as the scan's `folded_guards`."""
         from neuronlint.static.engine import analyze_python
 
         module_path = self.module_paths.get(path, path)
         if module_path.endswith(".ipynb"):
             module_path = module_path.removesuffix(".ipynb") + ".py"
         analysed = analyze_python(module_path, code.encode("utf-8"), self.static_data)
-        return self._judged(path, analysed.to_dict())
+        return self._judged(path, analysed.to_dict(), folded)
 
     def notebook_findings(self, path: str, text: str) -> list[Finding]:
         """The findings of a notebook's JSON text, located as the scan locates them."""
@@ -217,7 +229,7 @@ class Rescanner:
         analysed = analyze_notebook(module_path, text, self.static_data, result)
         return self._judged(path, analysed.to_dict())
 
-    def _judged(self, path: str, data: dict) -> list[Finding]:
+    def _judged(self, path: str, data: dict, folded: list[Finding] | None = None) -> list[Finding]:
         data["path"] = path
         data.setdefault("module_path", self.module_paths.get(path, path))
         findings, _ = findings_in_frame([data], self.result.db, self.result.context, self.options)
@@ -230,6 +242,7 @@ class Rescanner:
             test_cap=self.options.test_cap,
             first_party_names=self.first_party,
             show_ok=self.options.show_ok,
+            folded=folded,
         )
 
 
@@ -282,6 +295,7 @@ def fix_file(
     unsafe: bool,
     rescan: Rescanner,
     document: Document | None = None,
+    guards: list[Finding] = (),
 ) -> tuple[FileFix, list[Finding]]:
     """Apply the selected fixes to one file's text, round after round; returns the result and the
     file's findings after the last round.
@@ -291,11 +305,22 @@ def fix_file(
     on its line is not a finding fixed. Findings the rescan no longer shows without a fix of their
     own are `also_gone`; findings it shows that were not there are `appeared` (the fixed code can
     tell the analysis more: `device = "cpu"` in a branch made `.to(device)` a host copy).
-    `document` carries a non-Python file (a notebook) whose Python text is `code`."""
+    `document` carries a non-Python file (a notebook) whose Python text is `code`.
+
+    `guards` are the CUDA guards the scan folded into `findings` (`ScanResult.folded_guards`).
+    Each is counted once, as a finding of the file: it is not fixed while folded (rewriting
+    `if torch.cuda.is_available():` alone would send the CUDA code it guards down the Neuron
+    path); once the fixes leave its body without findings, the rescan shows it as a finding of its
+    own (the same finding, not a new one), the next round fixes it, and it counts as fixed (also in
+    `guards_fixed`), or it stays among the findings left (`guards_shown`). Notes (supported code, listed because
+    `fix` scans with show_ok) are not findings: they are never counted."""
     document = document or PythonDocument(code)
     item = FileFix(path=path, before=document.text, after=document.text)
     text = code
-    origin = {id(f): f for f in findings}  # a finding of this round -> the one it was in the input
+    folded = list(guards)
+    # a finding of this round (or a guard folded into one) -> the one it was in the input
+    origin = {id(f): f for f in [*findings, *folded]}
+    input_guards = {id(f) for f in folded}
     for _ in range(MAX_ROUNDS):
         plan: FilePlan = plan_file(path, text, findings, flavour)
         selected = [i for i in sorted(plan.selected(unsafe)) if document.allows(plan.plans[i])]
@@ -313,49 +338,62 @@ def fix_file(
             break
         if new == text:
             break
-        after = rescan.findings(path, new)  # a fix can uncover findings (one per line and category)
-        removed, appeared, same = removed_and_new(text, new, findings, after)
+        after_folded: list[Finding] = []
+        # a fix can uncover findings (one per line and category), and the guard of the code it fixed
+        after = rescan.findings(path, new, after_folded)
+        removed, appeared, same = removed_and_new(
+            text, new, _counted(findings, folded), _counted(after, after_folded)
+        )
         by_plan = {id(p): i for i, p in plan.plans.items()}
         targeted = {id(plan.findings[by_plan[id(p)]]) for p in applied}
         for finding in removed:
+            first = origin.get(id(finding), finding)
             if id(finding) in targeted:
                 item.fixed[finding.rule] += 1
+                item.guards_fixed += id(first) in input_guards
             else:
                 item.also_gone += 1  # no fix of its own: the fixed code no longer shows it
-            item.removed.append(origin.get(id(finding), finding))
+            item.removed.append(first)
         item.appeared += len(appeared)
         origin = {after_id: origin.get(id(b), b) for after_id, b in same.items()}
-        text, findings, document = new, after, changed
+        text, findings, folded, document = new, after, after_folded, changed
         if not any(f.rule in FIXERS and f.suppressed is None for f in findings):
             break  # nothing fixable left: no need to parse the new text again to find out
     item.after = document.text
+    item.guards_shown = sum(id(origin.get(id(f), f)) in input_guards for f in _counted(findings, []))
     return item, findings
+
+
+def _counted(findings: list[Finding], folded: list[Finding]) -> list[Finding]:
+    """What a fix accounts for: a file's findings and the guards folded into them, notes left out."""
+    return [f for f in [*findings, *folded] if not is_note(f)]
 
 
 def fix_files(
     result: ScanResult, options: ScanOptions, flavour: Flavour, unsafe: bool, write: bool, base: Path
 ) -> FixReport:
     """Fix every file of a scan that has a fixable finding (Python files and notebooks' code
-    cells); write them when `write`."""
+    cells); write them when `write`. `remaining` is what a scan shows afterwards (notes left out)."""
     rules = fixable_rules()
     rescan = Rescanner(result, options)
+    guards = _by_file(result.folded_guards)
     files: list[FileFix] = []
     remaining: list[Finding] = []
     for path, findings in _by_file(result.findings).items():
         wanted = [f for f in findings if f.rule in rules and f.suppressed is None]
         code = _read(base, path) if path.endswith(FIXED_SUFFIXES) and wanted else None
         if code is None:
-            remaining.extend(f for f in findings if f.suppressed is None)
+            remaining.extend(f for f in findings if f.suppressed is None and not is_note(f))
             continue
         if path.endswith(".ipynb"):
             item = fix_notebook(path, code, flavour, unsafe, rescan, findings)
             after = rescan.notebook_findings(path, item.after) if item.changed else findings
         else:
-            item, after = fix_file(path, code, findings, flavour, unsafe, rescan)
+            item, after = fix_file(path, code, findings, flavour, unsafe, rescan, guards=guards.get(path, []))
             if not item.changed:
                 after = findings
         files.append(item)
-        remaining.extend(f for f in after if f.suppressed is None)
+        remaining.extend(f for f in after if f.suppressed is None and not is_note(f))
         if write and item.changed:
             (base / path).write_bytes(item.after.encode("utf-8"))
     return FixReport(files=files, remaining=remaining)
@@ -385,8 +423,9 @@ def fix_notebook(
         document = NotebookDocument.parse(text)
     except ValueError as exc:
         return FileFix(path=path, before=text, after=text, error=f"not fixed: {exc}")
-    findings = rescan.findings(path, document.module)  # in the joined module's lines
-    item, _ = fix_file(path, document.module, findings, flavour, unsafe, rescan, document)
+    guards: list[Finding] = []
+    findings = rescan.findings(path, document.module, guards)  # in the joined module's lines
+    item, _ = fix_file(path, document.module, findings, flavour, unsafe, rescan, document, guards)
     # the findings removed, as the scan located them (cell, line in the cell, column)
     scanned = {
         (f.rule, f.extra["cell"]["cell"], f.extra["cell"]["line"], f.extra["cell"]["column"]): f
