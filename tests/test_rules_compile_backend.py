@@ -105,6 +105,59 @@ def test_cuda_modes_and_options(tmp_path):
     )
 
 
+def test_options_forwarded_from_a_caller_are_not_inductor_keys(tmp_path):
+    """Only keys the code writes are Inductor options it chooses: a literal dict, a dict literal
+    held by a name at module level or in the same function. A wrapper forwarding its caller's
+    `options` (a parameter, a config attribute) chooses none; its call is the plain NL801."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+        DEFAULTS = {
+            "max_autotune": True,  # ok: NL803
+        }
+        UNUSED = {"epilogue_fusion": True}  # ok: NL803
+
+
+        def compile_model(model, options=None, mode=None):
+            return torch.compile(model, options=options, mode=mode)  # expect: NL801
+
+
+        def compile_from_config(model, cfg):
+            return torch.compile(model, options=cfg.compile_options)  # expect: NL801
+
+
+        def compile_local(model):
+            opts = {
+                "triton.cudagraphs": True,  # expect: NL803
+            }
+            return torch.compile(model, options=opts)  # expect: NL801
+
+
+        def compile_merged(model, extra):
+            return torch.compile(  # expect: NL801
+                model,
+                options={
+                    **extra,
+                    "shape_padding": True,  # expect: NL803
+                },
+            )
+
+
+        def compile_shadowed(model):
+            DEFAULTS = dict(model.options)
+            return torch.compile(model, options=DEFAULTS)  # expect: NL801
+
+
+        DEFAULTS = {
+            "max_autotune": True,  # expect: NL803
+        }
+        tuned = torch.compile(object(), options=DEFAULTS)  # expect: NL801
+        """,
+    )
+
+
 def test_inductor_config(tmp_path):
     check(
         tmp_path,

@@ -40,13 +40,14 @@ _ENV_LOOKUPS = frozenset({"os.environ.get", "os.getenv"})
 
 
 def _option_keys(value: cst.Dict, ctx: FileContext) -> list[tuple[cst.BaseExpression, str]] | None:
-    """(key node, key) of a dict whose keys are all strings, or None."""
+    """(key node, key) of the string keys written in a dict literal (`**base` entries add none), or
+    None when a key is not a string or the dict is too large to be a set of compiler options."""
     if len(value.elements) > _MAX_KEYS:
         return None
     keys = []
     for element in value.elements:
         if not isinstance(element, cst.DictElement):
-            return None
+            continue  # `{**base, "max_autotune": True}`: the keys of `base` are chosen where it is written
         names = ctx.strings(element.key)
         if not names:
             return None
@@ -54,20 +55,25 @@ def _option_keys(value: cst.Dict, ctx: FileContext) -> list[tuple[cst.BaseExpres
     return keys
 
 
+def _dict_key(name: str, ctx: FileContext) -> str:
+    """Key of the deferred detections of a dict assigned to `name` in the scope being visited."""
+    function = ctx.enclosing(cst.FunctionDef)
+    return f"dict:{name}" if function is None else f"dict:{id(function)}:{name}"
+
+
 def _report_options(options: cst.Arg, ctx: FileContext) -> None:
-    """One NL803 per Inductor key of `options={...}`, on the key's line; for a dict held by a
-    module-level name (`options=OPTS`), on the keys where the dict is written."""
+    """One NL803 per Inductor key the code writes: each key of `options={...}`, on the key's line;
+    for a dict held by a name (`options=OPTS`, a dict literal assigned at module level or in the
+    same function), on the keys where the dict is written. Any other expression (`options=options`,
+    a parameter forwarded by a wrapper; `options=cfg.options`) passes on keys chosen elsewhere: the
+    keys are reported where they are written, if in Python, and the call is the NL801 finding."""
     value = options.value
     if isinstance(value, cst.Dict):
-        keys = _option_keys(value, ctx)
-        if keys:
-            for key_node, key in keys:
-                ctx.report("NL803", key_node, option=f"options[{key!r}]")
-            return
-    elif isinstance(value, cst.Name) and f"dict:{value.value}" in ctx.deferred:
-        ctx.release(f"dict:{value.value}")
-        return
-    ctx.report("NL803", options, option="options={...}")
+        for key_node, key in _option_keys(value, ctx) or ():
+            ctx.report("NL803", key_node, option=f"options[{key!r}]")
+    elif isinstance(value, cst.Name):
+        local = _dict_key(value.value, ctx)
+        ctx.release(local if local in ctx.deferred else f"dict:{value.value}")
 
 
 def _backend_default(node: cst.SimpleString, ctx: FileContext) -> bool:
@@ -158,18 +164,20 @@ class CompileBackend(Checker):
 
     @on(cst.Assign, leave=True)
     def option_dict(self, node: cst.Assign, ctx: FileContext) -> None:
-        """A module-level dict with string keys may be passed as `options=NAME` later: keep its keys."""
+        """A dict with string keys (module level or in a function) may be passed as `options=NAME`
+        later: keep its keys until it is."""
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
-        name = node.targets[0].target.value
-        if ctx.scope.kind != "module":
+        if ctx.scope.kind not in ("module", "function"):
             return
-        ctx.forget(f"dict:{name}")
+        key = _dict_key(node.targets[0].target.value, ctx)
+        ctx.forget(key)
         if not isinstance(node.value, cst.Dict):
+            if ctx.scope.kind == "function":
+                ctx.deferred[key] = []  # a local name shadows a module-level dict of that name
             return
-        keys = _option_keys(node.value, ctx)
-        for key_node, key in keys or ():
-            ctx.defer(f"dict:{name}", "NL803", key_node, option=f"options[{key!r}]")
+        for key_node, option in _option_keys(node.value, ctx) or ():
+            ctx.defer(key, "NL803", key_node, option=f"options[{option!r}]")
 
     @on(cst.SimpleString)
     def inductor_default(self, node: cst.SimpleString, ctx: FileContext) -> None:
