@@ -13,6 +13,7 @@ import libcst as cst
 
 from neuronlint.static.context import (
     HOST_LIBRARIES,
+    SITE_DEVICE_LAYER,
     SITE_HOST,
     SITE_STEP,
     SITE_TEST,
@@ -576,8 +577,8 @@ def _annotated_kind(annotation: cst.BaseExpression, ctx: FileContext) -> Binding
 
 
 def _function_site(name: str, enclosing: Scope) -> str:
-    if enclosing.site == SITE_TEST:
-        return SITE_TEST
+    if enclosing.site in (SITE_TEST, SITE_DEVICE_LAYER):
+        return enclosing.site
     if enclosing.site == SITE_HOST or _HOST_FUNCTION.match(name):
         return SITE_HOST
     if enclosing.site == SITE_STEP or _STEP_FUNCTION.match(name):
@@ -585,11 +586,44 @@ def _function_site(name: str, enclosing: Scope) -> str:
     return ""
 
 
+# A device abstraction: a class named (or derived from one named) as an accelerator, platform or
+# device interface, or one with methods for several accelerator types (`is_npu`, `is_xpu`, `cuda`...;
+# `cpu()` beside `cuda()` is a data container's, not a device abstraction's).
+_DEVICE_LAYER_CLASS = re.compile(r"(Accelerator|Platform|DeviceInterface|DeviceManager|DeviceBackend)$")
+_DEVICE_TYPE_WORD = re.compile(
+    r"(?:^|_)(cuda|gpu|rocm|hip|npu|xpu|hpu|mps|mlu|musa|tpu|xla|neuron)(?=_|$|\d)", re.IGNORECASE
+)
+# Its CUDA implementation stays CUDA code (`CUDA_Accelerator`, `GPUPlatform`).
+_CUDA_CLASS = re.compile(r"cuda|gpu|nvidia", re.IGNORECASE)
+
+
+def _device_layer(node: cst.ClassDef) -> bool:
+    """Whether the class implements a device abstraction other than for CUDA: what it does for one
+    vendor (`NpuAccelerator.pin_memory`) is not the code's own CUDA coupling."""
+    name = node.name.value
+    if _CUDA_CLASS.search(name):
+        return False
+    if _DEVICE_LAYER_CLASS.search(name) or any(
+        _DEVICE_LAYER_CLASS.search(dotted(b.value) or "") for b in node.bases
+    ):
+        return True
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    kinds = {
+        match.group(1).lower()
+        for statement in body
+        if isinstance(statement, cst.FunctionDef)
+        for match in _DEVICE_TYPE_WORD.finditer(statement.name.value)
+    }
+    return len(kinds) >= 2
+
+
 def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
-    if enclosing.site in (SITE_TEST, SITE_HOST):
+    if enclosing.site in (SITE_TEST, SITE_HOST, SITE_DEVICE_LAYER):
         return enclosing.site
     if _HOST_CLASS.search(node.name.value):
         return SITE_HOST
+    if _device_layer(node):
+        return SITE_DEVICE_LAYER
     for base in node.bases:
         expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value  # Sampler[int]
         base_name = dotted(expr)

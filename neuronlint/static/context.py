@@ -34,7 +34,9 @@ HOST_LIBRARIES = frozenset({"numpy", "pandas", "scipy"})
 #   "step"  forward() and *_step() functions: run once per training or decoding step
 #   "host"  data-pipeline code (Dataset/Sampler classes, collate functions): runs on the CPU in loader workers
 #   "test"  test code (by path: tests/, test_*.py, *_test.py, conftest.py)
-SITE_STEP, SITE_HOST, SITE_TEST = "step", "host", "test"
+#   "device-layer"  a class that implements a device abstraction for one vendor or several (an
+#           `NpuAccelerator(BaseAccelerator)`, a platform class with methods per device type)
+SITE_STEP, SITE_HOST, SITE_TEST, SITE_DEVICE_LAYER = "step", "host", "test", "device-layer"
 
 
 @dataclass(slots=True)
@@ -61,7 +63,7 @@ class Scope:
     kind: str  # module | function | class | lambda | comprehension
     bindings: dict[str, Binding] = field(default_factory=dict)
     loop_depth: int = 0
-    site: str = ""  # SITE_STEP, SITE_HOST or "" (inherited by nested scopes)
+    site: str = ""  # SITE_STEP, SITE_HOST, SITE_TEST, SITE_DEVICE_LAYER or "" (inherited by nested scopes)
     global_names: frozenset[str] = frozenset()  # names declared `global` in this function
     visible: tuple[dict[str, Binding], ...] = ()  # binding tables a lookup searches, innermost first
     by_path: bool = False  # `site` is SITE_HOST only because the file sits in a data-pipeline path
