@@ -50,13 +50,65 @@ def test_float64_only_inspected_is_not_a_use(tmp_path):
     )
 
 
-def test_dtype_table_values_are_uses(tmp_path):
+def test_dtype_tables_are_not_uses(tmp_path):
+    """Tables that map names to dtypes (or list the dtypes a function accepts) make no tensor: the
+    dtype is chosen where a configuration value is looked up in them. Lists of dtypes passed to a
+    call or looped over run each entry, and stay findings."""
+    check(
+        tmp_path,
+        """
+        import pytest
+        import torch
+
+        DTYPES = {"fp32": torch.float32, "fp64": torch.float64, "bf16": torch.bfloat16}
+        LEGACY = {
+            "FloatTensor": torch.float,
+            "DoubleTensor": torch.double,
+            "LongTensor": torch.long,
+        }
+        PAIRS = (
+            (torch.float32, "float32"),
+            (torch.float64, "float64"),
+            (torch.complex64, "complex64"),
+        )
+        SUPPORTED = [torch.float32, torch.float64]
+        ONE = {"dtype": torch.float64}  # expect: NL501
+        FP8_FORMATS = {
+            "e4m3": torch.float8_e4m3fn,  # expect: NL505
+            "e4m3fnuz": torch.float8_e4m3fnuz,  # expect: NL504
+        }
+
+
+        def precise(n, name):
+            return torch.zeros(n, dtype=DTYPES[name])
+
+
+        @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])  # expect: NL501
+        def test_each(dtype):
+            for other in (torch.float16, torch.float64):  # expect: NL501
+                torch.ones(2, dtype=other)
+        """,
+    )
+
+
+def test_float64_is_reported_where_it_is_chosen_not_where_the_variable_is_used(tmp_path):
     check(
         tmp_path,
         """
         import torch
+        from torch import float64
 
-        DTYPES = {"fp32": torch.float32, "fp64": torch.float64}  # expect: NL501
+
+        def build(n, wide=True):
+            dtype = torch.float64  # expect: NL501
+            index_dtype = torch.long  # expect: NL507
+            copy = dtype
+            x = torch.zeros(n, dtype=dtype)
+            y = torch.ones(n).to(copy)
+            z = torch.arange(n, dtype=index_dtype)
+            w = torch.zeros(n, dtype=float64)  # expect: NL501
+            v = torch.zeros(n, dtype=torch.float64 if wide else torch.float32)  # expect: NL501
+            return x, y, z, w, v
         """,
     )
 

@@ -265,11 +265,15 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     tp = type(value)
     if tp is cst.Name:
         found = ctx.lookup(value.value)  # `x = y` copies what y is
+        if found is not None and found[0] == "module" and _names_dtype(found[1], ctx):
+            return ("other", None)
         return found if found is not None and found[0] in _COPIED_KINDS else None
     if tp is cst.Attribute:
         qualified = ctx.qualname(value)
         if qualified:
-            return ("module", qualified)
+            # `dtype = torch.float64` chooses the dtype where it is written (reported there); the
+            # name it is kept in is a variable, not an alias whose every use is a new choice
+            return ("other", None) if _names_dtype(qualified, ctx) else ("module", qualified)
         return _value_kind(value, ctx)
     if tp in _STRING_VALUES:
         strings = ctx.strings(value)
@@ -288,6 +292,13 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp is cst.Comparison or tp is cst.UnaryOperation:
         return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx)
     return None
+
+
+def _names_dtype(qualified: str, ctx: FileContext) -> bool:
+    """Whether a qualified name is a dtype object of the API table (`torch.float64`, `torch.long`)."""
+    entry = ctx.data.api(qualified) if ctx.data is not None else None
+    facts = entry.get("facts", {}) if entry is not None else {}
+    return "dtype" in facts and "op" not in facts and entry.get("kind") == "name"
 
 
 _AMP_DECORATORS = frozenset({"torch.amp.custom_fwd", "torch.amp.custom_bwd"})

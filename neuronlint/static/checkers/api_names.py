@@ -3,8 +3,9 @@
 `import torch.cuda as tc; tc.synchronize()`, `from torch.cuda import synchronize as sync; sync()` and
 `torch.cuda.synchronize()` all resolve to `torch.cuda.synchronize`; the api table says which rule it is.
 Method entries (`x.item()`) apply to calls on values that are not numpy/pandas objects.
-Dtype names are not uses where they are only compared (`x.dtype == torch.float64`), dictionary keys
-or the argument of `torch.finfo`/`torch.iinfo`: no tensor of that type is made there.
+Dtype names are not uses where they are only compared (`x.dtype == torch.float64`), dictionary keys,
+entries of a dtype table or the argument of `torch.finfo`/`torch.iinfo`: no tensor of that type is
+made there.
 """
 
 from __future__ import annotations
@@ -101,21 +102,75 @@ def _not_a_call_site(node: cst.Attribute, qualname: str, ctx: FileContext) -> bo
 
 
 _DTYPE_INFO = frozenset({"torch.finfo", "torch.iinfo"})
+# torch dtype objects, by qualified name: what the entries of a dtype table are.
+_TORCH_DTYPE = re.compile(
+    r"torch\.(float\d*|double|half|bfloat16|u?int\d*|long|short|bool|complex\d*|cfloat|cdouble|chalf|"
+    r"float8_\w+|float4_\w+|q?u?int\w+|bits\w+)"
+)
+_COLLECTIONS = (cst.Tuple, cst.List, cst.Set)
+
+
+_LOW_PRECISION = re.compile(r"torch\.float[48]_")
+
+
+def _dtype_name(node: cst.BaseExpression, ctx: FileContext) -> str | None:
+    name = ctx.qualname(node)
+    return name if name is not None and _TORCH_DTYPE.fullmatch(name) else None
+
+
+def _dtype_in(node: cst.BaseExpression, ctx: FileContext) -> str | None:
+    """The dtype an entry is, or pairs with something else: `(torch.float64, "float64")`."""
+    if isinstance(node, cst.Tuple):
+        for element in node.elements:
+            if isinstance(element, cst.Element) and (name := _dtype_name(element.value, ctx)):
+                return name
+        return None
+    return _dtype_name(node, ctx)
+
+
+def _dtype_table(collection: cst.CSTNode, ctx: FileContext, depth: int) -> bool:
+    """Whether a dict, list, tuple or set display (the ancestor `depth` levels up) is a table of
+    dtypes: two or more of its values are dtypes (or pairs holding one), and it is not the argument
+    of a call or the iterable of a loop, where each entry is used (`parametrize("dtype", [...])`,
+    `for dtype in (...)`)."""
+    if isinstance(collection, cst.Dict):
+        values = [e.value for e in collection.elements if isinstance(e, cst.DictElement)]
+    elif isinstance(collection, _COLLECTIONS):
+        values = [e.value for e in collection.elements if isinstance(e, cst.Element)]
+    else:
+        return False
+    dtypes = [name for v in values if (name := _dtype_in(v, ctx))]
+    if len(dtypes) < 2 or all(_LOW_PRECISION.match(name) for name in dtypes):
+        return False  # {"e4m3": torch.float8_e4m3fn, ...}: the formats a quantiser offers, each a choice
+    holder = ctx.parent(depth + 1)
+    if isinstance(holder, cst.Arg):
+        return False
+    if isinstance(holder, (cst.For, cst.CompFor)) and holder.iter is collection:
+        return False
+    return True
 
 
 def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
-    """Whether the dtype name being visited is only compared, a dict key, or asked about (finfo)."""
+    """Whether the dtype name being visited is only compared, a dict key, asked about (finfo), or an
+    entry of a dtype table (`{"fp64": torch.float64, "fp32": torch.float32}`, `VALID = [torch.float32,
+    torch.float64]`, `((torch.float64, "float64"), ...)`): no tensor of that type is made there. A
+    table is looked up where a dtype is chosen, and that choice (a configuration value) is not in
+    the code."""
     parent = ctx.parent()
     if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
         return True
     if isinstance(parent, cst.DictElement):
         if parent.key is node:
             return True
-        # {np.float64: torch.float64}: a numpy-to-torch conversion table lists every dtype; string-keyed
-        # choices such as {"fp64": torch.float64} are still uses (configuration selects them).
-        return (ctx.qualname(parent.key) or "").startswith("numpy.")
-    if isinstance(parent, cst.Element) and isinstance(ctx.parent(2), (cst.Tuple, cst.List, cst.Set)):
-        return isinstance(ctx.parent(3), cst.ComparisonTarget)  # `dtype in (torch.float32, torch.float64)`
+        # {np.float64: torch.float64}: a numpy-to-torch conversion table lists every dtype
+        return (ctx.qualname(parent.key) or "").startswith("numpy.") or _dtype_table(ctx.parent(2), ctx, 2)
+    if isinstance(parent, cst.Element) and isinstance(ctx.parent(2), _COLLECTIONS):
+        if isinstance(ctx.parent(3), cst.ComparisonTarget):
+            return True  # `dtype in (torch.float32, torch.float64)`
+        if _dtype_table(ctx.parent(2), ctx, 2):
+            return True
+        # `(torch.float64, "float64")` as one entry of a table of pairs
+        return isinstance(ctx.parent(3), cst.Element) and _dtype_table(ctx.parent(4), ctx, 4)
     if isinstance(parent, cst.Arg):
         call = ctx.parent(2)
         return isinstance(call, cst.Call) and ctx.qualname(call.func) in _DTYPE_INFO
