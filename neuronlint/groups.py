@@ -18,7 +18,8 @@ forty. A root cause is one of:
   flags (`torch.cuda.synchronize` in 40 places is one change made 40 times).
 
 Ids are `RC` plus 8 hex digits of a hash of the group's kind and subject: they stay the same
-between runs while the code that causes them does (a `construct` names its file and line).
+between runs while the code that causes them does (a `construct` names its file and line; in a
+notebook the line of the notebook's JSON, while its headline names the cell and line, `place`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ from neuronlint.ruledb.model import render
 KERNEL_DEFINITION_RULES = frozenset({"NL301", "NL305", "NL307"})
 COMPILE_SETTING_RULES = frozenset({"NL801", "NL802", "NL803", "NL804"})
 _SUBJECT_FACTS = ("api", "symbol", "option", "mode", "kernel")
+
+
+def place(f: Finding) -> str:
+    """Where a finding is, as a reader finds it: `path:line`, or `path:cell N:line` in a notebook
+    (its code cell and the line in the cell, as the per-file detail of the text output shows it;
+    `f.line` is the notebook's JSON line, for annotations)."""
+    cell = f.extra.get("cell") if f.extra else None
+    if cell:
+        return f"{f.path}:cell {cell['cell']}:{cell['line']}"
+    return f"{f.path}:{f.line}"
 
 
 @dataclass
@@ -261,7 +272,7 @@ def _headline(cause: RootCause, db: RuleDB) -> str:
     if cause.kind == "construct":
         first = min(group, key=lambda f: f.column)
         names = ", ".join(sorted(rules))
-        return f"{cause.subject}: {names} on one construct (`{_code(first.snippet)}`)"
+        return f"{place(first)}: {names} on one construct (`{_code(first.snippet)}`)"
     first = group[0]
     rule = db.rules.get(first.rule)
     subject = cause.subject.partition(":")[2]

@@ -245,3 +245,42 @@ def test_calls_on_optional_paths_of_a_library_do_not_block(tmp_path: Path, repo,
     result = scan_paths([root], cwd=root, triage=True)
     [call] = [f for f in result.active if f.line == line and f.rule == "NL402"]
     assert call.severity.value == "warning" and call.facts["guarded"]
+
+
+# ---- root causes name a notebook's cell, as the per-file detail does ------------------------------
+
+PEFT_NOTEBOOKS = [
+    "examples/int8_training/peft_bnb_whisper_large_v2_training.ipynb",
+    "examples/hra_dreambooth/dreambooth_inference.ipynb",
+]
+
+
+def test_root_causes_locate_notebook_findings_by_cell(tmp_path: Path, monkeypatch):
+    import re
+
+    from typer.testing import CliRunner
+
+    from neuronlint.cli import app
+
+    root = export(*PEFT, PEFT_NOTEBOOKS, tmp_path)
+    monkeypatch.chdir(root)
+    output = CliRunner().invoke(app, ["scan", "--exit-zero", "--no-cache"], catch_exceptions=False).output
+    causes, _, detail = output.partition("\n\n")
+    # The per-file detail: each file's header, then `cell N:line:column` of each finding.
+    shown, path = set(), None
+    for line in detail.splitlines():
+        if line.endswith(".ipynb"):
+            path = line
+        elif match := re.match(r"  cell (\d+):(\d+):\d+ ", line):
+            shown.add(f"{path}:cell {match[1]}:{match[2]}")
+    where = [
+        place
+        for line in causes.splitlines()
+        if line.strip().startswith("where:")
+        for place in re.sub(r" \(\+[\d,]+ more\)$", "", line.split("where:", 1)[1]).strip().split(", ")
+    ]
+    assert len(where) >= 8 and shown
+    assert set(where) <= shown, sorted(set(where) - shown)  # never the notebook's JSON line
+    # One construct's group (NL603 and NL703 on one line) is named by its cell in its headline too.
+    [construct] = [line for line in causes.splitlines() if "on one construct" in line]
+    assert f"{PEFT_NOTEBOOKS[0]}:cell 29:27: NL603, NL703 on one construct" in construct

@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from neuronlint.findings import Finding
-from neuronlint.groups import RootCause, build_groups
+from neuronlint.groups import RootCause, build_groups, place
 
 MAX_CAUSES = 12  # root causes listed in the text output (the rest are counted)
 MAX_FILES = 15  # files listed in the condensed per-file detail
@@ -79,18 +79,19 @@ def headline(t: Triage, ctx) -> str:
 
 
 def where(cause: RootCause) -> str:
-    """The first locations of a root cause, source code before tests."""
+    """The first locations of a root cause, source code before tests; a notebook's as its cell and
+    line (`train.ipynb:cell 3:2`), the location the per-file detail shows."""
     ordered = sorted(
         cause.findings, key=lambda f: (_SCOPE_ORDER.get(f.scope, 9), -f.severity.rank, f.path, f.line)
     )
     seen: list[str] = []
     for f in ordered:
-        location = f"{f.path}:{f.line}"
+        location = place(f)
         if location not in seen:
             seen.append(location)
         if len(seen) == MAX_WHERE:
             break
-    rest = len({(f.path, f.line) for f in cause.findings}) - len(seen)
+    rest = len({place(f) for f in cause.findings}) - len(seen)
     return ", ".join(seen) + (f" (+{rest:,} more)" if rest > 0 else "")
 
 
