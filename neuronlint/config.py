@@ -85,7 +85,9 @@ def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml with a [tool.neuronlint] table, from `start` upwards.
 
     A pyproject.toml that is not valid TOML is only an error when it mentions neuronlint: any other
-    broken pyproject is not ours, and the scan reports it as a finding on that file (NL001).
+    broken pyproject is not ours, and the scan reports it as a finding on that file (NL001). One
+    that cannot be read is an error: it may configure neuronlint, and a configuration silently
+    ignored would change what CI gates on.
     """
     start = start.resolve()
     directory = start if start.is_dir() else start.parent
@@ -98,7 +100,7 @@ def find_pyproject(start: Path) -> Path | None:
                 try:
                     ours = b"neuronlint" in path.read_bytes()
                 except OSError:
-                    ours = False
+                    ours = True  # unreadable: it may hold [tool.neuronlint]
                 if ours:
                     raise
                 continue

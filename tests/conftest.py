@@ -41,6 +41,19 @@ def rules_at(findings, line: int | None = None) -> list[str]:
     return sorted(f.rule for f in findings if line is None or f.line == line)
 
 
+@pytest.fixture
+def unprivileged():
+    """A directory every user can traverse and a runner that cannot read its mode-000 files, also
+    as root (tests/unprivileged.py); skips with the reason only when no way to drop privileges works."""
+    from tests import unprivileged as module
+
+    env = module.make()
+    try:
+        yield env
+    finally:
+        module.remove(env)
+
+
 @pytest.fixture(autouse=True)
 def _no_user_cache(monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")

@@ -334,12 +334,16 @@ def test_3_r25_deeply_nested_pack(tmp_path: Path) -> None:
     assert cli.returncode == 2 and "internal error" not in cli.stderr and "a.toml" in cli.stderr
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")
-def test_3_r24_unreadable_pack(tmp_path: Path) -> None:
-    pack = _pack(tmp_path, {"a.toml": OVERRIDE})
+def test_3_r24_unreadable_pack(unprivileged) -> None:
+    pack = unprivileged.root / "pack"
+    pack.mkdir()
+    (pack / "a.toml").write_text(OVERRIDE)
     (pack / "a.toml").chmod(0)
-    with pytest.raises(RuleDBError, match="cannot read the rules file"):
-        load_ruledb([pack])
+    (unprivileged.root / "good.py").write_bytes(CUDA)
+    unprivileged.cannot_read(pack / "a.toml")
+    done = unprivileged.run(["scan", "good.py", "--no-cache", "--rules-dir", str(pack)])
+    assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
+    assert "cannot read the rules file" in done.stderr and "a.toml" in done.stderr, done.stderr
 
 
 # ---- 9 and 12. tracing leaves nothing behind, its timeout and output are bounded ---------------
@@ -1036,13 +1040,15 @@ def test_3_u12_unwritable_output_fails_before_the_scan(tmp_path: Path, output: s
     assert cli.stdout == "" and time.monotonic() - started < 20
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")
-def test_1_32_unreadable_file_named_on_the_command_line_is_a_finding(tmp_path: Path) -> None:
-    (tmp_path / "secret.py").write_bytes(CUDA)
-    (tmp_path / "secret.py").chmod(0)
-    (tmp_path / "a.py").write_bytes(CUDA)
-    cli = _cli(["scan", "secret.py", "a.py", "--no-cache", "-f", "json"], tmp_path)
-    findings = {(f["path"], f["rule"]) for f in json.loads(cli.stdout)["findings"]}
+def test_1_32_unreadable_file_named_on_the_command_line_is_a_finding(unprivileged) -> None:
+    root = unprivileged.root
+    (root / "secret.py").write_bytes(CUDA)
+    (root / "secret.py").chmod(0)
+    (root / "a.py").write_bytes(CUDA)
+    unprivileged.cannot_read(root / "secret.py")
+    done = unprivileged.run(["scan", "secret.py", "a.py", "--no-cache", "-f", "json"])
+    assert done.returncode == 1 and "internal error" not in done.stderr, done.stderr
+    findings = {(f["path"], f["rule"]) for f in json.loads(done.stdout)["findings"]}
     assert findings == {("secret.py", "NL001"), ("a.py", "NL101")}
 
 

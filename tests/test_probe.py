@@ -6,7 +6,8 @@ Each parameter id is the probe's row number. The rows the probe found failing ar
 tests/test_hostile.py (named by row there); docs/guarantees.md has the table of every row and the
 test that covers it. Commands run in-process (typer's runner) so that a row costs milliseconds;
 large inputs are generated on the fly. Rows that need an unprivileged user (an unreadable file)
-are skipped when the tests run as root, as they are in test_hostile.py.
+run the command in a child that cannot read mode-000 files, also when the tests run as root
+(tests/unprivileged.py: as `nobody`, or as root without CAP_DAC_OVERRIDE).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from neuronlint.cli import app
 from tests.conftest import scan_paths
 
 CUDA = b"import torch\nx = torch.zeros(1).cuda()\n"
-ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
 runner = CliRunner()
 
 
@@ -185,15 +185,17 @@ def test_1_28_to_1_30_links_broken_and_looping(tmp_path: Path) -> None:
         _one_line_error(cli(["scan", name, "--no-cache"], tmp_path), "no such file")
 
 
-@pytest.mark.skipif(ROOT_USER, reason="root reads unreadable files")
-def test_1_31_unreadable_file_in_a_tree_is_nl001(tmp_path: Path) -> None:
-    (tmp_path / "secret.py").write_bytes(CUDA)
-    (tmp_path / "secret.py").chmod(0)
-    (tmp_path / "good.py").write_bytes(CUDA)
-    found = _findings(tmp_path)
-    assert ("secret.py", "NL001") in [(f[0], f[3]) for f in found] and ("good.py", "NL101") in [
-        (f[0], f[3]) for f in found
-    ]
+def test_1_31_unreadable_file_in_a_tree_is_nl001(unprivileged) -> None:
+    root = unprivileged.root
+    (root / "secret.py").write_bytes(CUDA)
+    (root / "secret.py").chmod(0)
+    (root / "good.py").write_bytes(CUDA)
+    unprivileged.cannot_read(root / "secret.py")
+    done = unprivileged.run(["scan", ".", "--no-cache", "-f", "json"])
+    assert done.returncode == 1 and "internal error" not in done.stderr, done.stderr
+    found = {(f["path"], f["rule"], f["message"]) for f in json.loads(done.stdout)["findings"]}
+    assert {(path, rule) for path, rule, _ in found} == {("secret.py", "NL001"), ("good.py", "NL101")}
+    assert any("cannot read the file: Permission denied" in m for p, _, m in found if p == "secret.py")
 
 
 def test_1_33_odd_file_names_are_scanned(tmp_path: Path) -> None:
@@ -285,12 +287,15 @@ def test_3_c18_invalid_utf8_config(tmp_path: Path) -> None:
     _one_line_error(cli(["scan", "good.py", "--no-cache"], tmp_path), "pyproject.toml")
 
 
-@pytest.mark.skipif(ROOT_USER, reason="root reads unreadable files")
-def test_3_c20_unreadable_config(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text("[tool.neuronlint]\n")
-    (tmp_path / "pyproject.toml").chmod(0)
-    (tmp_path / "good.py").write_bytes(CUDA)
-    _one_line_error(cli(["scan", "good.py", "--no-cache"], tmp_path), "pyproject.toml")
+def test_3_c20_unreadable_config(unprivileged) -> None:
+    root = unprivileged.root
+    (root / "pyproject.toml").write_text("[tool.neuronlint]\n")
+    (root / "pyproject.toml").chmod(0)
+    (root / "good.py").write_bytes(CUDA)
+    unprivileged.cannot_read(root / "pyproject.toml")
+    done = unprivileged.run(["scan", "good.py", "--no-cache"])
+    assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
+    assert "pyproject.toml" in done.stderr and "Permission denied" in done.stderr, done.stderr
 
 
 CONFIG_ACCEPTED = {
@@ -549,12 +554,17 @@ def test_5_b_accepted_baselines_hide_the_finding(tmp_path: Path, case: str) -> N
     assert "1 baselined" in result.stderr
 
 
-@pytest.mark.skipif(ROOT_USER, reason="root reads unreadable files")
-def test_5_b24_unreadable_baseline(tmp_path: Path) -> None:
-    (tmp_path / "good.py").write_bytes(CUDA)
-    (tmp_path / "b.json").write_text(_baseline())
-    (tmp_path / "b.json").chmod(0)
-    _one_line_error(cli(["scan", "good.py", "--no-cache", "--baseline", "b.json"], tmp_path), "b.json")
+def test_5_b24_unreadable_baseline(unprivileged) -> None:
+    root = unprivileged.root
+    (root / "good.py").write_bytes(CUDA)
+    (root / "b.json").write_text(_baseline())
+    (root / "b.json").chmod(0)
+    unprivileged.cannot_read(root / "b.json")
+    done = unprivileged.run(["scan", "good.py", "--no-cache", "--baseline", "b.json"])
+    assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
+    assert "b.json: cannot read the baseline" in done.stderr and "Permission denied" in done.stderr, (
+        done.stderr
+    )
 
 
 # ---- 5. `--diff-base` ----------------------------------------------------------------------------
@@ -821,6 +831,42 @@ def test_4_09_4_10_odd_cache_layouts(cached_tree) -> None:
     (tmp_path / "cache-file").write_text("x")
     assert _report(tmp_path, tmp_path / "cache-file") == expected
     assert _report(tmp_path, tmp_path / "new" / "deep" / "cache") == expected
+
+
+def test_4_11_unreadable_and_read_only_cache_directories(unprivileged) -> None:
+    """v2/ mode 000, every entry mode 000, every cache directory read-only: the scan is identical
+    to an uncached one and says nothing (the cache is skipped), as a user who cannot read them."""
+    root = unprivileged.root
+    (root / "src").mkdir()
+    for index in range(6):
+        (root / "src" / f"m{index}.py").write_bytes(CUDA + b"y = torch.cuda.synchronize()\n" * (index % 3))
+    (root / "src" / "requirements.txt").write_text("cupy-cuda12x\n")
+    cache = root / "cache"
+
+    def scan(*args: str) -> str:
+        done = unprivileged.run(["scan", "src", "-f", "json", *args])
+        assert done.returncode == 1 and done.stderr == "", done.stderr
+        return done.stdout
+
+    expected = scan("--no-cache")
+    assert scan("--cache-dir", str(cache)) == expected  # cold, written by the unprivileged user
+    layout = next(p for p in cache.iterdir() if p.is_dir())
+    entries = sorted(layout.rglob("*.json"))
+    assert entries
+    layout.chmod(0)
+    unprivileged.cannot_read(entries[0])
+    assert scan("--cache-dir", str(cache)) == expected  # 4.11: the layout directory mode 000
+    layout.chmod(0o755)
+    for entry in entries:
+        entry.chmod(0)
+    unprivileged.cannot_read(entries[0])
+    assert scan("--cache-dir", str(cache)) == expected  # 4.11: every entry mode 000
+    for path in [cache, *cache.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    (root / "src" / "m0.py").write_bytes(CUDA + b"z = torch.zeros(2).cuda()\n")  # a miss to write
+    expected = scan("--no-cache")
+    assert scan("--cache-dir", str(cache)) == expected  # 4.11: read-only directories and entries
+    assert sorted(layout.rglob("*.json")) == entries
 
 
 def test_4_15_edits_between_scans_match_a_cold_scan(cached_tree) -> None:
