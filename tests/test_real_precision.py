@@ -52,6 +52,59 @@ CASES = [
         {(618, "NL501"), (867, "NL501"), (886, "NL501")},
         {(621, "NL501")},  # `if dtype in (torch.float64, torch.float32)`: a comparison
     ),
+    # ---- host data
+    (
+        "huggingface/peft",
+        "examples/int8_training/peft_adalora_whisper_large_training.py",
+        "ff6ec275b2267f82f0f6e3f43d61fb0829dc6dd0",
+        {(390, "NL703")},  # labels = batch["labels"].cpu().numpy() in the evaluation loop
+        # DataCollatorSpeechSeq2SeqWithPadding.__call__: a collator, run in the loader workers
+        {(356, "NL603"), (356, "NL703")},
+    ),
+    (
+        "huggingface/trl",
+        "trl/experimental/utils.py",
+        "26edd89abd11cf3a30fba5e28a5f1ea6e05b4de8",
+        set(),
+        # DataCollatorForVisionLanguageChatML.torch_call builds label masks on the CPU
+        {(606, "NL602"), (607, "NL602"), (615, "NL702")},
+    ),
+    (
+        "huggingface/trl",
+        "trl/trainer/sft_trainer.py",
+        "c88601cebc6fef046ef272c16bd417afe43ae5cc",
+        {(1760, "NL701")},  # a metric read in the trainer
+        {(502, "NL602")},  # DataCollatorForLanguageModeling.torch_call
+    ),
+    (
+        "huggingface/peft",
+        "method_comparison/processing.py",
+        "fc49f5f0c4e99dcd23f9238eedef83efc887dab5",
+        set(),
+        # df[df["task_name"] == task_name] and its column's .unique(): pandas
+        {(287, "NL602"), (288, "NL601"), (292, "NL602")},
+    ),
+    (
+        "huggingface/peft",
+        "examples/corda_finetuning/corda_finetuning.py",
+        "ef8a23f66e83605db1cbf94846fe1e16105f0111",
+        {(93, "NL703")},  # {key: value.cpu() ...} of a model's state dict
+        {(135, "NL701")},  # _tokenize_fn: counts over tokenizer outputs
+    ),
+    (
+        "facebookresearch/dinov2",
+        "dinov2/eval/linear.py",
+        "1bd4c5de5a041be8a188f007257d1e91b6d6921e",
+        {(294, "NL701")},
+        {(499, "NL601")},  # torch.unique(torch.Tensor(train_dataset.get_targets().astype(int)))
+    ),
+    (
+        "EleutherAI/gpt-neox",
+        "megatron/text_generation_utils.py",
+        "b6b6b6a9894041ead24249e85ed1d57db565ac13",
+        {(512, "NL703")},  # generated tokens copied to the host
+        {(891, "NL702")},  # dataset.get(j).tolist(): an indexed dataset's item
+    ),
 ]
 
 

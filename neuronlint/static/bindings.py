@@ -291,7 +291,12 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
         return _value_kind(value, ctx, numpy_checked=True)
     if tp is cst.Comparison or tp is cst.UnaryOperation:
         return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx)
+    if tp in _DISPLAYS and ctx.is_host_value(value):
+        return ("host", "")  # `out = {"boxes": boxes.cpu(), ...}`, `[p.cpu() for p in preds]`
     return None
+
+
+_DISPLAYS = (cst.Dict, cst.DictComp, cst.List, cst.ListComp, cst.Tuple)
 
 
 def _names_dtype(qualified: str, ctx: FileContext) -> bool:
@@ -524,7 +529,15 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
             for element, source in zip(elements, sources, strict=True):
                 _loop_target(element, source, ctx)
             return
-    if not isinstance(target, cst.Name):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        # `for i, j in indices` over host values (scipy's matches, numpy rows): each part is host
+        kind = _host_kind(iterable, ctx)
+        for element in target.elements:
+            if kind is not None and isinstance(element.value, cst.Name):
+                ctx.bind(element.value.value, kind)
+            else:
+                _shadow(element.value, ctx)
+    elif not isinstance(target, cst.Name):
         _shadow(target, ctx)
     elif _host_read(iterable) == "<tensor>.tolist()":
         ctx.bind(target.value, ("read", "<tensor>.tolist()"))
@@ -560,7 +573,14 @@ _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTenso
 # Functions that run once per step: forward passes and Lightning/trainer step hooks.
 _STEP_FUNCTION = re.compile(r"^(_?forward(_\w+)?|\w*_step|step|_?compute_loss)$")
 # Data-pipeline code runs on the CPU in loader workers (classes by their base or own name).
-_HOST_CLASS = re.compile(r"(Dataset|Collator|DataCollator|Tokenizer)$")
+# Data-pipeline classes: datasets, collators (`DataCollatorSpeechSeq2SeqWithPadding`), tokenizers,
+# and the processors and feature extractors that turn raw inputs into model inputs.
+_HOST_CLASS = re.compile(r"Dataset|Collator")
+# Tokenizers and processors turn raw inputs into model inputs, unless they are `nn.Module`s (a VQ
+# image tokenizer, `PreProcessor(nn.Module)`).
+_PROCESSOR_CLASS = re.compile(r"Tokenizer|(Processor|ProcessorMixin|FeatureExtractor)$")
+# Processors that run on the device: logits processors (generation) and attention processors.
+_DEVICE_PROCESSOR = re.compile(r"Logit|Attn|Attention")
 # A sampler is data-pipeline code only as torch.utils.data's kind (by base): a diffusion or token
 # sampler (`class EDMSampler(BaseDiffusionSampler)`) runs on the device.
 _DATA_SAMPLERS = frozenset(
@@ -575,6 +595,10 @@ _DATA_SAMPLERS = frozenset(
     }
 )
 _HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|collate\w*|\w*_collate\w*|collater)$")
+# Functions that prepare examples for a model (`datasets.map(preprocess_function)`,
+# `tokenize_fn`): data-pipeline code, unless they are a module's methods (`Sam.preprocess` runs on
+# the device).
+_PREPARE_FUNCTION = re.compile(r"^_?(\w+_)?(preprocess|tokeniz)\w*$")
 
 
 def _annotated_kind(annotation: cst.BaseExpression, ctx: FileContext) -> Binding | None:
@@ -592,6 +616,10 @@ def _function_site(name: str, enclosing: Scope) -> str:
         return enclosing.site
     if enclosing.site == SITE_HOST or _HOST_FUNCTION.match(name):
         return SITE_HOST
+    if _PREPARE_FUNCTION.match(name) and not enclosing.module_class and enclosing.site != SITE_STEP:
+        return SITE_HOST
+    if name == "compute_metrics" and enclosing.kind != "class":
+        return SITE_HOST  # the Trainer hook: it is given numpy predictions and labels (EvalPrediction)
     if enclosing.site == SITE_STEP or _STEP_FUNCTION.match(name):
         return SITE_STEP
     return ""
@@ -628,10 +656,28 @@ def _device_layer(node: cst.ClassDef) -> bool:
     return len(kinds) >= 2
 
 
+def _module_class(node: cst.ClassDef) -> bool:
+    return any(_MODULE_BASE.search(dotted(b.value) or "") for b in node.bases)
+
+
+def _host_class(name: str, node: cst.ClassDef | None = None) -> bool:
+    """A data-pipeline class by its name (or a base's name, without `node`)."""
+    if _HOST_CLASS.search(name):
+        return True
+    if not _PROCESSOR_CLASS.search(name) or _DEVICE_PROCESSOR.search(name):
+        return False
+    if node is None:
+        return True
+    bases = [dotted(b.value) for b in node.bases]
+    return not _module_class(node) and not any(_DEVICE_PROCESSOR.search(b) for b in bases)
+
+
 def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
+    if enclosing.site == SITE_HOST and enclosing.by_path and _module_class(node):
+        return ""  # an `nn.Module` kept in a data-path file (`PreProcessor(nn.Module)`) runs on the device
     if enclosing.site in (SITE_TEST, SITE_HOST, SITE_DEVICE_LAYER):
         return enclosing.site
-    if _HOST_CLASS.search(node.name.value):
+    if _host_class(node.name.value, node):
         return SITE_HOST
     if _device_layer(node):
         return SITE_DEVICE_LAYER
@@ -644,7 +690,7 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
             if ctx.class_sites[base_name] == SITE_HOST:
                 return SITE_HOST
             continue
-        if _HOST_CLASS.search(base_name):
+        if _host_class(base_name.rpartition(".")[2]):
             return SITE_HOST
         qualname = ctx.qualname(expr) or ""
         if base_name.rpartition(".")[2] in _DATA_SAMPLERS and (
@@ -852,7 +898,7 @@ class Bindings(Checker):
         elif ctx.lookup(node.name.value) is not None:
             ctx.bind(node.name.value, ("other", None))
         by_path = outer.by_path and site == outer.site
-        module_class = any(_MODULE_BASE.search(dotted(b.value) or "") for b in node.bases)
+        module_class = _module_class(node)
         ctx.push_scope(
             Scope("class", site=site, by_path=by_path, tensor_attrs=set(), module_class=module_class)
         )

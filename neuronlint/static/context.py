@@ -27,8 +27,11 @@ from neuronlint.static import cuda_paths
 #   ("other", None)            anything else that shadows an outer binding
 Binding = tuple[str, Any]
 
-# Libraries whose values live on the host: their .item()/.tolist()/.unique()/x[mask] are not device work.
-HOST_LIBRARIES = frozenset({"numpy", "pandas", "scipy"})
+# Libraries whose values live on the host (or on a device that is not torch's): their
+# .item()/.tolist()/.numpy()/.unique()/x[mask] are not device work of the code being ported.
+HOST_LIBRARIES = frozenset(
+    {"numpy", "pandas", "scipy", "sklearn", "cv2", "PIL", "tensorflow", "tensorflow_datasets"}
+)
 
 # Where code in a scope runs, as far as the scope's name tells:
 #   "step"  forward() and *_step() functions: run once per training or decoding step
@@ -105,17 +108,26 @@ _HOST_CONSTRUCTORS = frozenset(
         "torch.DoubleTensor",
     }
 )
+# torch functions that wrap data in a tensor: on the CPU unless given a device.
+_WRAPPERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.Tensor"})
+# Accessors that only pandas objects have.
+_PANDAS_ACCESSORS = frozenset({"iloc", "loc", "iat", "at"})
+# Builtins whose result is a Python value.
+_PYTHON_VALUES = frozenset({"len", "int", "float", "str", "bool", "round", "abs", "sum", "min", "max"})
 # torch functions that join tensors, which must all be on one device: host inputs give a host result.
 _JOINS = frozenset(
     {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"}
 )
-# Variable names that say where the value lives.
-_HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$")
+# Variable names that say where the value lives (a dataset's items are read on the host).
+_HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$|(^|_)datasets?($|_)")
 # Test code reads tensor values on purpose (assertions, reference checks).
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
-# Input-pipeline modules (data/ and datasets/ packages, dataset and collate modules) run on the CPU.
+# Input-pipeline modules (data/, datasets/, preprocessing/ and tokenizer packages; dataset, loader,
+# collate, preprocessing, tokenization and data-utility modules) run on the CPU.
 _DATA_PATH = re.compile(
-    r"(^|/)(data|datasets?|dataloaders?)/|(^|/)[^/]*(dataset|dataloader|collat)[^/]*\.py$"
+    r"(^|/)(data|datasets?|data_?loaders?|preprocessing|dataset_processing|tokenizers?)/"
+    r"|(^|/)[^/]*(dataset|dataloader|data_loader|collat|preprocess|tokeniz|data_pipeline|datamodule|data_module)"
+    r"[^/]*\.py$|(^|/)data_utils?\.py$"
 )
 
 
@@ -127,6 +139,33 @@ def _file_site(path: str) -> str:
 
 
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def filters_own_columns(node: cst.Subscript, module: cst.Module) -> bool:
+    """`df[(df["task"] == t) & (df["model"] == m)]`: the index reads a column of the receiver by a
+    string key, which a tensor has not; the receiver is a DataFrame (pandas work on the host)."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    code = None
+    stack: list[cst.BaseExpression] = [node.slice[0].slice.value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cst.Subscript):
+            key = item.slice[0].slice if len(item.slice) == 1 else None
+            if isinstance(key, cst.Index) and isinstance(
+                key.value, (cst.SimpleString, cst.ConcatenatedString)
+            ):
+                code = code if code is not None else module.code_for_node(node.value)
+                if module.code_for_node(item.value) == code:
+                    return True
+        elif isinstance(item, (cst.BinaryOperation, cst.BooleanOperation)):
+            stack.extend((item.left, item.right))
+        elif isinstance(item, cst.Comparison):
+            stack.append(item.left)
+            stack.extend(c.comparator for c in item.comparisons)
+        elif isinstance(item, cst.UnaryOperation):
+            stack.append(item.expression)
+    return False
 
 
 class FileContext:
@@ -332,10 +371,14 @@ class FileContext:
     ) -> bool:
         while True:
             if isinstance(node, cst.Subscript):
+                if by_name and filters_own_columns(node, self.module):
+                    return True
                 node = node.value
             elif isinstance(node, cst.Attribute) and not self.qualname(node):
                 if by_name and _HOST_NAME.search(node.attr.value):
                     return True
+                if node.attr.value in _PANDAS_ACCESSORS:
+                    return True  # `df.iloc[rows]`: a pandas selection
                 node = node.value
             elif isinstance(node, (cst.BinaryOperation, cst.Comparison)):
                 # `result_cpu == expected`, `x_np * 2`: the operation runs where its tensor or array
@@ -362,11 +405,21 @@ class FileContext:
             )
         if by_name and isinstance(node, cst.ListComp):
             return self._host_side(node.elt, copies, kinds, by_name)
+        if by_name and isinstance(node, (cst.Dict, cst.DictComp)):
+            # `{"boxes": boxes.cpu(), "scores": scores.cpu()}`: a dict of host values
+            values = (
+                [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+                if isinstance(node, cst.Dict)
+                else [node.value]
+            )
+            return bool(values) and all(self._host_side(v, copies, kinds, by_name) for v in values)
         if isinstance(node, cst.Call):
             func = node.func
             name = self.qualname(func) or ""
             if name.split(".", 1)[0] in HOST_LIBRARIES or (by_name and name in _HOST_CONSTRUCTORS):
                 return True
+            if by_name and name in _WRAPPERS and node.args and self._wraps_host_data(node):
+                return True  # torch.as_tensor(indices), torch.tensor([1, 2]): a CPU tensor
             if by_name and name in _JOINS and node.args:
                 return self._host_side(node.args[0].value, copies, kinds, by_name)  # torch.cat(cpu_list)
             if by_name and name.startswith("torch.") and self._on_cpu_device(node):
@@ -388,6 +441,35 @@ class FileContext:
             )
         name = self.qualname(node) or ""
         return name.split(".", 1)[0] in HOST_LIBRARIES
+
+    def _wraps_host_data(self, call: cst.Call) -> bool:
+        """`torch.tensor(data)` without a device (or on "cpu") of data that is on the host: numpy
+        values, host tensors, Python numbers and lists of them."""
+        device = next((a for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+        if device is not None and not self._on_cpu_device(call):
+            return False
+        first = call.args[0]
+        return first.keyword is None and not first.star and self._python_data(first.value)
+
+    def _python_data(self, node: cst.CSTNode) -> bool:
+        """Host data: numbers, strings and their lists, host values (`is_host_value`), `len(x)`."""
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or self._is_number(node):
+            return True
+        if isinstance(node, cst.UnaryOperation):
+            return self._python_data(node.expression)
+        if isinstance(node, (cst.List, cst.Tuple)):
+            elements = [e.value for e in node.elements if isinstance(e, cst.Element)]
+            return bool(elements) and all(self._python_data(e) for e in elements)
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            return self._python_data(node.elt)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value in _PYTHON_VALUES
+            and self.lookup(node.func.value) is None
+        ):
+            return node.func.value == "len" or all(self._python_data(a.value) for a in node.args)
+        return self.is_host_value(node)
 
     def _is_number(self, node: cst.CSTNode) -> bool:
         """A Python number: a numeric literal, a name holding a value read from a tensor, `.item()`."""

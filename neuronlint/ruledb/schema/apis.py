@@ -20,8 +20,10 @@ API = Table(
         # name that starts with this text (`torch._C._cuda` covers `torch._C._cuda_getDeviceCount`).
         "kind": F(str, required=True, choices=("name", "prefix", "stem", "method", "attribute")),
         "rule": F(str, required=True, check=rule_id),
-        # method rows: "device" = only calls on values that may live on the device count (a host
-        # tensor's `.unique()` is CPU work); by default any receiver that is not numpy/pandas does.
+        # "device" = only calls on values that may live on the device count (a host tensor's
+        # `.unique()` is CPU work): the receiver of a method row, the first argument of a name row
+        # (`torch.unique(torch.Tensor(np_labels))`); by default any receiver that is not
+        # numpy/pandas does, and any call of a name row.
         "receiver": F(str, choices=("device",)),
         "xla": F(str),
         "native": F(str),

@@ -177,6 +177,18 @@ def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
     return False
 
 
+def _called_on_host_data(entry: dict, node: cst.CSTNode, ctx: FileContext) -> bool:
+    """For a `receiver = "device"` name row: the function is called on host data
+    (`torch.unique(torch.Tensor(np_labels))`, `torch.nonzero(mask_np)`), which is CPU work."""
+    if entry.get("receiver") != "device":
+        return False
+    call = ctx.parent()
+    if not isinstance(call, cst.Call) or call.func is not node or not call.args:
+        return False
+    first = call.args[0]
+    return first.keyword is None and not first.star and ctx.is_host_value(first.value)
+
+
 class ApiNames(Checker):
     """Every reference to an API listed in rules/apis.toml ([[api]] rows), resolved through imports.
 
@@ -266,7 +278,7 @@ class ApiNames(Checker):
             return
         entry = ctx.data.api(qualname)
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-            if not _not_a_call_site(node, qualname, ctx):
+            if not _not_a_call_site(node, qualname, ctx) and not _called_on_host_data(entry, node, ctx):
                 ctx.report(entry["rule"], node, **_api_facts(entry, qualname, node, ctx))
 
     @on(cst.Name)
@@ -287,7 +299,8 @@ class ApiNames(Checker):
             return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing
         entry = ctx.data.api(binding[1])
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-            ctx.report(entry["rule"], node, **_api_facts(entry, binding[1], node, ctx))
+            if not _called_on_host_data(entry, node, ctx):
+                ctx.report(entry["rule"], node, **_api_facts(entry, binding[1], node, ctx))
 
     @on(cst.Call)
     def method_call(self, node: cst.Call, ctx: FileContext) -> None:

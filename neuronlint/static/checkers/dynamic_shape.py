@@ -12,7 +12,7 @@ import libcst as cst
 
 from neuronlint.static.bindings import FILTERED_LIST
 from neuronlint.static.calls import arg_value, kwarg, positional
-from neuronlint.static.context import SITE_STEP, FileContext
+from neuronlint.static.context import SITE_STEP, FileContext, filters_own_columns
 from neuronlint.static.registry import Checker, on
 
 # Tensor reductions whose value (not shape) decides a branch: the graph must be cut to read it.
@@ -395,6 +395,8 @@ class DynamicShape(Checker):
             return
         if ctx.is_host_value(node.value) or ctx.is_numpy(index.value):
             return  # numpy arrays and their masks: host work
+        if filters_own_columns(node, ctx.module):
+            return  # `df[df["task"] == name]`: a DataFrame filtered by its own column
         parent = ctx.parent()
         write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node
         ctx.report("NL602", node.slice[0], mask=mask, write=write, index="the mask")

@@ -1,0 +1,167 @@
+"""Host data is not device work: host-sync and dynamic-shape constructs on values that live on the
+host (docs/what-counts.md, "Where the data lives" and "Data-pipeline code")."""
+
+from __future__ import annotations
+
+from tests.annotated_source import check
+
+
+def test_values_of_host_libraries_and_tensors_wrapping_host_data(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import tensorflow as tf
+        import tensorflow_datasets as tfds
+        import torch
+        from scipy.optimize import linear_sum_assignment
+
+
+        def match(cost, sizes):
+            cost = cost.cpu()  # expect: NL703
+            indices = [linear_sum_assignment(c[i]) for i, c in enumerate(cost.split(sizes, -1))]
+            pairs = [(torch.as_tensor(i), torch.as_tensor(j)) for i, j in indices]
+            for i, j in indices:
+                if i.max() > 3:  # ok: NL603
+                    pass
+            rows, cols = linear_sum_assignment(cost[0])
+            picked = torch.as_tensor(rows)
+            return pairs, picked.tolist(), cols.tolist()  # ok: NL702
+
+
+        def read_examples(name):
+            for example in tfds.as_numpy(tfds.load(name, split="train")):
+                label = example["label"].item()  # ok: NL701
+            constant = tf.constant([1, 2])
+            return constant.numpy()  # ok: NL703
+
+
+        def lengths(values, logits):
+            counts = torch.tensor([len(v) for v in values])
+            if counts.max() > 512:  # ok: NL603
+                pass
+            table = torch.tensor([1, 2, 3])
+            moved = torch.tensor([1, 2, 3], device="cuda")  # expect: NL101
+            if moved.sum() > 2:  # expect: NL603
+                pass
+            return table.tolist(), logits.argmax(-1).tolist()  # expect: NL702
+        """,
+    )
+
+
+def test_host_containers_pandas_selections_and_dataset_items(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def postprocess(boxes, scores, dataset, df, index):
+            result = {"boxes": boxes.cpu(), "scores": scores.cpu()}  # expect: NL703
+            keep = result["scores"] > 0.5
+            kept = result["boxes"][keep]  # ok: NL602
+            print(result["scores"].tolist())  # ok: NL702
+            tokens = dataset.get(index).tolist()  # ok: NL702
+            filtered = df[(df["task"] == "qa") & (df["model"] == "m")]  # ok: NL602
+            models = filtered["model_id"].unique()  # ok: NL601
+            rows = df.iloc[[i for i in range(3) if i]]
+            labels = torch.unique(torch.Tensor(dataset.get_targets()))  # ok: NL601
+            on_device = torch.unique(scores)  # expect: NL601
+            return kept, tokens, models, rows, labels, on_device
+        """,
+    )
+
+
+def test_processors_tokenizers_collators_and_preprocessing_functions(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        from transformers import LogitsProcessor
+
+
+        class DataCollatorSpeechSeq2SeqWithPadding:
+            def __call__(self, features):
+                labels = self.processor.pad(features)["input_ids"]
+                if (labels[:, 0] == self.processor.tokenizer.bos_token_id).all().cpu().item():  # ok: NL603
+                    labels = labels[:, 1:]
+                return labels
+
+
+        class ImageProcessor:
+            def preprocess(self, image):
+                x = torch.as_tensor(image)
+                if x.max() > 1:  # ok: NL603
+                    x = x / 255
+                return x
+
+
+        class BanTokensProcessor(LogitsProcessor):
+            def __call__(self, input_ids, scores):
+                if scores.max() > 0:  # expect: NL603
+                    scores = scores - 1
+                return scores
+
+
+        class VQTokenizer(nn.Module):
+            def forward(self, x):
+                if x.abs().max() > 1:  # expect: NL603
+                    x = x.clamp(-1, 1)
+                return x
+
+
+        def preprocess_function(examples, tokenizer):
+            out = tokenizer(examples["text"])
+            lens = torch.tensor([len(x) for x in out["input_ids"]])
+            if lens.max().item() > 512:  # ok: NL603, NL701
+                pass
+            return out
+
+
+        def compute_metrics(eval_pred):
+            predictions, labels = eval_pred
+            labels[labels == -100] = 0  # ok: NL602
+            return (predictions.argmax(-1) == labels).mean()
+
+
+        class Sam(nn.Module):
+            def preprocess(self, x):
+                if x.max() > 1:  # expect: NL603
+                    x = x / 255
+                return x
+        """,
+    )
+
+
+def test_data_pipeline_paths(tmp_path):
+    source = """
+        import torch
+        from torch import nn
+
+
+        def pack(samples):
+            total = torch.stack(samples)
+            if total.sum() > 0:  # ok: NL603
+                pass
+            return total.tolist()  # ok: NL702
+
+
+        class PreProcessor(nn.Module):
+            def forward(self, ids):
+                if ids.max() > 10:  # expect: NL603
+                    ids = ids.clamp(max=10)
+                return ids
+        """
+    for name in (
+        "scripts/preprocessing/pack.py",
+        "pkg/tokenizers/pack.py",
+        "pkg/data_utils.py",
+        "pkg/preprocess_text.py",
+    ):
+        check(tmp_path, source, name=name)
+    check(
+        tmp_path,
+        source.replace("  # ok: NL603", "  # expect: NL603").replace("  # ok: NL702", "  # expect: NL702"),
+        name="pkg/model_utils.py",
+    )
