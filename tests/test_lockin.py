@@ -128,6 +128,44 @@ def test_tests_weigh_half(tmp_path: Path) -> None:
     assert lockin.effort["cuda"].hours == pytest.approx(0.55)
 
 
+def test_test_code_is_weighed_and_costed_apart(tmp_path: Path) -> None:
+    # The same script in the library and in its tests, scanned as `neuronlint report` scans it.
+    root = _write(tmp_path, {"src/train.py": TRAIN, "tests/test_train.py": TRAIN})
+    lockin, result = _score(root, triage=True)
+    test = [f for f in result.active if f.path == "tests/test_train.py"]
+    assert {f.severity.value for f in test} == {"warning"} and any(f.capped_from for f in test)
+    # Score: a test's finding weighs half of the same finding in the library, by its own severity
+    # (the scan's cap at warning does not lower it) ...
+    src = {w.rule: w.weight for w in lockin.findings if w.path == "src/train.py"}
+    assert {w.rule: w.weight for w in lockin.findings if w.path == "tests/test_train.py"} == {
+        rule: weight * 0.5 for rule, weight in src.items()
+    }
+    # ... and it is not a blocker to clear: only the library's three are.
+    assert lockin.repository.scores["cuda"].blockers == 3
+    # Effort: the test has to change as much as the library (not halved), and is given apart.
+    effort = lockin.effort["cuda"]
+    assert effort.hours == pytest.approx(2 * 0.55) and effort.test_hours == pytest.approx(0.55)
+    assert effort.to_dict()["test_hours"] == pytest.approx(0.55)
+
+
+def test_the_report_says_how_much_of_the_effort_is_test_code(tmp_path: Path) -> None:
+    import json
+
+    from tests.test_cli import run
+
+    _write(tmp_path, {"src/train.py": TRAIN, "tests/test_train.py": TRAIN})
+    run(["report", ".", "--no-cache", "--format", "json", "-o", "r.json"], tmp_path)
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert (summary["cuda"]["hours"], summary["cuda"]["test_hours"]) == (1.1, 0.6)
+    assert "estimated effort 1.1 h (0.0 weeks, of which 0.6 h porting tests)" in summary["headline"]
+    run(["report", ".", "--no-cache", "--format", "markdown", "-o", "r.md"], tmp_path)
+    assert (
+        "**CUDA coupling: 1.1 h (0.0 weeks; 0.6 h of it porting tests)**" in (tmp_path / "r.md").read_text()
+    )
+    run(["report", ".", "--no-cache", "--format", "html", "-o", "r.html"], tmp_path)
+    assert "1.1 h (0.0 weeks; 0.6 h of it porting tests)</h3>" in (tmp_path / "r.html").read_text()
+
+
 def test_size_scale_turns_the_score_into_evidence_per_line(tmp_path: Path) -> None:
     params = load_params(load_ruledb())
     small, _ = _score(_write(tmp_path / "small", {"train.py": TRAIN}))

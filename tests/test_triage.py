@@ -94,3 +94,107 @@ def test_html_report_shows_the_same_root_causes(tmp_path: Path):
     run(["report", ".", "--no-cache", "--format", "html", "-o", "r.html"], tmp_path)
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert 'id="root-causes"' in html and data["groups"][0]["id"] in html
+
+
+# One site each of many CUDA APIs (more root causes than the text lists), 25 files of `.cuda()`
+# (more findings than it lists one by one), a test that runs on Neuron (summarised on one line) and
+# a test skipped without CUDA (left out, counted).
+APIS = [
+    "torch.cuda.synchronize()",
+    "torch.cuda.empty_cache()",
+    "torch.cuda.memory_allocated()",
+    "torch.cuda.max_memory_allocated()",
+    "torch.cuda.reset_peak_memory_stats()",
+    "torch.cuda.manual_seed(0)",
+    "torch.cuda.manual_seed_all(0)",
+    "torch.cuda.get_device_name(0)",
+    "torch.cuda.set_device(0)",
+    "torch.cuda.nvtx.range_push('step')",
+    "torch.backends.cudnn.benchmark = True",
+    "torch.backends.cuda.matmul.allow_tf32 = True",
+    "torch.distributed.init_process_group('nccl')",
+    "torch.cuda.amp.GradScaler()",
+]
+CONDENSED = {
+    **MANY,
+    **{
+        f"src/tinyft/api_{i}.py": f"import torch\nimport torch.distributed\n\n{api}\n"
+        for i, api in enumerate(APIS)
+    },
+    "tests/test_model.py": "import torch\n\ndef test_m():\n    x = torch.ones(1).cuda()\n",
+    "tests/test_gpu_only.py": (
+        "import pytest\nimport torch\n\n\n"
+        "@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs CUDA')\n"
+        "def test_gpu():\n    torch.cuda.synchronize()\n    x = torch.ones(1).cuda()\n"
+    ),
+}
+
+
+def _key(path: str, line: int, rule: str) -> tuple[str, int, str]:
+    return (path, line, rule)
+
+
+def test_every_format_names_the_group_of_every_finding_the_text_leaves_out(tmp_path: Path):
+    import re
+
+    write(tmp_path, CONDENSED)
+    text = run(["scan", ".", "--no-cache", "--exit-zero"], tmp_path).output
+    data = json.loads(run(["scan", ".", "--no-cache", "--exit-zero", "-f", "json"], tmp_path).output)
+    findings, groups = data["findings"], {g["id"]: g for g in data["groups"]}
+    # The text output does leave findings out: root causes past the 12th, files past the 15th,
+    # the test's finding (one summary line), the CUDA-only test (counted only).
+    assert re.search(r"… \d+ more root causes", text) and "--full` lists every finding" in text
+    unnamed = {f["path"] for f in findings} - {p for p in {f["path"] for f in findings} if p in text}
+    assert unnamed and "tests/test_model.py" in unnamed
+    assert data["summary"]["left_out"] == {"test": 3}  # the skip condition too
+    # JSON: every finding has a group, and the groups are exactly the findings' groups.
+    assert len(groups) > 12 and all(f["group"] in groups for f in findings)
+    for gid, group in groups.items():
+        assert group["count"] == sum(f["group"] == gid for f in findings), gid
+    expected = {_key(f["path"], f["line"], f["rule"]): f["group"] for f in findings}
+
+    sarif = json.loads(run(["scan", ".", "--no-cache", "--exit-zero", "-f", "sarif"], tmp_path).output)
+    got = {
+        _key(
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            r["ruleId"],
+        ): r["properties"]["group"]
+        for r in sarif["runs"][0]["results"]
+    }
+    assert got == expected
+
+    gitlab = json.loads(run(["scan", ".", "--no-cache", "--exit-zero", "-f", "gitlab"], tmp_path).output)
+    got = {
+        _key(i["location"]["path"], i["location"]["lines"]["begin"], i["neuronlint"]["rule"]): i[
+            "neuronlint"
+        ]["group"]
+        for i in gitlab
+    }
+    assert got == expected
+
+    markdown = run(["scan", ".", "--no-cache", "--exit-zero", "-f", "markdown"], tmp_path).output
+    rows = re.findall(
+        r"^\| \w+ \| \[(NL\d+) [^]]*\]\([^)]*\) \| `([^`]+):(\d+)` \| \w+ \| `(RC\w+)` \|", markdown, re.M
+    )
+    assert {_key(path, int(line), rule): gid for rule, path, line, gid in rows} == expected
+
+    # GitHub: 10 annotations per level; every other finding is a log line, each with its group.
+    github = run(["scan", ".", "--no-cache", "--exit-zero", "-f", "github"], tmp_path).output
+    got = {}
+    for line in github.splitlines():
+        if match := re.match(
+            r"::\w+ file=([^,]+),line=(\d+),.*?title=(NL\d+)[^:]*::.*Root cause (RC\w+)", line
+        ):
+            got[_key(match[1], int(match[2]), match[3])] = match[4]
+        elif match := re.match(r"neuronlint: ([^:]+):(\d+):\d+: \w+ (NL\d+) .*\(root cause (RC\w+)", line):
+            got[_key(match[1], int(match[2]), match[3])] = match[4]
+    assert len(got) == len(findings) > 30 and got == expected
+
+    # --show-ok lists the CUDA-only test too, each finding with its group.
+    shown = json.loads(
+        run(["scan", ".", "--no-cache", "--exit-zero", "-f", "json", "--show-ok"], tmp_path).output
+    )
+    cuda_only = [f for f in shown["findings"] if f["extra"].get("cuda_only")]
+    assert {f["path"] for f in cuda_only} == {"tests/test_gpu_only.py"} and len(cuda_only) == 3
+    assert all(f["group"] in {g["id"] for g in shown["groups"]} for f in shown["findings"])

@@ -79,8 +79,12 @@ def annotation(f: Finding, path: str) -> str:
 
 
 def _plain(f: Finding, path: str) -> str:
-    """A finding that did not fit as an annotation: a log line that starts with our own text."""
-    return escape_data(f"neuronlint: {path}:{f.line}:{f.column}: {f.severity.value} {f.rule} {f.message}")
+    """A finding that did not fit as an annotation: a log line that starts with our own text (and,
+    like an annotation, names its root cause)."""
+    text = f"neuronlint: {path}:{f.line}:{f.column}: {f.severity.value} {f.rule} {f.message}"
+    if f.group:
+        text += f" (root cause {f.group}{', test code' if f.scope == 'test' else ''})"
+    return escape_data(text)
 
 
 def job_summary(report: Report) -> str:
@@ -102,6 +106,7 @@ def job_summary(report: Report) -> str:
             lines.append(
                 f"- {code_span(f'{fingerprints.repo_path(f.path, prefix)}:{f.line}')} {f.severity.value} "
                 f"[{f.rule}]({DOCS_URL.format(id=f.rule)}): {markdown.cell(f.message)}"
+                + (f" (root cause `{f.group}`)" if f.group else "")
             )
         text += "\n".join(lines) + "\n"
     if len(text.encode("utf-8")) > SUMMARY_LIMIT:

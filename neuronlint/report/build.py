@@ -172,6 +172,12 @@ def _categories(lockin: LockinResult) -> list[dict[str, Any]]:
     return [{"category": c, **n, "total": sum(n.values())} for c, n in counts.items() if sum(n.values())]
 
 
+def _hours(hours: float) -> str:
+    """Hours as the headline prints them: whole hours from 10 h, else one decimal (1.1 h, of which
+    0.6 h porting tests, not "1 h, of which 1 h")."""
+    return f"{hours:,.0f}" if hours >= 10 else f"{hours:.1f}"
+
+
 def _headline(lockin: LockinResult, ctx: Context | None, kernels: int, libraries: int) -> str:
     cuda = lockin.repository.scores["cuda"]
     neuron = lockin.repository.scores["neuron"]
@@ -189,8 +195,10 @@ def _headline(lockin: LockinResult, ctx: Context | None, kernels: int, libraries
     if libraries:
         extras.append(f"{libraries} CUDA-only librar{'ies' if libraries != 1 else 'y'} to replace")
     text += (" (" + ", ".join(extras) + ")" if extras else "") + "; "
-    text += f"estimated effort {effort.hours:,.0f} h ({effort.weeks:.1f} weeks"
-    text += f", of which {effort.test_hours:,.0f} h porting tests). " if effort.test_hours >= 0.5 else "). "
+    text += f"estimated effort {_hours(effort.hours)} h ({effort.weeks:.1f} weeks"
+    text += (
+        f", of which {_hours(effort.test_hours)} h porting tests). " if effort.test_hours >= 0.05 else "). "
+    )
     count = lockin.hot_spot_count["cuda"]
     if count:
         text += f"{count} file{'s' if count != 1 else ''} hold{'s' if count == 1 else ''} {lockin.params.hot_spot_share:g}% of the CUDA coupling. "

@@ -246,7 +246,8 @@ def render(report: dict[str, Any]) -> str:
     out += ["## Effort estimate", ""]
     for d in ("cuda", "neuron"):
         e = report["effort"][d]
-        out += [f"**{s[d]['title']}: {e['hours']:,.1f} h ({e['weeks']:.1f} weeks)**", ""]
+        tests = f"; {e['test_hours']:,.1f} h of it porting tests" if e["test_hours"] else ""
+        out += [f"**{s[d]['title']}: {e['hours']:,.1f} h ({e['weeks']:.1f} weeks{tests})**", ""]
         out += _table(
             ["Rule", "Effort", "Units", "Findings", "Hours"],
             [
