@@ -1,9 +1,15 @@
 """Score neuronlint against the blind labels: exact match on (file, line, category).
 
-    python benchmarks/accuracy/score.py [--part tune|holdout|all] [--details] [--json OUT]
+    python benchmarks/accuracy/score.py [--part tune|holdout|all] [--view detection|default]
+                                        [--details] [--json OUT]
 
-Scans each repository directory under corpus/ (laid out by layout.py) with the default settings,
-the way a user runs it, and compares the findings of the nine source categories with labels.tsv.
+Scans each repository directory under corpus/ (laid out by layout.py) and compares the findings of
+the nine source categories with labels.tsv. Two views:
+- `detection` (the default here): what the scan finds, the question the labels answer. It scans
+  with `--show-ok`, which also reports the CUDA-only test and benchmark code that the default
+  output leaves out (and counts), and drops the notes `--show-ok` adds (`extra.note`: supported
+  code, never labelled).
+- `default`: the default output, exactly as a user runs it (the triage's view).
 Prints per-category precision, recall and F1, the micro average, and the findings on files
 labelled clean. `--details` lists the misses and false findings, and only for the tuning part:
 the held-out part is scored, never read while fixing.
@@ -66,6 +72,12 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=HERE / "corpus")
     parser.add_argument("--json", type=Path, help="also write the scores as JSON")
     parser.add_argument("--neuronlint", default=f"{sys.executable} -m neuronlint", help="command to run")
+    parser.add_argument(
+        "--view",
+        choices=("detection", "default"),
+        default="detection",
+        help="detection: everything the scan finds (--show-ok without notes); default: the default output",
+    )
     parser.add_argument("scan_args", nargs="*", help="extra arguments for `neuronlint scan` (after --)")
     args = parser.parse_args()
     if args.details and args.part != "tune":
@@ -81,7 +93,10 @@ def main() -> int:
 
     reported: dict[Key, dict] = {}
     for repo_dir in sorted({f.split("/", 1)[0] for f in files}):
-        for finding in scan(args.corpus, repo_dir, args.neuronlint.split(), args.scan_args):
+        view_args = ["--show-ok"] if args.view == "detection" else []
+        for finding in scan(args.corpus, repo_dir, args.neuronlint.split(), [*view_args, *args.scan_args]):
+            if finding.get("extra", {}).get("note"):
+                continue  # a note about supported code, not a finding
             file_id = f"{repo_dir}/{finding['path']}"
             if file_id in files and finding["category"] in CATEGORIES and "suppressed" not in finding:
                 reported.setdefault((file_id, finding["line"], finding["category"]), finding)
@@ -91,7 +106,7 @@ def main() -> int:
     fn = set(expected) - set(reported)
     scores: dict[str, dict[str, float]] = {}
     lines = [
-        f"part: {args.part} ({len(files)} files, {len(expected)} labels, {len(clean)} clean files)",
+        f"part: {args.part}, view: {args.view} ({len(files)} files, {len(expected)} labels, {len(clean)} clean files)",
         "",
         "| category | labels | found | TP | FP | FN | precision | recall | F1 |",
         "|---|---|---|---|---|---|---|---|---|",

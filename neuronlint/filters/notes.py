@@ -21,3 +21,10 @@ def is_note(finding: Finding) -> bool:
 
 def drop_notes(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if not is_note(f)]
+
+
+def mark_notes(findings: list[Finding]) -> None:
+    """With --show-ok the notes stay, marked `extra.note` so a consumer can tell them from findings."""
+    for f in findings:
+        if is_note(f):
+            f.extra["note"] = True

@@ -38,7 +38,9 @@ def prepare(
         return findings
     if first_party_names:
         findings = first_party.drop_first_party(findings, first_party_names)
-    if not show_ok:
+    if show_ok:
+        notes.mark_notes(findings)
+    else:
         findings = notes.drop_notes(findings)
     findings = dedup.one_per_line_and_category(findings)
     scope_filter.assign(findings, scope_rules, within_root, test_cap)
