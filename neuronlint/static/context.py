@@ -138,6 +138,21 @@ def _file_site(path: str) -> str:
     return SITE_HOST if _DATA_PATH.search(posix) else ""
 
 
+# Concrete LibCST node classes that are subclasses of a tuple of types (FileContext.enclosing).
+_CONCRETE: dict[tuple[type, ...], frozenset[type]] = {}
+
+
+def _node_types() -> set[type]:
+    seen: set[type] = set()
+    stack = [cst.CSTNode]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                stack.append(sub)
+    return seen
+
+
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -546,8 +561,11 @@ class FileContext:
         return self.parents[-depth] if len(self.parents) >= depth else None
 
     def enclosing(self, *types: type) -> cst.CSTNode | None:
+        wanted = _CONCRETE.get(types)
+        if wanted is None:
+            wanted = _CONCRETE[types] = frozenset(t for t in _node_types() if issubclass(t, types))
         for node in reversed(self.parents):
-            if isinstance(node, types):
+            if type(node) in wanted:  # isinstance() on LibCST's ABC-based classes is several times slower
                 return node
         return None
 

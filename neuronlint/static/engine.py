@@ -181,7 +181,19 @@ class FileResult:
     import_sites: list[list] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The fields as a dict; the lists are this result's own (dataclasses.asdict would deep-copy
+        every detection again, which measured about 2% of a scan)."""
+        return {
+            "path": self.path,
+            "detections": self.detections,
+            "imports": self.imports,
+            "defines_kernels": self.defines_kernels,
+            "extension_modules": self.extension_modules,
+            "lines": self.lines,
+            "parsed": self.parsed,
+            "suppressions": self.suppressions,
+            "import_sites": self.import_sites,
+        }
 
 
 _SUPPRESSION_MARK = b"neuronlint:"

@@ -26,8 +26,10 @@ def resolve_relative(module_name: str, is_package: bool, level: int, name: str) 
 def import_sites(data: bytes, module_name: str, is_package: bool) -> list[list]:
     """[[module, line, column, end_column], ...] for every module an import line may refer to."""
     sites: list[list] = []
+    line, counted = 1, 0  # line of byte offset `counted`; matches come in order, so count on from there
     for match in _FROM.finditer(data):
-        line = data.count(b"\n", 0, match.start()) + 1
+        line += data.count(b"\n", counted, match.start())
+        counted = match.start()
         column = len(match.group(1)) + 1
         end = column + len(match.group(0).rstrip()) - len(match.group(1))
         level = len(match.group(2))
@@ -39,8 +41,10 @@ def import_sites(data: bytes, module_name: str, is_package: bool) -> list[list]:
             name = name.strip().strip("()").split(" as ")[0].strip()
             if name and name != "*" and name.isidentifier():
                 sites.append([f"{module}.{name}", line, column, end])
+    line, counted = 1, 0
     for match in _IMPORT.finditer(data):
-        line = data.count(b"\n", 0, match.start()) + 1
+        line += data.count(b"\n", counted, match.start())
+        counted = match.start()
         column = len(match.group(1)) + 1
         end = column + len(match.group(0).rstrip()) - len(match.group(1))
         for name in match.group(2).decode("utf-8", "replace").split(","):

@@ -87,25 +87,86 @@ def _raw_bracket_depth(data: bytes) -> int:
     return deepest
 
 
-def _depths(tree: ast.AST) -> tuple[int, int]:
-    """(deepest node nesting, deepest bracket nesting) in the tree, walked without recursion.
+def _line_starts(data: bytes) -> list[int]:
+    """Byte offset of the start of each line (index 0 is line 1)."""
+    starts = [0]
+    pos = data.find(b"\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = data.find(b"\n", pos + 1)
+    return starts
+
+
+# Nodes whose position does not cover all of their children: a definition's decorators come
+# before its `def`/`class` line. They are always walked.
+_DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# A subtree spanning `n` bytes of source nests at most n + _SLACK nodes and n/2 + _SLACK brackets
+# below its root (see _depths).
+_SLACK = 4
+
+
+def _depths(tree: ast.AST, data: bytes | None = None) -> tuple[int, int]:
+    """(deepest node nesting, deepest bracket nesting) in the tree, walked without recursion,
+    as far as they can exceed the RISKY_* limits.
 
     A chain `a and b and c` is one node in the stdlib tree but a nest in LibCST's, so each extra
     operand counts as one level.
+
+    With the source (`data`), a subtree too small to reach RISKY_DEPTH or RISKY_BRACKETS is not
+    walked: every level of nesting owns at least one byte of source that no node below it owns
+    (an operator, a bracket, a dot, a keyword, a name; the nodes that own none, such as a load
+    context, a generator's shared parentheses or a lambda's argument list, sit next to one that
+    owns two or more), and two nested bracket nodes own at least four bytes (`[]` and `[]`,
+    `x[` `,]`, `()` and `for in`). So a subtree of n bytes adds at most n + 2 levels and n/2 + 1
+    brackets below its root; the test allows _SLACK more. The deepest values returned are exact
+    wherever either exceeds its RISKY_* limit, and therefore so is every decision and message of
+    measure(). Positions inside f-strings
+    (unreliable before Python 3.12) are never used: an f-string that is not skipped as a whole is
+    walked in full.
     """
     deepest = deepest_brackets = 0
-    stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 0)]
+    starts = _line_starts(data) if data is not None else None
+    stack: list[tuple[ast.AST, int, int, bool]] = [(tree, 0, 0, starts is None)]
+    bracket_nodes, decorated, joined, node_type = _BRACKET_NODES, _DECORATED, ast.JoinedStr, ast.AST
     while stack:
-        node, depth, brackets = stack.pop()
+        node, depth, brackets, exact = stack.pop()
         if isinstance(node, ast.BoolOp):
             depth += len(node.values) - 1
-        if isinstance(node, _BRACKET_NODES):
+        if isinstance(node, bracket_nodes):
             brackets += 1
-        deepest = max(deepest, depth)
-        deepest_brackets = max(deepest_brackets, brackets)
-        for child in ast.iter_child_nodes(node):
-            stack.append((child, depth + 1, brackets))
+        if depth > deepest:
+            deepest = depth
+        if brackets > deepest_brackets:
+            deepest_brackets = brackets
+        exact = exact or isinstance(node, joined)
+        depth += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            for child in value if isinstance(value, list) else (value,):
+                if not isinstance(child, node_type):
+                    continue
+                if not exact:
+                    end = getattr(child, "end_lineno", None)
+                    if end is not None and not isinstance(child, decorated):
+                        size = starts[end - 1] + child.end_col_offset - starts[child.lineno - 1] - child.col_offset
+                        if (
+                            depth + size + _SLACK <= RISKY_DEPTH
+                            and brackets + size // 2 + _SLACK <= RISKY_BRACKETS
+                        ):
+                            continue  # cannot reach a RISKY_* limit: nothing below changes the answer
+                stack.append((child, depth, brackets, exact))
     return deepest, deepest_brackets
+
+
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+
+
+def _utf8(data: bytes) -> bool:
+    """Whether the stdlib parser's column offsets are byte offsets into `data` (UTF-8 source)."""
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first != -1 else -1
+    found = _CODING.search(data if second == -1 else data[:second])
+    return found is None or found.group(1).lower().replace(b"_", b"-") in (b"utf-8", b"utf8", b"utf-8-sig")
 
 
 @dataclass
@@ -122,7 +183,7 @@ def measure(data: bytes) -> Measure:
     Python), but always in a disposable process with `SYNTAX_ERROR_TIMEOUT`: LibCST's error recovery
     on broken input backtracks (a 55 kB mutated file took 76 s).
     """
-    tokens = count_tokens(data)
+    tokens = count_tokens(data) if len(data) > RISKY_TOKENS else 0  # a token is at least one byte
     if tokens > MAX_TOKENS:
         return Measure(f"{TOO_LARGE}: about {tokens:,} tokens, over the {MAX_TOKENS:,} limit")
     try:
@@ -140,7 +201,7 @@ def measure(data: bytes) -> Measure:
         return Measure(None, True, exc)
     except ValueError:
         return Measure(None, tokens > RISKY_TOKENS)  # a decoding problem: LibCST reports it
-    depth, brackets = _depths(tree)
+    depth, brackets = _depths(tree, data if _utf8(data) else None)
     del tree
     if depth > MAX_DEPTH:
         return Measure(f"{TOO_DEEP}: expressions nest {depth} deep, over the {MAX_DEPTH} limit")

@@ -22,15 +22,24 @@ from libcst._nodes.internal import CodegenState
 Span = tuple[int, int, int, int]  # line, column, end_line, end_column (1-based, end exclusive)
 
 
-class _RecordingState(CodegenState):
-    __slots__ = ("targets", "marks")
+class _Stop(Exception):
+    """Code generation reached the body of a compound statement whose header was all we needed."""
 
-    def __init__(self, default_indent: str, default_newline: str, targets: set[int]):
+
+class _RecordingState(CodegenState):
+    __slots__ = ("targets", "marks", "stop_at")
+
+    def __init__(
+        self, default_indent: str, default_newline: str, targets: set[int], stop_at: cst.CSTNode | None = None
+    ):
         super().__init__(default_indent=default_indent, default_newline=default_newline)
         self.targets = targets
         self.marks: dict[int, list[int]] = {}
+        self.stop_at = stop_at
 
     def before_codegen(self, node: cst.CSTNode) -> None:
+        if node is self.stop_at:
+            raise _Stop
         if id(node) in self.targets:
             self.marks[id(node)] = [len(self.tokens), -1]
 
@@ -149,7 +158,23 @@ def locate(module: cst.Module, source: bytes, targets: Iterable[Target]) -> dict
         line_offsets.append(pos + 1)
         pos = text_source.find("\n", pos + 1)
 
-    def generate(stmt: cst.CSTNode, indents: tuple[str, ...]) -> tuple[_RecordingState, str]:
+    def generate(
+        stmt: cst.CSTNode, indents: tuple[str, ...], wanted: set[int] | None = None
+    ) -> tuple[_RecordingState, str]:
+        """The statement's code and the marks of the targets in it. With `wanted` (the targets in
+        this statement) and a compound statement that is not a target itself, only its header
+        (decorators, `def`/`class`/`if`/`for`/`with` line) is generated when every wanted target
+        lies there: the text is then a prefix of the statement's, found at the start of its line
+        just the same, and a large block is not generated for a finding on its first line."""
+        body = getattr(stmt, "body", None)
+        if wanted and isinstance(stmt, cst.BaseCompoundStatement) and id(stmt) not in wanted and body is not None:
+            state = _RecordingState(module.default_indent, module.default_newline, ids, stop_at=body)
+            state.indent_tokens = list(indents)
+            try:
+                stmt._codegen(state)
+            except _Stop:
+                if all(state.marks.get(i, (0, -1))[1] != -1 for i in wanted):
+                    return state, "".join(state.tokens)
         state = _RecordingState(module.default_indent, module.default_newline, ids)
         state.indent_tokens = list(indents)
         stmt._codegen(state)
@@ -169,13 +194,18 @@ def locate(module: cst.Module, source: bytes, targets: Iterable[Target]) -> dict
     parsed: tuple[dict[int, set[int]], list[int]] | None = None
     top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
     groups: dict[int, tuple[cst.CSTNode, cst.CSTNode, tuple[str, ...]]] = {}
-    for _, top, stmt, indents in targets:
+    in_statement: dict[int, set[int]] = {}
+    for node, top, stmt, indents in targets:
         groups.setdefault(id(stmt), (top, stmt, indents))
+        in_statement.setdefault(id(stmt), set()).add(id(node))
     spans: dict[int, Span] = {}
     fallback_tops: dict[int, cst.CSTNode] = {}
     for top, stmt, indents in groups.values():
-        state, text = generate(stmt, indents)
+        state, text = generate(stmt, indents, in_statement[id(stmt)])
         line = unique_line_start(text)
+        if line is None and state.stop_at is not None:  # the header occurs twice: try the whole statement
+            state, text = generate(stmt, indents)
+            line = unique_line_start(text)
         if line is None:  # the same statement text twice: ask the stdlib parser where statements start
             if parsed is None:
                 parsed = _parse_starts(source, module)

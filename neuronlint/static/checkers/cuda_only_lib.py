@@ -240,7 +240,7 @@ class CudaOnlyLib(Checker):
 
     @on(cst.Call)
     def call(self, node: cst.Call, ctx: FileContext) -> None:
-        if not ctx.enclosing(cst.Decorator):
+        if ctx.qualname(node.func) and not ctx.enclosing(cst.Decorator):
             _library_use(node.func, ctx)
 
     @on(cst.ClassDef)

@@ -336,9 +336,8 @@ class CustomKernel(Checker):
         parent = ctx.parent()
         if isinstance(parent, cst.Attribute) and (parent.value is node or isinstance(node, cst.Name)):
             return  # only the outermost attribute of a chain
-        if ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
-            return
         qualname = ctx.qualname(node)
-        module = extension_module(qualname, ctx) if qualname else None
-        if module is not None:
+        if not qualname or ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
+            return
+        if extension_module(qualname, ctx) is not None:
             ctx.report("NL303", node, module=qualname, kind="compiled extension")

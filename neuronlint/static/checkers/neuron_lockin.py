@@ -80,6 +80,9 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
             return None  # only the outermost attribute of a chain is a use
         if isinstance(node, cst.Name):
             return None  # the attribute's own name
+    qualname = ctx.qualname(node)  # cheapest test first: most names and attributes are not imports
+    if not qualname:
+        return None
     if isinstance(parent, _NOT_A_USE) or ctx.enclosing(cst.Import, cst.ImportFrom) is not None:
         return None
     if isinstance(node, cst.Name):
@@ -88,9 +91,6 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             return None
     if ctx.enclosing(cst.Annotation) is not None:
-        return None
-    qualname = ctx.qualname(node)
-    if not qualname:
         return None
     found = _neuron_module(qualname)
     if found is None or ctx.data.api(qualname) is not None:
