@@ -108,7 +108,9 @@ def python_only(source: Path, dest: Path) -> None:
         ).stdout.split(b"\0")
         wanted = [n.decode() for n in names if n.endswith(b".py")]
         archive = subprocess.run(
-            ["git", "--git-dir", str(source), "archive", "HEAD", "--", *wanted], capture_output=True, check=True
+            ["git", "--git-dir", str(source), "archive", "HEAD", "--", *wanted],
+            capture_output=True,
+            check=True,
         ).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
         return
@@ -192,7 +194,9 @@ def main(argv: list[str]) -> int:
             + f" | {max(r['rss_mib'] for r in parse):.0f} / {max(r['rss_mib'] for r in cold):.0f} |"
         )
         if extra:
-            row += f" {min(r['cpu_s'] for r in runs['warm']):.2f} | {min(r['cpu_s'] for r in runs['par']):.2f} |"
+            row += (
+                f" {min(r['cpu_s'] for r in runs['warm']):.2f} | {min(r['cpu_s'] for r in runs['par']):.2f} |"
+            )
         print(row, flush=True)
     return 0
 

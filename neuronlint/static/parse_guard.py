@@ -148,7 +148,12 @@ def _depths(tree: ast.AST, data: bytes | None = None) -> tuple[int, int]:
                 if not exact:
                     end = getattr(child, "end_lineno", None)
                     if end is not None and not isinstance(child, decorated):
-                        size = starts[end - 1] + child.end_col_offset - starts[child.lineno - 1] - child.col_offset
+                        size = (
+                            starts[end - 1]
+                            + child.end_col_offset
+                            - starts[child.lineno - 1]
+                            - child.col_offset
+                        )
                         if (
                             depth + size + _SLACK <= RISKY_DEPTH
                             and brackets + size // 2 + _SLACK <= RISKY_BRACKETS

@@ -167,7 +167,12 @@ def locate(module: cst.Module, source: bytes, targets: Iterable[Target]) -> dict
         lies there: the text is then a prefix of the statement's, found at the start of its line
         just the same, and a large block is not generated for a finding on its first line."""
         body = getattr(stmt, "body", None)
-        if wanted and isinstance(stmt, cst.BaseCompoundStatement) and id(stmt) not in wanted and body is not None:
+        if (
+            wanted
+            and isinstance(stmt, cst.BaseCompoundStatement)
+            and id(stmt) not in wanted
+            and body is not None
+        ):
             state = _RecordingState(module.default_indent, module.default_newline, ids, stop_at=body)
             state.indent_tokens = list(indents)
             try:
