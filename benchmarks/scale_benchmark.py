@@ -1,10 +1,11 @@
 """Memory at scale: a cold `scan -j 2` of many generated files, RSS of every process sampled.
 
 Usage:
-    .venv/bin/python benchmarks/scale_benchmark.py [--files 2000,10000,20000] [--jobs 2]
+    .venv/bin/python benchmarks/scale_benchmark.py [--files 2000,10000,20000] [--jobs 2] [--corpus DIR ...]
 
 Generates packages of 30-line `nn.Module` files with two findings each (500 files per directory,
-outside any git work tree), then for each size runs `neuronlint scan DIR -j N -f json -o FILE`
+outside any git work tree), or, with --corpus, copies of the `.py` files of real checkouts taken in
+turn and laid out under distinct package paths (copy 0 of every file, then copy 1, ...), then for each size runs `neuronlint scan DIR -j N -f json -o FILE`
 with an empty cache directory (so the cache is written, as in a cold CI run) and samples the RSS
 of the parent and of every descendant every 0.1 s from /proc. Prints a Markdown table: peak RSS of
 the whole process tree, of the parent and of the largest worker, and the parent's growth per file
@@ -14,6 +15,7 @@ between the smallest and the largest size. Linux only (reads /proc).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -63,6 +65,19 @@ def generate(root: Path, files: int) -> None:
             directory.mkdir(parents=True, exist_ok=True)
             (directory / "__init__.py").write_text("")
         (directory / f"m{index:05d}.py").write_text(MODULE.format(index=index))
+
+
+def copy_corpus(root: Path, files: int, sources: list[Path]) -> None:
+    """`files` real Python files: the corpora's `.py` files in turn, each copy under its own path."""
+    originals = sorted(p for source in sources for p in source.rglob("*.py") if p.is_file())
+    if not originals:
+        raise SystemExit("no .py files in the corpus directories")
+    for index in range(files):
+        original = originals[index % len(originals)]
+        source = next(s for s in sources if original.is_relative_to(s))
+        target = root / f"copy{index // len(originals):02d}" / source.name / original.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(original.read_bytes())
 
 
 def _rss_kib(pid: int) -> int:
@@ -131,13 +146,19 @@ def measure(root: Path, jobs: int, work: Path) -> dict[str, float]:
     sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"scan failed ({process.returncode}): {stderr.decode(errors='replace')[-500:]}")
-    return {key: value / 1024 for key, value in peaks.items()} | {"seconds": time.perf_counter() - started}
+    report = json.loads((work / "report.json").read_text())
+    return {key: value / 1024 for key, value in peaks.items()} | {
+        "seconds": time.perf_counter() - started,
+        "findings": report["summary"]["total"],
+        "files": report["files_scanned"],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", default="2000,10000,20000")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--corpus", nargs="*", type=Path, default=[], help="copy these checkouts' .py files")
     args = parser.parse_args()
     sizes = sorted(int(n) for n in args.files.split(","))
     rows = []
@@ -145,21 +166,27 @@ def main() -> None:
         work = Path(temp)
         for size in sizes:
             root = work / f"tree{size}"
-            generate(root, size)
+            if args.corpus:
+                copy_corpus(root, size, [c.resolve() for c in args.corpus])
+            else:
+                generate(root, size)
             result = measure(root, args.jobs, work)
             rows.append((size, result))
             print(f"{size} files: {result}", file=sys.stderr)
     print("| files | findings | wall s | peak RSS, all processes MiB | parent MiB | largest worker MiB |")
     print("|---|---|---|---|---|---|")
-    for size, r in rows:
+    for _, r in rows:
         print(
-            f"| {size:,} | {2 * size:,} | {r['seconds']:.1f} | {r['tree']:.0f} | {r['parent']:.0f} | {r['worker']:.0f} |"
+            f"| {r['files']:,} | {r['findings']:,} | {r['seconds']:.1f} | {r['tree']:.0f} | {r['parent']:.0f} "
+            f"| {r['worker']:.0f} |"
         )
     if len(rows) > 1:
         (small, first), (large, last) = rows[0], rows[-1]
         per_file = (last["parent"] - first["parent"]) * 1024 / (large - small)
+        per_finding = (last["parent"] - first["parent"]) * 1024 / max(1, last["findings"] - first["findings"])
         print(
-            f"\nParent growth between {small:,} and {large:,} files: {per_file:.1f} KiB per file (2 findings each)."
+            f"\nParent growth between {small:,} and {large:,} files: {per_file:.1f} KiB per file, "
+            f"{per_finding:.1f} KiB per finding."
         )
 
 
