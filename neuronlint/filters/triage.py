@@ -6,7 +6,9 @@
 4. every finding gets its scope; test findings are capped at warning (filters/scope.py),
 5. code that runs only where CUDA exists: guards folded into what they guard, test and benchmark
    code of CUDA-only paths left out unless --show-ok, CUDA-only branches elsewhere capped at
-   warning (filters/cuda_paths.py).
+   warning (filters/cuda_paths.py),
+6. host syncs and data-dependent shapes in test code are left out unless --show-ok: a test's own
+   value checks are not porting work (filters/test_checks.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from neuronlint.filters import cuda_paths, dedup, first_party, notes
+from neuronlint.filters import cuda_paths, dedup, first_party, notes, test_checks
 from neuronlint.filters import scope as scope_filter
 from neuronlint.findings import Finding, Severity
 from neuronlint.scope import ScopeRules
@@ -32,7 +34,7 @@ def prepare(
     left_out: Counter | None = None,
     folded: list[Finding] | None = None,
 ) -> list[Finding]:
-    """The findings the scan reports; `left_out` counts what step 5 left out (by scope, "guard")."""
+    """The findings the scan reports; `left_out` counts what steps 5 and 6 left out (by scope, "guard", "test-checks")."""
     if not enabled:  # the detectors' own output: scopes only (rule tests read it)
         scope_filter.assign(findings, scope_rules, within_root, None)
         return findings
@@ -44,4 +46,5 @@ def prepare(
         findings = notes.drop_notes(findings)
     findings = dedup.one_per_line_and_category(findings)
     scope_filter.assign(findings, scope_rules, within_root, test_cap)
-    return cuda_paths.apply(findings, show_ok=show_ok, left_out=left_out, folded=folded)
+    findings = cuda_paths.apply(findings, show_ok=show_ok, left_out=left_out, folded=folded)
+    return test_checks.apply(findings, show_ok=show_ok, left_out=left_out)

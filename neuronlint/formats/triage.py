@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from neuronlint.filters import test_checks
 from neuronlint.findings import Finding
 from neuronlint.groups import RootCause, build_groups, place
 
@@ -110,16 +111,24 @@ def test_summary(t: Triage) -> str | None:
 
 
 def left_out_summary(report) -> str | None:
-    """One line for the test and benchmark code the triage left out as running only with CUDA."""
+    """A line for the test and benchmark code the triage left out as running only with CUDA, and one
+    for the host syncs and data-dependent checks it left out of test code."""
     counts = getattr(report.options, "left_out", None) or {}
     parts = [plural(counts[s], f"{s} finding") for s in ("test", "benchmark") if counts.get(s)]
-    if not parts:
-        return None
-    return (
-        f"left out: {' and '.join(parts)} in code that runs only with CUDA (tests skipped without "
-        "CUDA, their skip conditions, CUDA-only branches, tests and benchmarks of GPU kernels and "
-        "CUDA-only libraries); `--show-ok` lists them"
-    )
+    lines = []
+    if parts:
+        lines.append(
+            f"left out: {' and '.join(parts)} in code that runs only with CUDA (tests skipped without "
+            "CUDA, their skip conditions, CUDA-only branches, tests and benchmarks of GPU kernels and "
+            "CUDA-only libraries); `--show-ok` lists them"
+        )
+    checks = counts.get(test_checks.LEFT_OUT_KEY, 0)
+    if checks:
+        lines.append(
+            f"left out: {plural(checks, 'test finding')} on host syncs and data-dependent checks (a "
+            "test's own value checks run eagerly and work on Neuron as written); `--show-ok` lists them"
+        )
+    return "\n".join(lines) or None
 
 
 def file_counts(findings: list[Finding]) -> list[tuple[str, Counter]]:

@@ -1,0 +1,45 @@
+"""Host syncs and data-dependent checks in test code are left out of the default output (counted,
+listed by --show-ok); in source code, and for other categories in tests, nothing changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.test_cli import run
+from tests.test_groups import write
+
+FILES = {
+    "tests/test_layer.py": (
+        "import torch\n\n"
+        "def test_layer():\n"
+        "    x = torch.ones(2).cuda()\n"  # cuda-api: a test that fails on Neuron, kept
+        "    assert torch.allclose(x, x)\n"  # dynamic-shape in a test: left out
+        "    assert x.sum().item() == 2\n"  # host-sync + dynamic-shape in a test: left out
+        "    print(x.tolist())\n"  # host-sync in a test: left out
+    ),
+    "src/pkg/train.py": "import torch\n\ndef step(loss):\n    return loss.item()\n",  # kept
+}
+
+
+def _findings(data: dict) -> list[tuple[str, int, str]]:
+    return sorted((f["path"], f["line"], f["category"]) for f in data["findings"])
+
+
+def test_test_checks_are_left_out_and_counted(tmp_path: Path):
+    write(tmp_path, FILES)
+    data = json.loads(run(["scan", ".", "--no-cache", "-f", "json"], tmp_path).output)
+    assert _findings(data) == [("src/pkg/train.py", 4, "host-sync"), ("tests/test_layer.py", 4, "cuda-api")]
+    assert data["summary"]["left_out"]["test-checks"] == 4
+    text = run(["scan", ".", "--no-cache"], tmp_path).output
+    assert "left out: 4 test findings on host syncs and data-dependent checks" in text
+
+
+def test_show_ok_lists_them(tmp_path: Path):
+    write(tmp_path, FILES)
+    data = json.loads(run(["scan", ".", "--no-cache", "-f", "json", "--show-ok"], tmp_path).output)
+    tests = [f for f in _findings(data) if f[0].startswith("tests/")]
+    assert ("tests/test_layer.py", 5, "dynamic-shape") in tests
+    assert ("tests/test_layer.py", 6, "host-sync") in tests
+    assert ("tests/test_layer.py", 7, "host-sync") in tests
+    assert "left_out" not in data["summary"] or "test-checks" not in data["summary"]["left_out"]
