@@ -165,3 +165,53 @@ def test_data_pipeline_paths(tmp_path):
         source.replace("  # ok: NL603", "  # expect: NL603").replace("  # ok: NL702", "  # expect: NL702"),
         name="pkg/model_utils.py",
     )
+
+
+def test_configuration_casts_and_pandas_strings(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class PromptEncoder(torch.nn.Module):
+            def epsilon(self, dist, scores):
+                type_mask = self.config.token_type_mask
+                eps = torch.ones_like(torch.Tensor(type_mask)).to(torch.float32) * 1e-10
+                type_mask = torch.Tensor(type_mask).long()
+                eps[(type_mask > 0) & (torch.remainder(type_mask, 4) == 1)] = 0.5  # ok: NL602
+                if dist.loc.max() > 0:  # expect: NL603
+                    pass
+                moved = scores.to(torch.float32)
+                if moved.sum() > 0:  # expect: NL603
+                    pass
+                return eps
+
+
+        def highlight(frame, name):
+            keep = frame["peft_type"].str.lower() == name
+            return frame[~keep], frame[keep]  # ok: NL602
+        """,
+    )
+
+
+def test_a_file_without_tensor_libraries_holds_no_device_values(tmp_path):
+    source = """
+        import pandas as pd
+        IMPORT_TORCH
+
+
+        def pareto(results, task):
+            best = results[results.score > results.score.max() - 1]  # ok: NL602
+            if best.score.max() > 0.5:  # ok: NL603
+                pass
+            return best.score.tolist(), len(pd.unique(results.model))  # ok: NL702
+        """
+    check(tmp_path, source.replace("IMPORT_TORCH", "import json"))
+    check(
+        tmp_path,
+        source.replace("IMPORT_TORCH", "import torch")
+        .replace("  # ok: NL602", "  # expect: NL602")
+        .replace("  # ok: NL603", "  # expect: NL603")
+        .replace("  # ok: NL702", "  # expect: NL702"),
+    )

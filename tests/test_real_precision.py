@@ -105,6 +105,21 @@ CASES = [
         {(512, "NL703")},  # generated tokens copied to the host
         {(891, "NL702")},  # dataset.get(j).tolist(): an indexed dataset's item
     ),
+    (
+        "huggingface/peft",
+        "src/peft/tuners/cpt/model.py",
+        "4d7b29491eeba86c0e0359f7d80a6b532da3df0b",
+        {(199, "NL602")},  # the loss masked by the labels, on the device
+        # epsilon = torch.ones_like(torch.Tensor(self.config.cpt_tokens_type_mask)): configuration data
+        {(120, "NL602"), (121, "NL602"), (122, "NL602")},
+    ),
+    (
+        "huggingface/peft",
+        "method_comparison/app.py",
+        "ec7bbff993532ee0d3146447e773e0b796f828a5",
+        set(),
+        {(390, "NL602"), (442, "NL602")},  # a Gradio app over pandas frames: no torch import
+    ),
 ]
 
 

@@ -274,6 +274,8 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             # `dtype = torch.float64` chooses the dtype where it is written (reported there); the
             # name it is kept in is a variable, not an alias whose every use is a new choice
             return ("other", None) if _names_dtype(qualified, ctx) else ("module", qualified)
+        if ctx.is_config_value(value):
+            return ("host", "")  # `mask = self.config.token_type_mask`: configuration is Python data
         return _value_kind(value, ctx)
     if tp in _STRING_VALUES:
         strings = ctx.strings(value)
@@ -290,7 +292,9 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("host", "") if _reads_host_value(value, ctx) else ("read", read)
         return _value_kind(value, ctx, numpy_checked=True)
     if tp is cst.Comparison or tp is cst.UnaryOperation:
-        return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx)
+        if ctx.is_numpy(value):
+            return ("numpy", "")  # `keep = series.str.lower() == name`, `m = arr > 0`: a host mask
+        return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
     if tp in _DISPLAYS and ctx.is_host_value(value):
         return ("host", "")  # `out = {"boxes": boxes.cpu(), ...}`, `[p.cpu() for p in preds]`
     return None

@@ -108,18 +108,67 @@ _HOST_CONSTRUCTORS = frozenset(
         "torch.DoubleTensor",
     }
 )
+# A file that imports one of these (data-frame, dashboard and TensorFlow code) and none of
+# _TENSOR_LIBRARIES holds no torch tensors. numpy, PIL or scikit-learn alone do not say so: utility
+# modules that import them are handed tensors (`def show(img): img.cpu().numpy()`).
+_HOST_ONLY_LIBRARIES = frozenset(
+    {"pandas", "gradio", "plotly", "streamlit", "tensorflow", "tensorflow_datasets"}
+)
+_TENSOR_LIBRARIES = frozenset(
+    {
+        "torch",
+        "torchvision",
+        "torchaudio",
+        "torchtext",
+        "torchdata",
+        "torchmetrics",
+        "transformers",
+        "accelerate",
+        "peft",
+        "trl",
+        "diffusers",
+        "timm",
+        "lightning",
+        "pytorch_lightning",
+        "deepspeed",
+        "megatron",
+        "apex",
+        "fairscale",
+        "torch_xla",
+        "torch_neuronx",
+        "neuronx_distributed",
+        "nemo",
+        "colossalai",
+        "vllm",
+        "bitsandbytes",
+        "triton",
+        "flash_attn",
+        "xformers",
+        "composer",
+        "safetensors",
+        "einops",
+        "open_clip",
+        "kornia",
+        "jax",
+        "flax",
+    }
+)
 # torch functions that wrap data in a tensor: on the CPU unless given a device.
 _WRAPPERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.Tensor"})
-# Accessors that only pandas objects have.
+# Indexers that only pandas objects have (subscripted: `df.iloc[rows]`; a bare `.loc` may be a
+# distribution's location tensor).
 _PANDAS_ACCESSORS = frozenset({"iloc", "loc", "iat", "at"})
+# Objects that hold configuration (Python values, never tensors).
+_CONFIG_NAME = re.compile(r"\w*(config|cfg)|args|hparams|opts")
 # Builtins whose result is a Python value.
 _PYTHON_VALUES = frozenset({"len", "int", "float", "str", "bool", "round", "abs", "sum", "min", "max"})
 # torch functions that join tensors, which must all be on one device: host inputs give a host result.
 _JOINS = frozenset(
     {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"}
 )
-# Variable names that say where the value lives (a dataset's items are read on the host).
-_HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$|(^|_)datasets?($|_)")
+# Variable names that say where the value lives (a dataset's items are read on the host; `df`,
+# `results_df`: a pandas DataFrame).
+_HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$|(^|_)(datasets?|df|dataframe)($|_)")
 # Test code reads tensor values on purpose (assertions, reference checks).
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 # Input-pipeline modules (data/, datasets/, preprocessing/ and tokenizer packages; dataset, loader,
@@ -275,11 +324,18 @@ class FileContext:
         return scope is not None and bool(scope.tensor_attrs) and node.attr.value in scope.tensor_attrs
 
     def finish(self) -> None:
-        """After the walk: a data-path file that moves values to a device is device code after all."""
+        """After the walk: a data-path file that moves values to a device is device code after all;
+        a file that imports host-data libraries and nothing that makes torch tensors (a pandas or
+        Gradio app, a numpy script) has no device values: its code is host code."""
         if self.moves_to_device:
             for detection in self._sited_by_path:
                 if detection.facts.get("site") == SITE_HOST:
                     del detection.facts["site"]
+        roots = self.imports_seen()
+        if roots & _HOST_ONLY_LIBRARIES and not roots & _TENSOR_LIBRARIES:
+            for detection in self.detections:
+                if detection.facts.get("site", SITE_STEP) == SITE_STEP:
+                    detection.facts["site"] = SITE_HOST
 
     @property
     def in_loop(self) -> bool:
@@ -388,12 +444,13 @@ class FileContext:
             if isinstance(node, cst.Subscript):
                 if by_name and filters_own_columns(node, self.module):
                     return True
-                node = node.value
+                value = node.value
+                if isinstance(value, cst.Attribute) and value.attr.value in _PANDAS_ACCESSORS:
+                    return True  # `df.iloc[rows]`, `df.loc[mask, "col"]`: a pandas selection
+                node = value
             elif isinstance(node, cst.Attribute) and not self.qualname(node):
                 if by_name and _HOST_NAME.search(node.attr.value):
                     return True
-                if node.attr.value in _PANDAS_ACCESSORS:
-                    return True  # `df.iloc[rows]`: a pandas selection
                 node = node.value
             elif isinstance(node, (cst.BinaryOperation, cst.Comparison)):
                 # `result_cpu == expected`, `x_np * 2`: the operation runs where its tensor or array
@@ -435,6 +492,12 @@ class FileContext:
                 return True
             if by_name and name in _WRAPPERS and node.args and self._wraps_host_data(node):
                 return True  # torch.as_tensor(indices), torch.tensor([1, 2]): a CPU tensor
+            if by_name and name.startswith("torch.") and name.endswith("_like") and node.args:
+                first = node.args[0]
+                if first.keyword is None and not any(
+                    a.keyword and a.keyword.value == "device" for a in node.args
+                ):
+                    return self._host_side(first.value, copies, kinds, by_name)  # on its input's device
             if by_name and name in _JOINS and node.args:
                 return self._host_side(node.args[0].value, copies, kinds, by_name)  # torch.cat(cpu_list)
             if by_name and name.startswith("torch.") and self._on_cpu_device(node):
@@ -443,6 +506,11 @@ class FileContext:
                 method = func.attr.value
                 if method in copies or (by_name and "tokenizer" in method.lower()):
                     return True
+                receiver = func.value
+                if isinstance(receiver, cst.Attribute) and receiver.attr.value == "str":
+                    return True  # `series.str.lower()`: pandas string methods
+                if method == "to" and by_name and self._only_dtype(node):
+                    return self._host_side(receiver, copies, kinds, by_name)  # `.to(torch.float32)` stays
                 if method in _DEVICE_MOVES:  # x.to(device): on the device now, unless the device is "cpu"
                     return by_name and method == "to" and self._to_cpu(node)
                 return self._host_side(func.value, copies, kinds, by_name)
@@ -466,6 +534,18 @@ class FileContext:
         first = call.args[0]
         return first.keyword is None and not first.star and self._python_data(first.value)
 
+    def is_config_value(self, node: cst.CSTNode) -> bool:
+        """`self.config.sizes`, `args.lengths`, `cfg.model.ids`: a field of a configuration object,
+        which holds Python values (never tensors)."""
+        if not isinstance(node, cst.Attribute):
+            return False
+        owner = node.value
+        while isinstance(owner, cst.Attribute):
+            if _CONFIG_NAME.fullmatch(owner.attr.value):
+                return True
+            owner = owner.value
+        return isinstance(owner, cst.Name) and bool(_CONFIG_NAME.fullmatch(owner.value))
+
     def _python_data(self, node: cst.CSTNode) -> bool:
         """Host data: numbers, strings and their lists, host values (`is_host_value`), `len(x)`."""
         if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or self._is_number(node):
@@ -477,6 +557,8 @@ class FileContext:
             return bool(elements) and all(self._python_data(e) for e in elements)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             return self._python_data(node.elt)
+        if self.is_config_value(node):
+            return True  # `self.config.token_ids`, `args.sizes`: configuration values are Python data
         if (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Name)
@@ -499,6 +581,20 @@ class FileContext:
             and node.func.attr.value == "item"
             and not node.args
         )
+
+    def _only_dtype(self, call: cst.Call) -> bool:
+        """`x.to(torch.float32)`, `x.to(dtype=torch.long)`: a cast that leaves the tensor where it is."""
+        if not call.args:
+            return False
+        for arg in call.args:
+            if arg.keyword is not None:
+                if arg.keyword.value not in ("dtype", "non_blocking", "copy", "memory_format"):
+                    return False
+            elif not (self.qualname(arg.value) or "").startswith("torch.") or arg is not call.args[0]:
+                return False
+            elif (self.qualname(arg.value) or "") == "torch.device":
+                return False
+        return True
 
     def _on_cpu_device(self, call: cst.Call) -> bool:
         for arg in call.args:
