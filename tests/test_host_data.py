@@ -215,3 +215,27 @@ def test_a_file_without_tensor_libraries_holds_no_device_values(tmp_path):
         .replace("  # ok: NL603", "  # expect: NL603")
         .replace("  # ok: NL702", "  # expect: NL702"),
     )
+
+
+def test_checkpoints_loaded_to_the_cpu_and_copies_of_host_values(tmp_path):
+    check(
+        tmp_path,
+        """
+        import copy
+
+        import torch
+
+
+        def inspect(path, image, logits):
+            state = torch.load(path, map_location="cpu")
+            for name, value in state.items():
+                if value.numel() == 1:
+                    print(name, value.item())  # ok: NL701
+            on_gpu = torch.load(path, map_location="cuda")  # expect: NL101
+            step = on_gpu["step"].item()  # expect: NL701
+            shown = copy.deepcopy(image.detach().cpu())  # expect: NL703
+            array = shown.numpy()  # ok: NL703
+            again = copy.deepcopy(logits)
+            return step, array, again.numpy()  # expect: NL703
+        """,
+    )

@@ -492,6 +492,10 @@ class FileContext:
                 return True
             if by_name and name in _WRAPPERS and node.args and self._wraps_host_data(node):
                 return True  # torch.as_tensor(indices), torch.tensor([1, 2]): a CPU tensor
+            if by_name and name in ("copy.deepcopy", "copy.copy") and node.args:
+                return self._host_side(node.args[0].value, copies, kinds, by_name)  # a copy stays put
+            if by_name and name == "torch.load" and self._maps_to_cpu(node):
+                return True  # `torch.load(path, map_location="cpu")`: a checkpoint read into host memory
             if by_name and name.startswith("torch.") and name.endswith("_like") and node.args:
                 first = node.args[0]
                 if first.keyword is None and not any(
@@ -581,6 +585,18 @@ class FileContext:
             and node.func.attr.value == "item"
             and not node.args
         )
+
+    def _maps_to_cpu(self, call: cst.Call) -> bool:
+        for index, arg in enumerate(call.args):
+            if (arg.keyword is not None and arg.keyword.value == "map_location") or (
+                arg.keyword is None and index == 1
+            ):
+                value = arg.value
+                if isinstance(value, cst.Call) and self.qualname(value.func) == "torch.device" and value.args:
+                    value = value.args[0].value
+                values = self.strings(value)
+                return bool(values) and all(v == "cpu" for v in values)
+        return False
 
     def _only_dtype(self, call: cst.Call) -> bool:
         """`x.to(torch.float32)`, `x.to(dtype=torch.long)`: a cast that leaves the tensor where it is."""
