@@ -239,3 +239,18 @@ def test_checkpoints_loaded_to_the_cpu_and_copies_of_host_values(tmp_path):
             return step, array, again.numpy()  # expect: NL703
         """,
     )
+
+
+def test_a_loaded_model_moved_to_the_cpu_is_not_a_host_read(tmp_path):
+    check(
+        tmp_path,
+        """
+        import transformers
+
+
+        def convert(path, hidden):
+            device = "cpu"
+            model = transformers.AutoModelForCausalLM.from_pretrained(path).to(device)  # ok: NL703
+            return model, hidden.to(device)  # expect: NL703
+        """,
+    )

@@ -101,8 +101,15 @@ _MODULE_NAME = re.compile(
 )
 
 
+# Loaders that return a model: `AutoModelForCausalLM.from_pretrained(path).to("cpu")` moves weights.
+_MODEL_LOADERS = frozenset({"from_pretrained", "from_config", "from_single_file"})
+
+
 def names_module(receiver: cst.BaseExpression) -> bool:
-    """`model`, `self.encoder`, `ddp_model.module`: the receiver is an `nn.Module` by its name."""
+    """`model`, `self.encoder`, `ddp_model.module`, `Auto*.from_pretrained(...)`: the receiver is an
+    `nn.Module` by its name or by the loader that made it."""
+    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        return receiver.func.attr.value in _MODEL_LOADERS
     name = receiver.attr.value if isinstance(receiver, cst.Attribute) else getattr(receiver, "value", None)
     return isinstance(name, str) and bool(_MODULE_NAME.search(name))
 
