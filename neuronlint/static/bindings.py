@@ -598,7 +598,7 @@ _DATA_SAMPLERS = frozenset(
         "WeightedRandomSampler",
     }
 )
-_HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|collate\w*|\w*_collate\w*|collater)$")
+_HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|__next__|collate\w*|\w*_collate\w*|collater)$")
 # Functions that prepare examples for a model (`datasets.map(preprocess_function)`,
 # `tokenize_fn`): data-pipeline code, unless they are a module's methods (`Sam.preprocess` runs on
 # the device).
