@@ -29,9 +29,13 @@ def test_text_leads_with_root_causes_and_summarises_tests(tmp_path: Path):
         "tests/test_model.py"
         not in result.output.partition("tests: ")[2].partition("Findings by category")[0]
     )
+    # Piped output is not wrapped (one line per item, for grep), these two lines included.
     assert any(
-        line.startswith("left out: 3 test findings in code that runs only with CUDA") for line in lines
+        line.startswith("left out: 3 test findings in code that runs only with CUDA")
+        and line.endswith("`--show-ok` lists them")
+        for line in lines
     )
+    assert any(line.startswith("tests: ") and line.endswith("`--scope test` lists them") for line in lines)
     assert "tests/test_attention.py" not in result.output
     assert result.exit_code == 1
 

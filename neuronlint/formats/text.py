@@ -220,10 +220,10 @@ def _print_causes(console: Console, view: triage_view.Triage, report: Report) ->
         )
     tests = triage_view.test_summary(view)
     if tests:
-        console.print(Text(tests, style="dim"))
+        console.print(Text(tests, style="dim"), soft_wrap=report.options.width is None)
     left_out = triage_view.left_out_summary(report)
     if left_out:
-        console.print(Text(left_out, style="dim"))
+        console.print(Text(left_out, style="dim"), soft_wrap=report.options.width is None)
     console.print()
 
 
