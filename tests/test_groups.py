@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from neuronlint.groups import build_groups, group_id, module_name
+from neuronlint.groups import build_groups, group_id, module_name, place
 from tests.conftest import scan_paths
 
 # The shape of a fine-tuning library such as huggingface/peft or mosaicml/llm-foundry: a src/
@@ -147,6 +147,31 @@ def test_compile_settings_and_constructs(tmp_path):
         "host-sync",
         "dynamic-shape",
     }
+
+
+def test_a_construct_in_a_notebook_is_named_by_its_cell(tmp_path):
+    import json
+
+    cell = textwrap.dedent(LAYOUT["src/tinyft/train.py"]).lstrip().splitlines(keepends=True)
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Train\n"]},
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": cell},
+        ],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "train.ipynb").write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+    result = scan_paths([tmp_path], cwd=tmp_path, triage=True)
+    [construct] = [
+        c for c in build_groups(result.findings, result.db, result.context) if c.kind == "construct"
+    ]
+    # `if lengths.max().item() > 512:` is line 6 of cell 2; its id keeps the notebook's JSON line.
+    json_line = construct.findings[0].line
+    assert construct.subject == f"train.ipynb:{json_line}" and json_line != 6
+    assert construct.headline.startswith("train.ipynb:cell 2:6: NL")
+    assert place(construct.findings[0]) == "train.ipynb:cell 2:6"
 
 
 def result_findings(causes):
