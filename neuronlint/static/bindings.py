@@ -256,7 +256,7 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
 
 
 _STRING_VALUES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.IfExp)
-_COPIED_KINDS = frozenset({"module", "str", "numpy", "host", "read", "mask", "tensor"})
+_COPIED_KINDS = frozenset({"module", "str", "numpy", "host", "read", "python", "mask", "tensor"})
 
 
 def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
@@ -275,7 +275,7 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             # name it is kept in is a variable, not an alias whose every use is a new choice
             return ("other", None) if _names_dtype(qualified, ctx) else ("module", qualified)
         if ctx.is_config_value(value):
-            return ("host", "")  # `mask = self.config.token_type_mask`: configuration is Python data
+            return ("python", "")  # `mask = self.config.token_type_mask`: configuration is Python data
         return _value_kind(value, ctx)
     if tp in _STRING_VALUES:
         strings = ctx.strings(value)

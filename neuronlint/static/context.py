@@ -22,6 +22,8 @@ from neuronlint.static import cuda_paths
 #   ("host", "")               a tensor already on the host (`x.cpu()`, tokenizer outputs)
 #   ("tensor", "")             a value known to be a torch tensor (annotated `Tensor`, or made by torch.*)
 #   ("read", "<tensor>.item()")  a host number read from a tensor value (`n = lengths.max().item()`)
+#   ("python", "")             a configuration value (`beta = self.args.beta`): Python data, which
+#                              decides no tensor's location in an operation
 #   ("mask", "")               a boolean mask (`m = x > 0`, `~pad`, `x.eq(y)`, `.bool()`)
 #   ("kernel", "triton")       a function decorated as a GPU kernel in this module ("nki": a Neuron kernel)
 #   ("other", None)            anything else that shadows an outer binding
@@ -92,7 +94,7 @@ def _plain_string_value(raw: str) -> str | None:
 
 _LIBRARY_KINDS = frozenset({"numpy"})
 _LIBRARY_COPIES = frozenset({"numpy", "to_numpy"})
-_HOST_KINDS = frozenset({"numpy", "read", "host"})
+_HOST_KINDS = frozenset({"numpy", "read", "host", "python"})
 # Methods whose result is on the host: a tensor read after one of them syncs nothing more.
 _HOST_COPIES = frozenset({"numpy", "to_numpy", "cpu", "tolist", "item"})
 _DEVICE_MOVES = frozenset({"to", "cuda", "xla", "neuron"})
@@ -578,7 +580,7 @@ class FileContext:
             return True
         if isinstance(node, cst.Name):
             binding = self.lookup(node.value)
-            return binding is not None and binding[0] == "read"
+            return binding is not None and binding[0] in ("read", "python")
         return (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
