@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -87,7 +88,9 @@ class ScanResult:
     context: Context
     db: RuleDB
     unused_suppressions: list[tuple[str, dict[str, Any]]]
-    results: list[dict[str, Any]]  # per-file analysis results (imports, kernels): input to reports
+    # per-file analysis results, as held after linking (path, module_path, lines, parsed, detections,
+    # suppressions; not the imports, import sites and kernel lists): input to reports and re-judging
+    results: list[dict[str, Any]]
     # files named on the command line that an exclude pattern skipped: (path as reported, pattern)
     excluded_named: list[tuple[str, str]] = field(default_factory=list)
     # findings the triage left out as code that runs only with CUDA (by scope; "guard": folded guards)
@@ -239,7 +242,7 @@ def analyse_files(
     if workers == 1 or len(tasks) < _IN_PROCESS_BELOW:
         _init_worker(static_data, cache_arg, fingerprint, checkers)
         for task in tasks:
-            results.append(_analyze(task))
+            results.append(_held(_analyze(task)))
             if progress:
                 progress(1)
         return results
@@ -256,7 +259,27 @@ def analyse_files(
         batch=batch,
         task_timeout=TASK_TIMEOUT,
         progress=progress,
+        keep=_held,
     )
+
+
+def _held(result: dict[str, Any]) -> dict[str, Any]:
+    """What the parent keeps of a file's result until the scan ends (20,000 files are held at once):
+    not the imported module names (nothing after the analysis reads them), and each import site a tuple whose
+    module name is shared with every other file's (`sys.intern`); run_scan drops the sites once linked."""
+    result.pop("imports", None)
+    if result.get("import_sites"):
+        result["import_sites"] = [
+            (sys.intern(m), line, col, end) for m, line, col, end in result["import_sites"]
+        ]
+    return result
+
+
+def _drop_link_inputs(results: list[dict[str, Any]]) -> None:
+    """After linking across files, the import sites and kernel/extension lists have done their work."""
+    for result in results:
+        for key in ("import_sites", "defines_kernels", "extension_modules"):
+            result.pop(key, None)
 
 
 def _lost(task: tuple[str, str], reason: str) -> dict[str, Any]:
@@ -379,6 +402,7 @@ def run_scan(
         result["module_path"] = result["path"]  # path inside its scan root: module names come from it
         result["path"] = relative_posix(file, base)
     link_across_files(results)
+    _drop_link_inputs(results)
     findings, unused = findings_in_frame(results, db, ctx, options)
     left_out: Counter = Counter()
     folded: list[Finding] = []

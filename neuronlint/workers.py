@@ -122,8 +122,13 @@ def run(
     batch: int = 4,
     task_timeout: float | None = None,
     progress: Callable[[int], None] | None = None,
+    keep: Callable[[Any], Any] | None = None,
 ) -> list[Any]:
-    """[fn(task) for task in tasks] across `workers` processes; a lost task's value is lost(task, why)."""
+    """[fn(task) for task in tasks] across `workers` processes; a lost task's value is lost(task, why).
+
+    `keep(value)`, when given, is what the parent holds of each value, applied as it arrives (so the
+    parent never holds all the full values at once).
+    """
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     results: list[Any] = [None] * len(tasks)
     done = [False] * len(tasks)
@@ -146,7 +151,7 @@ def run(
         nonlocal remaining
         if not done[index]:
             done[index] = True
-            results[index] = value
+            results[index] = keep(value) if keep is not None else value
             remaining -= 1
             if progress:
                 progress(1)

@@ -22,6 +22,8 @@ from neuronlint.ruledb import RuleDBError
 from neuronlint.safe_text import valid_unicode
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from neuronlint.formats import Report
 
 FORMAT_HELP = (
@@ -152,8 +154,12 @@ def run_scan_command(
         plain = dataclasses.replace(
             report, options=dataclasses.replace(report.options, color=False, width=None)
         )
-        output.write_text(valid_unicode(render_format(format, plain)), encoding="utf-8")
+        with open(output, "w", encoding="utf-8") as handle:
+            write_format(format, plain, handle.write)
         terminal = render_format("text", report)
+    elif format in STREAMED:
+        terminal = ""
+        write_format(format, report, sys.stdout.write)
     else:
         terminal = render_format(format, report)
     if "sarif" in formats and not quiet:
@@ -204,6 +210,21 @@ def terminal_style() -> dict:
     except (AttributeError, ValueError, OSError):
         width = None
     return {"color": color, "width": width}
+
+
+STREAMED = frozenset({"json"})  # formats written piece by piece (formats/json.py `chunks`)
+
+
+def write_format(name: str, report: Report, write: Callable[[str], object]) -> None:
+    """Render in one format into `write`, as valid Unicode: a streamed format in pieces, so a large
+    report is never held whole; the others as render_format renders them."""
+    if name in STREAMED:
+        from neuronlint.formats import json as json_format
+
+        for chunk in json_format.chunks(report):
+            write(valid_unicode(chunk))
+    else:
+        write(valid_unicode(render_format(name, report)))
 
 
 def render_format(name: str, report: Report) -> str:

@@ -1,0 +1,97 @@
+"""What keeps a large scan's parent process small, on small real inputs (benchmarks/scale_benchmark.py
+measures 20,000 files): the JSON report is written in pieces and is the same text as encoding it at
+once; the per-file results the parent holds drop what nothing after the analysis reads, and
+cross-file linking still sees everything it needs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from neuronlint import workers
+from neuronlint.filters.chain import FilterRequest
+from neuronlint.formats import json as json_format
+from neuronlint.safe_text import json_text
+from tests.conftest import FIXTURES, scan_paths
+from tests.reporting_support import SAMPLE, scan_report, write_files
+
+
+def _one_shot(report) -> str:
+    """The JSON report as it was written before it was streamed: one json.dumps of everything."""
+    return json_text(json_format.as_dict(report), indent=2) + "\n"
+
+
+def test_streamed_json_is_the_one_shot_text_on_the_fixtures() -> None:
+    report = scan_report(FIXTURES)
+    assert len(report.findings) > 100
+    pieces = list(json_format.chunks(report))
+    assert len(pieces) > len(report.findings)  # one piece per finding (and separators), not one string
+    assert "".join(pieces) == _one_shot(report)
+    json.loads("".join(pieces))
+
+
+def test_streamed_json_with_a_baseline_an_empty_report_and_a_non_utf8_name(tmp_path: Path) -> None:
+    write_files(tmp_path, SAMPLE)
+    (tmp_path / os.fsdecode(b"caf\xe9.py")).write_bytes(b"import torch\nx = torch.zeros(1).cuda()\n")
+    report = scan_report(tmp_path)
+    assert any("\udce9" in f.path for f in report.findings)
+    assert "".join(json_format.chunks(report)) == _one_shot(report)
+    baseline = tmp_path / "base.json"
+    created = subprocess.run(
+        [sys.executable, "-m", "neuronlint", "baseline", "create", ".", "-o", str(baseline), "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert created.returncode == 0, created.stderr
+    (tmp_path / "train.py").write_text(SAMPLE["train.py"] + "y = torch.zeros(1).cuda()\n")
+    report = scan_report(tmp_path, request=FilterRequest(baseline=baseline))
+    assert report.options.baseline is not None and report.findings  # the new finding only
+    assert "".join(json_format.chunks(report)) == _one_shot(report)  # "baseline" comes after the findings
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "ok.py").write_text("x = 1\n")
+    report = scan_report(empty)
+    assert not report.findings and "".join(json_format.chunks(report)) == _one_shot(report)
+
+
+def test_json_to_stdout_and_to_a_file_are_the_same_bytes(tmp_path: Path) -> None:
+    write_files(tmp_path, SAMPLE)
+    command = [sys.executable, "-m", "neuronlint", "scan", ".", "--no-cache", "-f", "json", "--exit-zero"]
+    stdout = subprocess.run(command, cwd=tmp_path, capture_output=True, timeout=120).stdout
+    subprocess.run(
+        [*command, "-o", "out.json", "-q"], cwd=tmp_path, capture_output=True, timeout=120, check=True
+    )
+    assert stdout == (tmp_path / "out.json").read_bytes() and json.loads(stdout)["findings"]
+
+
+def test_held_results_drop_what_nothing_reads_and_linking_still_works(tmp_path: Path) -> None:
+    (tmp_path / "kern").mkdir()
+    (tmp_path / "kern" / "__init__.py").write_text("")
+    (tmp_path / "kern" / "ops.py").write_text(
+        "import triton\n\n\n@triton.jit\ndef add_kernel(x_ptr):\n    pass\n"
+    )
+    (tmp_path / "model.py").write_text(
+        "import torch\nfrom kern.ops import add_kernel\nx = torch.zeros(1).cuda()\n"
+    )
+    for index in range(30):  # enough files for the worker pool
+        (tmp_path / f"m{index}.py").write_text("import torch\nimport kern.ops\ny = torch.zeros(1).cuda()\n")
+    for jobs in (1, 2):
+        result = scan_paths([tmp_path], cwd=tmp_path, jobs=jobs)
+        held = {key for r in result.results for key in r}
+        assert held == {"path", "module_path", "lines", "parsed", "detections", "suppressions"}, held
+        linked = {f.path for f in result.findings if f.rule == "NL306"}
+        assert "model.py" in linked and "m0.py" in linked and "m29.py" in linked, linked
+
+
+def test_the_pool_applies_keep_to_every_value_as_it_arrives() -> None:
+    values = workers.run(_square, list(range(40)), 2, lambda task, why: None, batch=2, keep=lambda v: -v)
+    assert values == [-(n * n) for n in range(40)]
+
+
+def _square(n: int) -> int:
+    return n * n
