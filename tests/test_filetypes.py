@@ -209,6 +209,19 @@ def test_notebook_findings_in_text_github_and_sarif(tmp_path: Path) -> None:
     assert json_line in lines
 
 
+def test_notebook_text_shows_the_cell_line_with_carets_under_the_token(tmp_path: Path) -> None:
+    # The per-file detail quotes the cell's own line, not the notebook JSON line that holds it
+    # (escaped quotes, other columns), with the carets under the token.
+    target = tmp_path / "train.ipynb"
+    target.write_text(NOTEBOOK.read_text(encoding="utf-8"), encoding="utf-8")
+    lines = _run(["scan", "train.ipynb", "--exit-zero", "--no-cache"], tmp_path).output.splitlines()
+    [at] = [i for i, line in enumerate(lines) if line.strip().startswith("cell 4:1:23 ")]
+    source, carets = next((lines[i], lines[i + 1]) for i in range(at + 1, at + 5) if "^" in lines[i + 1])
+    assert source.strip().startswith('device = torch.device("cuda")')
+    start = carets.index("^")
+    assert source[start : start + len(carets.strip())] == '"cuda"'
+
+
 def test_magics_are_skipped_and_lines_kept() -> None:
     nb = {
         "cells": [

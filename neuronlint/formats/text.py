@@ -64,6 +64,25 @@ def _source_lines(path: str, cache: dict[str, list[str]]) -> list[str]:
     return cache[path]
 
 
+def _notebook_cells(path: str, cache: dict) -> dict[tuple[int, int], str]:
+    """(cell, line in cell) -> that source line, for a notebook: its findings show the cell's own
+    line, not the JSON line that holds it (escaped, with other columns)."""
+    key = path + "\0cells"
+    if key not in cache:
+        from neuronlint.filetypes.notebook import NotebookError, parse_notebook
+
+        try:
+            module, mapping = parse_notebook("\n".join(_source_lines(path, cache)))
+        except (NotebookError, ValueError):
+            cache[key] = {}
+        else:
+            cache[key] = {
+                (mapping.cell[i], mapping.cell_line[i]): line
+                for i, line in enumerate(module.splitlines()[: len(mapping.cell)])
+            }
+    return cache[key]
+
+
 def location(f: Finding) -> str:
     """`line:column`, or `cell N:line:column` for a notebook (the notebook's cell and its line)."""
     cell = f.extra.get("cell") if f.extra else None
@@ -87,7 +106,13 @@ class _Parts(list):
         return Text.assemble(*self)
 
 
-def _finding_block(f: Finding, lines: list[str], show_source: bool, unsafe_fixes: bool = False) -> _Parts:
+def _finding_block(
+    f: Finding,
+    lines: list[str],
+    show_source: bool,
+    unsafe_fixes: bool = False,
+    cells: dict[tuple[int, int], str] | None = None,
+) -> _Parts:
     text = _Parts()
     where = location(f)
     text.append(f"  {where}".ljust(max(10, len(where) + 3)), style="dim")
@@ -106,14 +131,22 @@ def _finding_block(f: Finding, lines: list[str], show_source: bool, unsafe_fixes
         text.append(f"\n{'':10}fix: {f.fix.replacement}", style="green")
     if (f.fix is None or not f.fix.automatic) and f.extra.get("no_fix"):
         text.append(f"\n{'':10}{printable(f.extra['no_fix'])}", style="dim")
-    if show_source and 0 < f.line <= len(lines):
-        source = lines[f.line - 1].rstrip("\n").expandtabs(4)
+    cell = f.extra.get("cell") if f.extra else None
+    if cell and cells and (cell["cell"], cell["line"]) in cells:
+        source, column = cells[(cell["cell"], cell["line"])], cell["column"]
+        end = column + (f.end_column - f.column) if f.end_line == f.line else len(source) + 1
+    elif 0 < f.line <= len(lines):
+        source, column = lines[f.line - 1], f.column
+        end = f.end_column if f.end_line == f.line else len(source) + 1
+    else:
+        source = None
+    if show_source and source is not None:
+        source = source.rstrip("\n").expandtabs(4)
         stripped = source.lstrip()
         indent = len(source) - len(stripped)
         text.append(f"\n{'':10}{printable(stripped[:160])}", style="dim")
-        end = f.end_column if f.end_line == f.line else len(source) + 1
-        width = max(1, min(end, len(source) + 1) - f.column)
-        start = max(0, f.column - 1 - indent)
+        width = max(1, min(end, len(source) + 1) - column)
+        start = max(0, column - 1 - indent)
         if start < 160:
             text.append(
                 f"\n{'':10}{' ' * start}{'^' * min(width, 160 - start)}", style=_STYLE[f.severity.value]
@@ -239,11 +272,12 @@ def _print_detail(console: Console, report: Report, findings: list[Finding]) -> 
     for path in sorted(by_file):
         console.print(Text(printable(path), style="bold underline"))
         lines = _source_lines(path, cache) if report.show_source else []
+        cells = _notebook_cells(path, cache) if report.show_source and path.endswith(".ipynb") else None
         for f in by_file[path]:
             # Piped: long messages stay one line (greppable). On a terminal rich wraps them at its
             # real width, between words.
             console.print(
-                _finding_block(f, lines, report.show_source, report.options.unsafe_fixes).rich(),
+                _finding_block(f, lines, report.show_source, report.options.unsafe_fixes, cells).rich(),
                 soft_wrap=report.options.width is None,
             )
         console.print()
@@ -271,8 +305,11 @@ def _plain_quiet(report: Report) -> str | None:
             return None  # rich wraps a header line at 120 cells
         out.append(path)
         lines = _source_lines(path, cache) if report.show_source else []
+        cells = _notebook_cells(path, cache) if report.show_source and path.endswith(".ipynb") else None
         for f in by_file[path]:
-            out.append(_finding_block(f, lines, report.show_source, report.options.unsafe_fixes).plain())
+            out.append(
+                _finding_block(f, lines, report.show_source, report.options.unsafe_fixes, cells).plain()
+            )
         out.append("")
     text = "".join(line + "\n" for line in out)
     if _RICH_CHANGES.search(text):
