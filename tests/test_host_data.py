@@ -287,3 +287,21 @@ def test_reads_under_a_cpu_device_test_and_iterator_protocol(tmp_path):
                 return [len(self.tokenizer.decode(b.tolist())) for b in batch["text"]]  # ok: NL702
         """,
     )
+
+
+def test_a_cast_of_host_data_moved_to_a_device_is_a_device_dtype(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def inputs(device):
+            ids = [1, 2, 3]
+            wide = torch.tensor(ids).double().to(device)  # expect: NL501
+            on_gpu = torch.tensor(ids).double().cuda()  # expect: NL501, NL101
+            kept = torch.tensor(ids).double().to("cpu")  # ok: NL501
+            host = torch.tensor(ids).double()  # ok: NL501
+            return wide, on_gpu, kept, host
+        """,
+    )

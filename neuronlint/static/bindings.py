@@ -295,8 +295,11 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
         if ctx.is_numpy(value):
             return ("numpy", "")  # `keep = series.str.lower() == name`, `m = arr > 0`: a host mask
         return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
-    if tp in _DISPLAYS and ctx.is_host_value(value):
-        return ("host", "")  # `out = {"boxes": boxes.cpu(), ...}`, `[p.cpu() for p in preds]`
+    if tp in _DISPLAYS:
+        if ctx.is_host_value(value):
+            return ("host", "")  # `out = {"boxes": boxes.cpu(), ...}`, `[p.cpu() for p in preds]`
+        if tp is not cst.Dict and tp is not cst.DictComp and ctx.is_python_data(value):
+            return ("python", "")  # `ids = [1, 2, 3]`, `lengths = [len(x) for x in batch]`
     return None
 
 

@@ -538,7 +538,7 @@ class FileContext:
         if device is not None and not self._on_cpu_device(call):
             return False
         first = call.args[0]
-        return first.keyword is None and not first.star and self._python_data(first.value)
+        return first.keyword is None and not first.star and self.is_python_data(first.value)
 
     def is_config_value(self, node: cst.CSTNode) -> bool:
         """`self.config.sizes`, `args.lengths`, `cfg.model.ids`: a field of a configuration object,
@@ -552,17 +552,17 @@ class FileContext:
             owner = owner.value
         return isinstance(owner, cst.Name) and bool(_CONFIG_NAME.fullmatch(owner.value))
 
-    def _python_data(self, node: cst.CSTNode) -> bool:
+    def is_python_data(self, node: cst.CSTNode) -> bool:
         """Host data: numbers, strings and their lists, host values (`is_host_value`), `len(x)`."""
         if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or self._is_number(node):
             return True
         if isinstance(node, cst.UnaryOperation):
-            return self._python_data(node.expression)
+            return self.is_python_data(node.expression)
         if isinstance(node, (cst.List, cst.Tuple)):
             elements = [e.value for e in node.elements if isinstance(e, cst.Element)]
-            return bool(elements) and all(self._python_data(e) for e in elements)
+            return bool(elements) and all(self.is_python_data(e) for e in elements)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
-            return self._python_data(node.elt)
+            return self.is_python_data(node.elt)
         if self.is_config_value(node):
             return True  # `self.config.token_ids`, `args.sizes`: configuration values are Python data
         if (
@@ -571,7 +571,7 @@ class FileContext:
             and node.func.value in _PYTHON_VALUES
             and self.lookup(node.func.value) is None
         ):
-            return node.func.value == "len" or all(self._python_data(a.value) for a in node.args)
+            return node.func.value == "len" or all(self.is_python_data(a.value) for a in node.args)
         return self.is_host_value(node)
 
     def _is_number(self, node: cst.CSTNode) -> bool:

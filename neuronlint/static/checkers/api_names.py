@@ -20,6 +20,7 @@ from neuronlint.static.bindings import dotted
 from neuronlint.static.checkers.host_sync import (
     HOST_COPY_METHODS,
     in_step_closure,
+    is_cpu_device,
     periodic_facts,
     reads_device_value,
 )
@@ -177,6 +178,29 @@ def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
     return False
 
 
+def _moved_to_device(ctx: FileContext) -> bool:
+    """Whether the call being visited is the receiver of `.to(<not "cpu">)` or `.cuda()`."""
+    attribute, call = ctx.parent(), ctx.parent(2)
+    if not (isinstance(attribute, cst.Attribute) and isinstance(call, cst.Call) and call.func is attribute):
+        return False
+    if attribute.attr.value == "cuda":
+        return True
+    if attribute.attr.value != "to" or not call.args:
+        return False
+    target = call.args[0].value if call.args[0].keyword is None else None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            target = arg.value
+    if (
+        target is None
+        or ctx.qualname(target) is not None
+        and ctx.qualname(target).startswith("torch.")
+        and (ctx.qualname(target) != "torch.device")
+    ):
+        return False  # `.to(torch.float32)`: another cast, no move
+    return not is_cpu_device(target, ctx)
+
+
 def _called_on_host_data(entry: dict, node: cst.CSTNode, ctx: FileContext) -> bool:
     """For a `receiver = "device"` name row: the function is called on host data
     (`torch.unique(torch.Tensor(np_labels))`, `torch.nonzero(mask_np)`), which is CPU work."""
@@ -319,7 +343,10 @@ class ApiNames(Checker):
         elif ctx.is_host_value(func.value) if entry.get("receiver") == "device" else ctx.is_numpy(func.value):
             # `receiver = "device"` rows (dtype, dynamic shapes): a host tensor's `.unique()` is CPU
             # work. Other rows (`.cuda()`) apply to any receiver that is not a numpy/pandas object.
-            return
+            # A cast whose result goes to a device (`torch.tensor(ids).long().to(device)`) makes a
+            # device tensor of that dtype.
+            if not ("dtype" in entry.get("facts", ()) and _moved_to_device(ctx)):
+                return
         if method in HOST_COPY_METHODS and in_step_closure(ctx):
             return  # the recommended XLA pattern: the read runs after the step, off the device's path
         facts = _entry_facts(entry, entry["name"])
