@@ -258,27 +258,18 @@ def test_a_loaded_model_moved_to_the_cpu_is_not_a_host_read(tmp_path):
     )
 
 
-def test_reads_under_a_cpu_device_test_and_iterator_protocol(tmp_path):
+def test_iterator_protocol_and_moves_to_the_cpu_device(tmp_path):
     check(
         tmp_path,
         """
         import torch
 
-        _CPU_DEVICE = torch.device("cpu")
 
-
-        class LogReg(torch.nn.Module):
-            def fit(self, features, labels, scores):
-                features = features.to(device=self.device)
-                if self.device == _CPU_DEVICE:
-                    array = features.numpy()  # ok: NL703
-                if features.device.type == "cpu" and labels.is_cpu:
-                    values = labels.tolist()  # ok: NL702
-                else:
-                    values = scores.tolist()  # expect: NL702
-                if not torch.cuda.is_available():  # expect: NL106
-                    copied = labels.cpu()  # expect: NL703
-                return array, values, copied
+        class Chunk:
+            def move(self, device):
+                if device.type == "cpu":
+                    self.cpu_shard = self.cuda_shard.to("cpu")  # expect: NL703
+                return self
 
 
         class TokenCounter:

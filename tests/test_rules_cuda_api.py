@@ -490,3 +490,36 @@ def test_cuda_call_behind_a_cuda_check_is_info(tmp_path):
         **CUDA_API,
     )
     assert [f.severity.value for f in findings if f.rule == "NL105"] == ["info", "warning"]
+
+
+def test_pin_memory_in_a_cuda_cache_manager_is_not_a_device_abstraction(tmp_path):
+    """`_cuda_id` and `_gpu_idxs` name one kind of device: the class is CUDA code, not an
+    abstraction over several device types (docs/what-counts.md)."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class CachedParamMgr(torch.nn.Module):
+            def _id_to_cached_cuda_id(self, ids):
+                return ids
+
+            def _find_evict_gpu_idxs(self, count):
+                return count
+
+            def reorder(self, weight):
+                self.weight = weight.pin_memory()  # expect: NL110
+
+
+        class DeviceHelper:
+            def is_npu(self):
+                return False
+
+            def is_cuda(self):
+                return True
+
+            def pin(self, tensor):
+                return tensor.pin_memory()  # ok: NL110
+        """,
+    )

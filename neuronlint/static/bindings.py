@@ -639,6 +639,8 @@ _DEVICE_LAYER_CLASS = re.compile(r"(Accelerator|Platform|DeviceInterface|DeviceM
 _DEVICE_TYPE_WORD = re.compile(
     r"(?:^|_)(cuda|gpu|rocm|hip|npu|xpu|hpu|mps|mlu|musa|tpu|xla|neuron)(?=_|$|\d)", re.IGNORECASE
 )
+# Words for one kind of device: `_cuda_id` beside `_gpu_idxs` (a CUDA cache manager) is one kind.
+_DEVICE_FAMILY = {"gpu": "cuda", "rocm": "cuda", "hip": "cuda"}
 # Its CUDA implementation stays CUDA code (`CUDA_Accelerator`, `GPUPlatform`).
 _CUDA_CLASS = re.compile(r"cuda|gpu|nvidia", re.IGNORECASE)
 
@@ -655,7 +657,7 @@ def _device_layer(node: cst.ClassDef) -> bool:
         return True
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     kinds = {
-        match.group(1).lower()
+        _DEVICE_FAMILY.get(match.group(1).lower(), match.group(1).lower())
         for statement in body
         if isinstance(statement, cst.FunctionDef)
         for match in _DEVICE_TYPE_WORD.finditer(statement.name.value)

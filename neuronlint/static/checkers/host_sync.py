@@ -122,46 +122,6 @@ def _self_is_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
     return scope is not None and scope.module_class
 
 
-_CPU_NAME = re.compile(r"cpu", re.IGNORECASE)
-
-
-def _names_cpu(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    """`"cpu"`, `torch.device("cpu")`, or a name that says it is the CPU device (`_CPU_DEVICE`)."""
-    if is_cpu_device(node, ctx):
-        return True
-    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", None)
-    return (
-        isinstance(node, (cst.Name, cst.Attribute)) and isinstance(name, str) and bool(_CPU_NAME.search(name))
-    )
-
-
-def _tests_cpu(test: cst.BaseExpression, ctx: FileContext) -> bool:
-    """`device == "cpu"`, `x.device.type == "cpu"`, `self.device == _CPU_DEVICE`, `x.is_cpu`."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _tests_cpu(test.left, ctx) or _tests_cpu(test.right, ctx)
-    if isinstance(test, cst.Attribute):
-        return test.attr.value == "is_cpu"
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    comparison = test.comparisons[0]
-    if not isinstance(comparison.operator, (cst.Equal, cst.Is)):
-        return False
-    return _names_cpu(test.left, ctx) or _names_cpu(comparison.comparator, ctx)
-
-
-def under_cpu_device_test(ctx: FileContext) -> bool:
-    """In the body of `if device == "cpu":` (or `if x.is_cpu:`) in the same function: code that runs
-    only where the values are on the CPU, so reading them copies nothing from a device."""
-    chain = ctx.parents
-    for index in range(len(chain) - 1, 0, -1):
-        ancestor = chain[index - 1]
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-        if isinstance(ancestor, cst.If) and chain[index] is ancestor.body and _tests_cpu(ancestor.test, ctx):
-            return True
-    return False
-
-
 def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     """For a `.item()`/`.tolist()`/`.numpy()`/`.cpu()` call: can this copy a device tensor to the host?
 
@@ -179,7 +139,7 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
         return False
     if func.attr.value == "cpu" and (names_module(receiver) or _self_is_module(receiver, ctx)):
         return False
-    return not _copied_before(receiver, ctx) and not ctx.in_error_path() and not under_cpu_device_test(ctx)
+    return not _copied_before(receiver, ctx) and not ctx.in_error_path()
 
 
 def every_n_steps(node: cst.CSTNode, ctx: FileContext) -> bool:
@@ -290,8 +250,6 @@ class HostSync(Checker):
             return
         receiver = func.value
         if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
-            return
-        if under_cpu_device_test(ctx):
             return
         if names_module(receiver) or _self_is_module(receiver, ctx):
             return  # `model.to("cpu")` moves a module's weights; no value is read
