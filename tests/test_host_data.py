@@ -119,6 +119,11 @@ def test_processors_tokenizers_collators_and_preprocessing_functions(tmp_path):
             return out
 
 
+        def build_tokenizer(path, ids):
+            tokenizer = load(path)
+            return tokenizer, ids.cpu()  # expect: NL703
+
+
         def compute_metrics(eval_pred):
             predictions, labels = eval_pred
             labels[labels == -100] = 0  # ok: NL602

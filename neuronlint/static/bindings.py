@@ -604,8 +604,9 @@ _DATA_SAMPLERS = frozenset(
 _HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|__next__|collate\w*|\w*_collate\w*|collater)$")
 # Functions that prepare examples for a model (`datasets.map(preprocess_function)`,
 # `tokenize_fn`): data-pipeline code, unless they are a module's methods (`Sam.preprocess` runs on
-# the device).
-_PREPARE_FUNCTION = re.compile(r"^_?(\w+_)?(preprocess|tokeniz)\w*$")
+# the device). Functions that build a tokenizer or a preprocessor (`get_tokenizer`,
+# `build_preprocessor`) are not.
+_PREPARE_FUNCTION = re.compile(r"^_?(\w+_)?(preprocess(ing)?|tokenize)(_\w+)?$")
 
 
 def _annotated_kind(annotation: cst.BaseExpression, ctx: FileContext) -> Binding | None:
