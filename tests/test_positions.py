@@ -91,3 +91,49 @@ def test_elif_is_reported_on_its_own_line(tmp_path: Path) -> None:
 def test_fixture_positions_match_whole_module_generation(path: Path) -> None:
     fast, whole = _both(path.read_bytes())
     assert fast == whole
+
+
+# Findings on the first line of long statements (generation stops at the end of that line), first
+# lines that occur twice with different continuations (the whole statement decides), whole
+# statements that occur twice (the stdlib parser's statement starts decide), and a last line
+# without a newline.
+PREFIX_CASE = """\
+import torch
+
+
+def a(x):
+    y = x.cuda(); z = torch.zeros(
+        3,
+        4,
+    )
+    w = torch.zeros(3, device="cuda").sum(
+        dim=0,
+    )
+    w = torch.zeros(3, device="cuda").sum(
+        dim=1,
+    )
+    return w
+
+
+def b(x):
+    w = torch.zeros(3, device="cuda").sum(
+        dim=0,
+    )
+    return w.cuda(
+        0
+    ).item()
+v = torch.zeros(1).cuda()"""
+
+
+def test_statement_prefixes_match_whole_module_generation() -> None:
+    import ast
+
+    source = PREFIX_CASE.encode()
+    fast, whole = _both(source)
+    assert fast and fast == whole
+    module = cst.parse_module(source)
+    ctx = FileContext("t.py", module, "t", build_static_data(load_ruledb()))
+    walk(module, ctx, default_engine(ctx.data))
+    targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
+    same_module_whole = positions._whole_module(module, {id(n) for n, _, _, _ in targets})
+    assert positions.locate(module, source, targets, ast.parse(source)) == same_module_whole  # guard's tree

@@ -7,6 +7,7 @@ full parse-time extra on fairseq, while this walk costs about 5% of the parse.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 import sys
@@ -19,6 +20,7 @@ import libcst as cst
 
 from neuronlint.static import parse_guard
 from neuronlint.static.context import FileContext
+from neuronlint.static.cstparse import parse_module
 from neuronlint.static.import_sites import import_sites
 from neuronlint.static.positions import locate
 from neuronlint.static.registry import Checker
@@ -235,7 +237,7 @@ def _analyze_guarded(rel_path: str, data: bytes, static_data: Any, engine: Engin
         error = measured.syntax_error
         try:
             return parse_guard.run(
-                lambda d: _analyze_python(rel_path, d, static_data, engine),
+                lambda d: _analyze_python(rel_path, d, static_data, engine, measured.tree),
                 data,
                 risky=measured.risky,
                 timeout=parse_guard.SYNTAX_ERROR_TIMEOUT if error else parse_guard.ISOLATED_TIMEOUT,
@@ -263,7 +265,10 @@ def _count_lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def _analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine) -> FileResult:
+def _analyze_python(
+    rel_path: str, data: bytes, static_data: Any, engine: Engine, tree: ast.Module | None = None
+) -> FileResult:
+    """`tree`: the stdlib parser's tree of `data` when the parse guard made one (positions reuse it)."""
     from neuronlint.filters.suppressions import parse_suppressions
 
     result = FileResult(path=rel_path, lines=_count_lines(data))
@@ -279,7 +284,7 @@ def _analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine
         result.import_sites = import_sites(data, _module_name(rel_path), rel_path.endswith("__init__.py"))
         return result
     try:
-        module = cst.parse_module(data)
+        module = parse_module(data)  # LibCST's parse without re-validating its own nodes
     except cst.ParserSyntaxError as exc:
         line, column, message = _syntax_error_location(data, exc)
         result.detections.append(_tool_detection("NL001", line, message, column=column))
@@ -296,7 +301,7 @@ def _analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine
         walk(module, ctx, engine)
         targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
         targets += [(d.end_node, d.top, d.stmt, d.indents) for d in ctx.detections if d.end_node is not None]
-        spans = locate(module, data, targets) if targets else {}
+        spans = locate(module, data, targets, tree) if targets else {}
     except RecursionError:
         result.detections.append(_tool_detection("NL002", 1, "the file nests too deeply to analyse"))
         return result

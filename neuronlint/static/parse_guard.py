@@ -31,7 +31,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -179,6 +179,9 @@ class Measure:
     problem: str | None  # why the file must not reach LibCST; None if it may
     risky: bool = False  # analyse it in a disposable process
     syntax_error: SyntaxError | None = None  # the stdlib parser's complaint, when it has one
+    # The stdlib parser's tree of a file that may reach LibCST: positions.locate reuses it where a
+    # statement's text occurs twice instead of parsing the file again.
+    tree: ast.Module | None = field(default=None, repr=False, compare=False)
 
 
 def measure(data: bytes) -> Measure:
@@ -207,12 +210,12 @@ def measure(data: bytes) -> Measure:
     except ValueError:
         return Measure(None, tokens > RISKY_TOKENS)  # a decoding problem: LibCST reports it
     depth, brackets = _depths(tree, data if _utf8(data) else None)
-    del tree
     if depth > MAX_DEPTH:
         return Measure(f"{TOO_DEEP}: expressions nest {depth} deep, over the {MAX_DEPTH} limit")
     if brackets > MAX_BRACKETS:
         return Measure(f"{TOO_DEEP}: brackets nest {brackets} deep, over the {MAX_BRACKETS} limit")
-    return Measure(None, tokens > RISKY_TOKENS or depth > RISKY_DEPTH or brackets > RISKY_BRACKETS)
+    risky = tokens > RISKY_TOKENS or depth > RISKY_DEPTH or brackets > RISKY_BRACKETS
+    return Measure(None, risky, tree=tree)
 
 
 # ---- a large stack -----------------------------------------------------------------------------

@@ -26,16 +26,41 @@ class _Stop(Exception):
     """Code generation reached the body of a compound statement whose header was all we needed."""
 
 
+class _NoPosition:
+    """A context manager that does nothing, cheaper than CodegenState's generator-based one."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_POSITION = _NoPosition()
+_NEWLINE = cst.Newline
+
+
 class _RecordingState(CodegenState):
-    __slots__ = ("targets", "marks", "stop_at")
+    __slots__ = ("targets", "marks", "stop_at", "pending", "line_done", "partial")
 
     def __init__(
-        self, default_indent: str, default_newline: str, targets: set[int], stop_at: cst.CSTNode | None = None
+        self,
+        default_indent: str,
+        default_newline: str,
+        targets: set[int],
+        stop_at: cst.CSTNode | None = None,
+        stop_after: set[int] | None = None,
     ):
         super().__init__(default_indent=default_indent, default_newline=default_newline)
         self.targets = targets
         self.marks: dict[int, list[int]] = {}
         self.stop_at = stop_at
+        # With `stop_after`: stop at the end of the line on which the last of these nodes ends.
+        self.pending = set(stop_after) if stop_after else None
+        self.line_done = False
+        self.partial = False  # the text is a prefix of the statement's (set by locate)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         if node is self.stop_at:
@@ -44,9 +69,18 @@ class _RecordingState(CodegenState):
             self.marks[id(node)] = [len(self.tokens), -1]
 
     def after_codegen(self, node: cst.CSTNode) -> None:
+        if self.line_done and type(node) is _NEWLINE:
+            raise _Stop
         mark = self.marks.get(id(node))
         if mark is not None:
             mark[1] = len(self.tokens)
+            pending = self.pending
+            if pending is not None:
+                pending.discard(id(node))
+                self.line_done = not pending
+
+    def record_syntactic_position(self, node: cst.CSTNode, **_: object) -> _NoPosition:  # type: ignore[override]
+        return _NO_POSITION  # only PositionProvider's state records positions here
 
 
 def _spans(state: _RecordingState, first_line: int) -> tuple[str, dict[int, Span]]:
@@ -84,15 +118,19 @@ def _whole_module(module: cst.Module, targets: set[int]) -> dict[int, Span]:
     return _spans(state, 1)[1]
 
 
-def _parse_starts(source: bytes, module: cst.Module) -> tuple[dict[int, set[int]], list[int]] | None:
+def _parse_starts(
+    source: bytes, module: cst.Module, tree: ast.Module | None = None
+) -> tuple[dict[int, set[int]], list[int]] | None:
     """From the stdlib parser: line -> columns where statements begin, and the first line of each
-    module-level statement of `module` (after its leading comments). None if the two trees disagree."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a scanned file's SyntaxWarnings are not ours to print
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
+    module-level statement of `module` (after its leading comments). None if the two trees disagree.
+    `tree`: `ast.parse(source)` when the caller has it already (the parse guard made it)."""
+    if tree is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a scanned file's SyntaxWarnings are not ours to print
+                tree = ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
 
     def first_line(node: ast.stmt) -> int:
         decorators = getattr(node, "decorator_list", None)
@@ -133,8 +171,10 @@ Target = tuple[cst.CSTNode, "cst.CSTNode | None", "cst.CSTNode | None", tuple[st
 # (node, module-level statement, innermost statement, indents of the blocks around the innermost statement)
 
 
-def locate(module: cst.Module, source: bytes, targets: Iterable[Target]) -> dict[int, Span]:
-    """Map id(node) -> span for every target node.
+def locate(
+    module: cst.Module, source: bytes, targets: Iterable[Target], tree: ast.Module | None = None
+) -> dict[int, Span]:
+    """Map id(node) -> span for every target node (`tree`: `ast.parse(source)`, if already made).
 
     Each innermost statement is generated on its own, with the indentation its blocks give it, so
     its text is exactly what whole-module generation would produce there. If that text occurs once
@@ -179,7 +219,23 @@ def locate(module: cst.Module, source: bytes, targets: Iterable[Target]) -> dict
                 stmt._codegen(state)
             except _Stop:
                 if all(state.marks.get(i, (0, -1))[1] != -1 for i in wanted):
+                    state.partial = True
                     return state, "".join(state.tokens)
+        if wanted:
+            # Once the last wanted target has ended, the rest of its line is all the text needed:
+            # a prefix of the statement's, found at the start of its line just the same, so the rest
+            # of a long statement is not generated. Every node marked in it must have ended, so its
+            # spans are the ones the whole statement would give.
+            state = _RecordingState(module.default_indent, module.default_newline, ids, stop_after=wanted)
+            state.indent_tokens = list(indents)
+            try:
+                stmt._codegen(state)
+            except _Stop:
+                if all(mark[1] != -1 for mark in state.marks.values()):
+                    state.partial = True
+                    return state, "".join(state.tokens)
+            else:
+                return state, "".join(state.tokens).rstrip("\r\n")
         state = _RecordingState(module.default_indent, module.default_newline, ids)
         state.indent_tokens = list(indents)
         stmt._codegen(state)
@@ -208,12 +264,12 @@ def locate(module: cst.Module, source: bytes, targets: Iterable[Target]) -> dict
     for top, stmt, indents in groups.values():
         state, text = generate(stmt, indents, in_statement[id(stmt)])
         line = unique_line_start(text)
-        if line is None and state.stop_at is not None:  # the header occurs twice: try the whole statement
+        if line is None and state.partial:  # its header or first lines occur twice: the whole statement
             state, text = generate(stmt, indents)
             line = unique_line_start(text)
         if line is None:  # the same statement text twice: ask the stdlib parser where statements start
             if parsed is None:
-                parsed = _parse_starts(source, module)
+                parsed = _parse_starts(source, module, tree)
                 if parsed is None:
                     return _whole_module(module, ids)
             starts, top_lines = parsed
