@@ -301,3 +301,21 @@ def test_a_cast_of_host_data_moved_to_a_device_is_a_device_dtype(tmp_path):
             return wide, on_gpu, kept, host
         """,
     )
+
+
+def test_a_comprehension_in_one_branch_does_not_rebind_a_tensor_elsewhere(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def log_conditionings(batch, key):
+            x = batch[key]
+            if x.dim() == 1:
+                x = [str(x[i].item()) for i in range(x.shape[0])]  # expect: NL701
+            elif x.dim() == 2:
+                x = ["x".join(str(v) for v in x[i].tolist()) for i in range(x.shape[0])]  # expect: NL702
+            return x
+        """,
+    )

@@ -298,12 +298,26 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp in _DISPLAYS:
         if ctx.is_host_value(value):
             return ("host", "")  # `out = {"boxes": boxes.cpu(), ...}`, `[p.cpu() for p in preds]`
-        if tp is not cst.Dict and tp is not cst.DictComp and ctx.is_python_data(value):
-            return ("python", "")  # `ids = [1, 2, 3]`, `lengths = [len(x) for x in batch]`
+        if (tp is cst.List or tp is cst.Tuple) and _literal_display(value):
+            return ("python", "")  # `ids = [1, 2, 3]`: Python numbers (not a comprehension, which may
+            # rebind a tensor's name in one branch only: `x = [str(x[i].item()) ...]`)
     return None
 
 
 _DISPLAYS = (cst.Dict, cst.DictComp, cst.List, cst.ListComp, cst.Tuple)
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+
+
+def _literal_display(node: cst.BaseExpression) -> bool:
+    """A list or tuple display of number and string literals (nested ones too)."""
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    if isinstance(node, _LITERALS):
+        return True
+    if isinstance(node, (cst.List, cst.Tuple)):
+        elements = [e.value for e in node.elements if isinstance(e, cst.Element)]
+        return bool(elements) and len(elements) == len(node.elements) and all(map(_literal_display, elements))
+    return False
 
 
 def _names_dtype(qualified: str, ctx: FileContext) -> bool:
