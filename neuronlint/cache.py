@@ -18,8 +18,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -69,7 +67,7 @@ def secret_path() -> Path:
     return Path(base) / "neuronlint" / "cache-secret"
 
 
-_PROCESS_SECRET = secrets.token_bytes(32)  # used when the user's secret cannot be stored
+_PROCESS_SECRET = os.urandom(32)  # used when the user's secret cannot be stored
 
 
 @lru_cache(maxsize=4)
@@ -82,9 +80,11 @@ def _secret(path: Path) -> bytes:
         pass
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only when writing (a scan that only reads does not import it)
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret-")
         with os.fdopen(fd, "wb") as handle:  # mkstemp creates the file with mode 0600
-            handle.write(secrets.token_bytes(32))
+            handle.write(os.urandom(32))
         os.replace(tmp, path)
         return path.read_bytes()[:64]
     except OSError:
@@ -186,6 +186,8 @@ class Cache:
             if not (self.directory.parent / ".gitignore").exists():
                 (self.directory.parent / ".gitignore").write_text("*\n")
             # Write then rename so that parallel workers never read a half-written entry.
+            import tempfile  # only when writing
+
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "wb") as handle:
                 handle.write(_mac(key, payload).encode("ascii") + b"\n" + payload)

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 class ConfigError(Exception):
@@ -67,6 +61,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -124,6 +122,8 @@ def load_config(path: Path | None) -> Config:
     config = Config(path=path, root=path.parent)
     for key, value in table.items():
         if key not in _KNOWN:
+            import difflib  # only for a misspelt key
+
             close = difflib.get_close_matches(key.replace("_", "-"), sorted(_KNOWN), n=1, cutoff=0.6)
             hint = f"did you mean '{close[0]}'? " if close else ""
             raise ConfigError(

@@ -118,10 +118,16 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(
-    static_data: StaticData, cache_dir: str | None, fingerprint: str, checkers: tuple[type, ...] | None = None
+    static_data: StaticData,
+    cache_dir: str | None,
+    fingerprint: str,
+    checkers: tuple[type, ...] | None = None,
+    in_pool: bool = False,
 ) -> None:
+    from neuronlint.static import engine
     from neuronlint.static.engine import Engine, default_engine
 
+    engine.keep_trees = not in_pool  # a pool worker's trees never reach the fix planner
     _WORKER["engine"] = Engine(checkers, static_data) if checkers is not None else default_engine(static_data)
     _WORKER["data"] = static_data
     _WORKER["cache"] = Cache(Path(cache_dir)) if cache_dir else None
@@ -132,7 +138,6 @@ def _analyze(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
     """Analyse one file (path to read, module path within its scan root, named on the command
     line); never raises."""
     from neuronlint.filetypes.analyze import analyze_file, file_kind
-    from neuronlint.static import build_inputs
     from neuronlint.static.engine import FileResult, _tool_detection, analyze_python
 
     path, module_path = task[0], task[1]
@@ -168,6 +173,8 @@ def _analyze(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
         if kind == "python":
             result = analyze_python(module_path, data, _WORKER["data"], _WORKER["engine"])
         elif kind == "cuda":
+            from neuronlint.static import build_inputs
+
             result = build_inputs.analyze_cuda_source(module_path, data)
         elif kind is None:  # only named files get here: directories skip unknown kinds silently
             result = FileResult(path=module_path, lines=0)
@@ -255,7 +262,7 @@ def analyse_files(
         workers,
         _lost,
         initializer=_init_worker,
-        initargs=(static_data, cache_arg, fingerprint, checkers),
+        initargs=(static_data, cache_arg, fingerprint, checkers, True),
         batch=batch,
         task_timeout=TASK_TIMEOUT,
         progress=progress,

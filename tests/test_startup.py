@@ -153,6 +153,15 @@ NOT_ON_THE_FAST_PATH = (
     "neuronlint.formats.sarif",
     "neuronlint.filetypes.shell",
     "neuronlint.filetypes.notebook",
+    "neuronlint.static.build_inputs",  # CUDA sources, requirements and pyproject only
+    "tempfile",  # only when a cache entry, the cache secret or a snapshot is written
+    "tomllib",  # no configuration file in the scanned directory: no TOML parser
+    "concurrent.futures",  # the parse thread is a plain thread (concurrent.futures imports logging)
+    "logging",
+    "secrets",  # the cache secret is os.urandom
+    "difflib",  # only to suggest a selector or a configuration key
+    "neuronlint.filters.baseline",  # only with --baseline
+    "neuronlint.filters.changed_lines",  # only with --diff-base (or GitHub annotations in a PR)
 )
 
 
@@ -187,6 +196,91 @@ def test_a_one_file_scan_imports_only_what_it_uses(tmp_path: Path) -> None:
     )
     assert not loaded, f"imported on the fast path: {loaded}"
     assert "rich" not in modules  # piped and quiet: plain text
+
+
+# ---- the fix planner works on the scan's tree ------------------------------------------------------
+
+
+def test_a_one_file_scan_parses_its_file_once(tmp_path: Path, monkeypatch) -> None:
+    """`scan` shows each fixable finding's fix: the planner takes the tree the scan parsed instead
+    of parsing the file again, and the fixes are the ones a fresh parse gives."""
+    import libcst
+
+    from neuronlint.findings import Finding
+    from neuronlint.fix.flavours import Flavour
+    from neuronlint.fix.run import attach
+    from neuronlint.pipeline import ScanOptions, run_scan
+    from neuronlint.static import engine
+
+    source = (FIXTURES / "gpt_trainer" / "train.py").read_bytes()
+    (tmp_path / "train.py").write_bytes(source)
+    parses: list[object] = []
+    real_parse = libcst.parse_module
+    monkeypatch.setattr(
+        libcst, "parse_module", lambda code, *a, **k: parses.append(code) or real_parse(code, *a, **k)
+    )
+    engine._TREES.clear()
+    options = ScanOptions(paths=[tmp_path / "train.py"], jobs=1, base=tmp_path, cache_dir=None)
+    result = run_scan(options)
+    assert attach(result, Flavour("portable"), tmp_path) > 0
+    assert parses == [source]  # the scan's parse only
+
+    def fixes(findings: list[Finding]) -> list[tuple]:
+        return [(f.rule, f.line, f.column, f.fix and f.fix.to_dict()) for f in findings]
+
+    reused = fixes(result.findings)
+    engine._TREES.clear()  # as when the scan's result came from the cache: the planner parses
+    again = run_scan(options)
+    engine._TREES.clear()
+    attach(again, Flavour("portable"), tmp_path)
+    assert len(parses) == 3 and fixes(again.findings) == reused
+
+
+def _mirror_python_files(repo: str, limit: int) -> dict[Path, bytes]:
+    """Up to `limit` Python files of a local mirror of a public repository (none when it is absent)."""
+    root = Path(os.environ.get("NEURONLINT_MIRRORS", "/work/.mirror")) / repo / "repo"
+    if not root.is_dir():
+        return {}
+    listed = subprocess.run(["git", "-C", str(root), "ls-tree", "-r", "HEAD"], capture_output=True, text=True)
+    blobs = [line.split(None, 3)[2:] for line in listed.stdout.splitlines() if line.endswith(".py")][:limit]
+    out: dict[Path, bytes] = {}
+    for blob, name in blobs:
+        done = subprocess.run(["git", "-C", str(root), "cat-file", "blob", blob], capture_output=True)
+        if done.returncode == 0:
+            out[Path(repo, name)] = done.stdout
+    return out
+
+
+def test_the_scans_tree_is_the_tree_of_the_files_text() -> None:
+    """A kept tree stands for `parse_module(text)`: the same nodes as parsing the decoded text, on
+    every Python file of the fixtures and of a real repository when one is fetched."""
+    import libcst
+
+    from neuronlint.static import engine
+
+    texts = {f: f.read_bytes() for f in sorted(FIXTURES.rglob("*.py"))}
+    texts.update(_mirror_python_files("huggingface+peft", 150))
+    texts[Path("cookie.py")] = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n".encode("latin-1")
+    texts[Path("bom.py")] = b"\xef\xbb\xbfx = 1\n"
+    kept = 0
+    for path, data in texts.items():
+        engine._TREES.clear()
+        engine._remember(data, libcst.parse_module(data))
+        tree = engine.parsed_tree(data)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            assert tree is None, path
+            continue
+        if tree is None:
+            assert path.name in ("cookie.py", "bom.py") or not data.isascii(), path
+            continue
+        kept += 1
+        fresh = libcst.parse_module(text)
+        assert tree.deep_equals(fresh) and tree.code == fresh.code == text, path
+        assert (tree.default_newline, tree.default_indent) == (fresh.default_newline, fresh.default_indent)
+    assert kept >= len(texts) - 3
+    engine._TREES.clear()
 
 
 def test_the_full_text_report_still_uses_rich_and_help_still_typer(tmp_path: Path) -> None:

@@ -29,6 +29,19 @@ class BaselineError(Exception):
     """The baseline file is missing or malformed; the message names the file and the problem."""
 
 
+@dataclass(frozen=True)
+class BaselineSummary:
+    """What --baseline did to a run's findings, for the outputs."""
+
+    file: str
+    new: int
+    unchanged: int
+    fixed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "new": self.new, "unchanged": self.unchanged, "fixed": self.fixed}
+
+
 @dataclass
 class BaselineEntry:
     path: str  # relative to the baseline file's directory, '/'-separated

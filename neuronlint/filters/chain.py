@@ -12,16 +12,19 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neuronlint import fingerprints, gitrepo
-from neuronlint.filters import baseline as baseline_filter
-from neuronlint.filters import changed_lines, suppressions
 from neuronlint.filters import scope as scope_filter
+from neuronlint.filters import suppressions
 from neuronlint.filters.selection import Selection
 from neuronlint.filters.unused import is_broken, unused_suppression_findings
 from neuronlint.findings import Finding, Severity
 from neuronlint.ruledb import Context, RuleDB
+
+if TYPE_CHECKING:  # the baseline and changed-line filters are imported only when they run
+    from neuronlint.filters.baseline import BaselineSummary
+    from neuronlint.filters.changed_lines import ChangedLines, DiffSummary
 
 Suppression = dict[str, Any]  # one parsed `# neuronlint: ignore[...]` comment
 
@@ -58,31 +61,6 @@ class FilterRequest:
     scopes: frozenset[str] | None = None  # --scope (None: every scope)
 
 
-@dataclass(frozen=True)
-class BaselineSummary:
-    file: str
-    new: int
-    unchanged: int
-    fixed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "new": self.new, "unchanged": self.unchanged, "fixed": self.fixed}
-
-
-@dataclass(frozen=True)
-class DiffSummary:
-    ref: str
-    merge_base: str
-    outside_changed_lines: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ref": self.ref,
-            "merge_base": self.merge_base,
-            "outside_changed_lines": self.outside_changed_lines,
-        }
-
-
 @dataclass
 class FilterOutcome:
     findings: list[Finding]  # what the report shows
@@ -92,7 +70,7 @@ class FilterOutcome:
     notes: list[str] = field(default_factory=list)  # one-line messages for stderr
     baseline: BaselineSummary | None = None
     diff_base: DiffSummary | None = None
-    changed_lines: changed_lines.ChangedLines | None = None  # also set when it only orders annotations
+    changed_lines: ChangedLines | None = None  # also set when it only orders annotations
     # --severity: the active findings it left out, by severity ("warning" -> 2287); {} = none hidden
     hidden_by_severity: dict[str, int] = field(default_factory=dict)
     min_severity: str = "info"
@@ -136,6 +114,9 @@ def apply_filters(
     outcome = FilterOutcome(findings=findings, scanned=findings, cwd=cwd, repo_prefix=path_prefix)
 
     if request.baseline is not None:
+        from neuronlint.filters import baseline as baseline_filter
+        from neuronlint.filters.baseline import BaselineSummary
+
         try:
             loaded = baseline_filter.load(request.baseline)
         except baseline_filter.BaselineError as exc:
@@ -158,6 +139,9 @@ def apply_filters(
     if base is None and "github" in request.formats:
         base, prioritise_only = github_pr_base(), True
     if base is not None:
+        from neuronlint.filters import changed_lines
+        from neuronlint.filters.changed_lines import DiffSummary
+
         try:
             changed = changed_lines.compute(base, cwd)
         except changed_lines.ChangedLinesError as exc:

@@ -25,6 +25,22 @@ class ChangedLinesError(Exception):
     """--diff-base cannot be honoured; the message says why and how to fix it."""
 
 
+@dataclass(frozen=True)
+class DiffSummary:
+    """What --diff-base did to a run's findings, for the outputs."""
+
+    ref: str
+    merge_base: str
+    outside_changed_lines: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "ref": self.ref,
+            "merge_base": self.merge_base,
+            "outside_changed_lines": self.outside_changed_lines,
+        }
+
+
 @dataclass
 class ChangedLines:
     base_ref: str

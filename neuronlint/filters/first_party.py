@@ -16,11 +16,6 @@ from pathlib import Path
 
 from neuronlint.findings import Finding
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 LIBRARY_RULES = frozenset({"NL401", "NL402", "NL403"})
 _SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
 
@@ -75,6 +70,10 @@ def _declared_names(root: Path) -> set[str]:
     names: set[str] = set()
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
         try:
             doc = tomllib.loads(pyproject.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError, RecursionError):

@@ -7,7 +7,6 @@ matches it (no select: the rule's `default_enabled`).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,6 +38,8 @@ def check_selectors(db: RuleDB, selectors: Iterable[str], where: str) -> None:
     for selector in selectors:
         if selector == "ALL" or selector in categories or any(r.startswith(selector) for r in db.rules):
             continue
+        import difflib  # only for a selector that names nothing
+
         if selector.startswith("NL"):
             close = difflib.get_close_matches(selector, sorted(db.rules), n=3, cutoff=0.6)
         else:

@@ -9,7 +9,6 @@ is written only when its new text parses. A second run therefore finds nothing t
 from __future__ import annotations
 
 import ast
-import difflib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,6 +148,8 @@ class FileFix:
         return self.before != self.after
 
     def diff(self) -> str:
+        import difflib
+
         lines = difflib.unified_diff(
             self.before.splitlines(keepends=True),
             self.after.splitlines(keepends=True),
@@ -257,6 +258,8 @@ def removed_and_new(
     A fix of one rule on a line where another rule of the same category was folded into it leaves
     that other rule's finding: the finding is not removed, and is not counted as fixed. The third
     value maps id(a finding of `after`) to the finding of `before` it is."""
+    import difflib  # fixing, not scanning
+
     old_lines, new_lines = before_text.splitlines(), after_text.splitlines()
     where: dict[int, range] = {}
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)

@@ -63,7 +63,11 @@ class SourceFile:
 
     @classmethod
     def parse(cls, code: str) -> SourceFile:
-        module = cst.parse_module(code)
+        """Parse `code`, or take the tree the scan (or a rescan) of this very text parsed in this
+        process: the same tree, without a second parse."""
+        from neuronlint.static.engine import parsed_tree
+
+        module = parsed_tree(code.encode("utf-8", "surrogatepass")) or cst.parse_module(code)
         spans, parents = _positions(module)
         source = cls(code=code, module=module, spans=spans, parents=parents)
         for node, span in spans.items():

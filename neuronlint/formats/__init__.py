@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuronlint.filters.chain import BaselineSummary, DiffSummary
-from neuronlint.filters.changed_lines import ChangedLines
 from neuronlint.findings import Finding
 from neuronlint.ruledb import Context, RuleDB
 
 if TYPE_CHECKING:
+    from neuronlint.filters.baseline import BaselineSummary
+    from neuronlint.filters.changed_lines import ChangedLines, DiffSummary
     from neuronlint.lockin import LockinResult
 
 # format name -> module under neuronlint.formats exposing render(report) -> str

@@ -23,7 +23,6 @@ import io
 import os
 import pickle
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +113,8 @@ def store(key: str, db: Any) -> None:
     try:
         payload = pickle.dumps((key, dataclasses.replace(db, _verdicts={})), protocol=pickle.HIGHEST_PROTOCOL)
         directory.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only when writing a snapshot, not when reading one
+
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".snapshot-")
         with os.fdopen(fd, "wb") as handle:
             handle.write(MAGIC + _mac(key, payload) + b"\n" + payload)

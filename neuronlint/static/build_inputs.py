@@ -10,11 +10,6 @@ from neuronlint.static.engine import FileResult, _tool_detection
 from neuronlint.static.registry import Emitter
 from neuronlint.static.requirements import installs_on_linux, requirement_name
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 
 def _detection(
     rule: str, line: int, column: int, end_column: int, snippet: str, **facts: Any
@@ -158,6 +153,10 @@ def analyze_pyproject(rel_path: str, data: bytes, static_data: Any) -> FileResul
     text = data.decode("utf-8", "replace")
     lines = text.splitlines()
     result = FileResult(path=rel_path, lines=len(lines), parsed=True)
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

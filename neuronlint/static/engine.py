@@ -200,6 +200,34 @@ class FileResult:
 
 _SUPPRESSION_MARK = b"neuronlint:"
 
+# The trees of the last few Python files this process parsed, by their bytes, so that the fix
+# planner (neuronlint.fix, which shows each fixable finding's fix) works on the scan's own tree
+# instead of parsing the file a second time. Bounded, so memory stays flat however many files one
+# process analyses; worker processes of a pool keep none (their trees never leave them).
+_TREES: dict[bytes, cst.Module] = {}
+KEEP_TREES = 8
+keep_trees = True
+
+
+def parsed_tree(data: bytes) -> cst.Module | None:
+    """The tree this process parsed from exactly these bytes, if it still has it: the tree that
+    `libcst.parse_module(data.decode("utf-8"))` gives (only UTF-8 text without a BOM is kept, so
+    that parsing the bytes and parsing their text are the same parse)."""
+    return _TREES.get(data)
+
+
+def _remember(data: bytes, module: cst.Module) -> None:
+    if (
+        not keep_trees
+        or data.startswith(b"\xef\xbb\xbf")
+        or not (data.isascii() or module.encoding == "utf-8")
+    ):
+        return
+    _TREES.pop(data, None)
+    _TREES[data] = module
+    while len(_TREES) > KEEP_TREES:
+        del _TREES[next(iter(_TREES))]
+
 
 def _module_name(rel_path: str) -> str:
     parts = rel_path.replace("\\", "/").removesuffix(".py").split("/")
@@ -296,6 +324,7 @@ def _analyze_python(
         result.detections.append(_tool_detection("NL001", 1, "the file nests too deeply to parse"))
         return result
     result.parsed = True
+    _remember(data, module)
     ctx = FileContext(rel_path, module, _module_name(rel_path), static_data)
     try:
         walk(module, ctx, engine)

@@ -30,7 +30,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -219,37 +218,73 @@ def measure(data: bytes) -> Measure:
 
 
 # ---- a large stack -----------------------------------------------------------------------------
-_EXECUTOR: tuple[int, ThreadPoolExecutor] | None = None
-_EXECUTOR_LOCK = threading.Lock()
+class _StackThread:
+    """One daemon thread with a STACK_BYTES stack that runs one call at a time for the process.
+
+    (A plain thread rather than a ThreadPoolExecutor: concurrent.futures imports logging and queue,
+    a few milliseconds of a one-file scan's start-up, for a pool of one thread.)"""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # one caller at a time
+        self._start = threading.Semaphore(0)
+        self._finished = threading.Semaphore(0)
+        self._call: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
+        self._outcome: tuple[bool, Any] = (True, None)
+        self.thread = threading.Thread(target=self._serve, name="neuronlint-parse", daemon=True)
+
+    def _serve(self) -> None:
+        while True:
+            self._start.acquire()
+            fn, args = self._call  # type: ignore[misc]
+            try:
+                self._outcome = (True, fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+                self._outcome = (False, exc)
+            self._finished.release()
+
+    def run(self, fn: Callable[..., T], *args: Any) -> T:
+        with self._lock:
+            self._call = (fn, args)
+            self._start.release()
+            self._finished.acquire()
+            ok, value = self._outcome
+            self._call, self._outcome = None, (True, None)
+        if not ok:
+            raise value
+        return value
 
 
-def _large_stack_executor() -> ThreadPoolExecutor | None:
-    """One worker thread with a STACK_BYTES stack per process (recreated after a fork)."""
-    global _EXECUTOR
-    with _EXECUTOR_LOCK:
-        if _EXECUTOR is not None and _EXECUTOR[0] == os.getpid():
-            return _EXECUTOR[1]
+_STACK_THREAD: tuple[int, _StackThread] | None = None
+_STACK_THREAD_LOCK = threading.Lock()
+
+
+def _large_stack_thread() -> _StackThread | None:
+    """The process's thread with a STACK_BYTES stack (recreated after a fork)."""
+    global _STACK_THREAD
+    with _STACK_THREAD_LOCK:
+        if _STACK_THREAD is not None and _STACK_THREAD[0] == os.getpid():
+            return _STACK_THREAD[1]
         previous = threading.stack_size()
         try:
             threading.stack_size(STACK_BYTES)
-            executor = ThreadPoolExecutor(1, thread_name_prefix="neuronlint-parse")
-            executor.submit(lambda: None).result()  # start the thread while the size is set
+            worker = _StackThread()
+            worker.thread.start()  # started while the size is set
         except (ValueError, RuntimeError, MemoryError):
             return None  # a platform or ulimit that refuses the stack: run on the caller's thread
         finally:
             threading.stack_size(previous)
-        _EXECUTOR = (os.getpid(), executor)
-        return executor
+        _STACK_THREAD = (os.getpid(), worker)
+        return worker
 
 
 def on_large_stack(fn: Callable[..., T], *args: Any) -> T:
     """fn(*args) on a thread with a large native stack (inline if that thread is the caller)."""
     if threading.current_thread().name.startswith("neuronlint-parse"):
         return fn(*args)
-    executor = _large_stack_executor()
-    if executor is None:
+    worker = _large_stack_thread()
+    if worker is None:
         return fn(*args)
-    return executor.submit(fn, *args).result()
+    return worker.run(fn, *args)
 
 
 # ---- a disposable process ------------------------------------------------------------------------
