@@ -5,7 +5,7 @@ of every module that produces a cached result, so any change to one of them miss
 files; a scan never holds more than one file's tree in memory.
 
 The cache directory usually sits inside the scanned repository, so a pull request can commit entries
-into it. An entry is therefore only used when (1) it carries an HMAC-SHA256 made with a per-user
+into it. An entry is therefore only used when (1) it carries a MAC (keyed BLAKE2b) made with a per-user
 secret that lives outside every repository (`secret_path()`, created on first use with mode 0600),
 and (2) its value has exactly the shape `analyze` produces (`valid_result`). Anything else - a forged,
 truncated, re-encoded or wrong-shaped entry - is discarded and the file is analysed again, and the
@@ -14,8 +14,6 @@ fresh result overwrites the bad entry.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 from functools import lru_cache
@@ -23,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from neuronlint import __version__
+from neuronlint.digests import blake2b, compare_digest, keyed_mac
 
 CACHE_DIR_NAME = ".neuronlint_cache"
 CACHE_LAYOUT = "v2"  # v1 entries were unsigned; they are never read
@@ -42,7 +41,7 @@ _RESULT_SOURCES = (
 @lru_cache(maxsize=1)
 def analyser_fingerprint() -> str:
     """Hash of the code that produces cached results: a changed checker invalidates them."""
-    digest = hashlib.sha256(__version__.encode())
+    digest = blake2b(__version__.encode(), digest_size=32)
     package = Path(__file__).resolve().parent
     for source in _RESULT_SOURCES:
         target = package / source
@@ -53,7 +52,7 @@ def analyser_fingerprint() -> str:
 
 
 def entry_key(data: bytes, module_path: str, ruledb_fingerprint: str) -> str:
-    digest = hashlib.blake2b(data, digest_size=20)
+    digest = blake2b(data, digest_size=20)
     digest.update(
         b"\0" + module_path.encode("utf-8", "surrogateescape") + b"\0" + ruledb_fingerprint.encode()
     )
@@ -94,7 +93,7 @@ def _secret(path: Path) -> bytes:
 
 
 def _mac(key: str, payload: bytes) -> str:
-    return hmac.new(_secret(secret_path()), key.encode() + b"\0" + payload, hashlib.sha256).hexdigest()
+    return keyed_mac(_secret(secret_path()), key.encode() + b"\0" + payload)
 
 
 # ---- the shape of a cached result (FileResult.to_dict) ----------------------------------------
@@ -168,7 +167,7 @@ class Cache:
             return None
         mac, _, payload = raw.partition(b"\n")
         try:
-            if not hmac.compare_digest(mac.decode("ascii"), _mac(key, payload)):
+            if not compare_digest(mac.decode("ascii"), _mac(key, payload)):
                 return None
             value = json.loads(payload)
         except (UnicodeDecodeError, ValueError, RecursionError):

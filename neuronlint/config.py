@@ -14,6 +14,8 @@ class ConfigError(Exception):
 
 @dataclass
 class Config:
+    """The `[tool.neuronlint]` settings of one pyproject.toml (defaults when there is none)."""
+
     path: Path | None = None  # the pyproject.toml the settings came from
     root: Path | None = None  # its directory: relative globs and the cache live here
     select: list[str] = field(default_factory=list)

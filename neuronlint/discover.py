@@ -63,11 +63,34 @@ def matching_pattern(rel_posix: str, patterns: Iterable[str]) -> str | None:
             if "/" not in pattern and any(os.path.normcase(part) == literal for part in parts):
                 return given
             continue
+        if not any(c in pattern for c in "?["):
+            # Only `*` (test_*.py, *_test.py): what fnmatch answers, without compiling a regex.
+            glob, path = os.path.normcase(pattern), os.path.normcase(rel_posix)
+            if _stars_match(path, glob) or _stars_match(path, glob + "/*"):
+                return given
+            if "/" not in pattern and any(_stars_match(os.path.normcase(part), glob) for part in parts):
+                return given
+            continue
         if fnmatch.fnmatch(rel_posix, pattern) or fnmatch.fnmatch(rel_posix, pattern + "/*"):
             return given
         if "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in parts):
             return given
     return None
+
+
+def _stars_match(name: str, pattern: str) -> bool:
+    """fnmatch.fnmatchcase for a pattern whose only wildcard is `*` (any text, `/` included)."""
+    first, *middle, last = pattern.split("*")
+    end = len(name) - len(last)
+    if end < len(first) or not name.startswith(first) or not name.endswith(last):
+        return False
+    position = len(first)
+    for part in middle:  # leftmost placement of each fixed part leaves the most room for the rest
+        found = name.find(part, position, end)
+        if found < 0:
+            return False
+        position = found + len(part)
+    return True
 
 
 def _git_files(directory: Path) -> list[Path] | None:

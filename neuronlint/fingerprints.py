@@ -13,11 +13,11 @@ Three forms, one identity:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
 
+from neuronlint.digests import sha256_hex
 from neuronlint.findings import Finding
 
 FINGERPRINT_KEY = "fingerprint"
@@ -36,7 +36,7 @@ def identity_text(finding: Finding) -> str:
 
 
 def _digest(*parts: str, length: int = 16) -> str:
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:length]
+    return sha256_hex("\0".join(parts).encode("utf-8", "surrogatepass"))[:length]
 
 
 def content_hash(text: str) -> str:

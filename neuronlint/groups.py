@@ -24,13 +24,13 @@ notebook the line of the notebook's JSON, while its headline names the cell and 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from neuronlint.digests import sha1_hex
 from neuronlint.findings import Finding, Severity
 from neuronlint.ruledb import Context, RuleDB
 from neuronlint.ruledb.model import render
@@ -52,6 +52,8 @@ def place(f: Finding) -> str:
 
 @dataclass
 class RootCause:
+    """Findings that one change removes, with that change."""
+
     id: str
     kind: str
     subject: str
@@ -102,7 +104,7 @@ class RootCause:
 
 
 def group_id(kind: str, subject: str) -> str:
-    digest = hashlib.sha1(f"{kind}\0{subject}".encode()).hexdigest()
+    digest = sha1_hex(f"{kind}\0{subject}".encode())
     return f"RC{digest[:8]}"
 
 

@@ -45,6 +45,8 @@ _IN_PROCESS_BELOW = 24  # starting worker processes costs more than analysing a 
 
 @dataclass
 class ScanOptions:
+    """What to scan and how: paths, frame, rule selection, cache and workers."""
+
     paths: list[Path]
     sdk: str | None = None
     target: str = "trn2"
@@ -82,6 +84,8 @@ class ScanOptions:
 
 @dataclass
 class ScanResult:
+    """A scan's judged findings with the frame and the per-file results."""
+
     findings: list[Finding]  # selected, including suppressed ones (formats decide what to show)
     files: list[str]
     lines: int

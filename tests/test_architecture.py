@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "discover",
         "filekinds",
         "fingerprints",
+        "digests",
         "gitrepo",
         "cache",
         "scope",

@@ -162,6 +162,9 @@ NOT_ON_THE_FAST_PATH = (
     "difflib",  # only to suggest a selector or a configuration key
     "neuronlint.filters.baseline",  # only with --baseline
     "neuronlint.filters.changed_lines",  # only with --diff-base (or GitHub annotations in a PR)
+    "_hashlib",  # no OpenSSL: the digests come from CPython's built-in modules (neuronlint.digests)
+    "hashlib",
+    "hmac",
 )
 
 
@@ -465,3 +468,84 @@ def test_shared_specs_match_scan_flags() -> None:
     from dataclasses import fields
 
     assert set(options.SHARED_SPECS) == {f.name for f in fields(options.ScanFlags)}
+
+
+# ---- what the one-file scan skips gives what the full path gives -------------------------------------
+
+
+def test_text_output_is_the_same_without_fingerprints(monkeypatch) -> None:
+    """Text output shows no fingerprint and no repository path, so `scan` computes neither for it
+    (no git call); the text is the one the fingerprinted findings give."""
+    from neuronlint.filters.chain import FilterRequest
+    from neuronlint.formats import PLAIN_FORMATS, render
+    from neuronlint.pipeline import ScanOptions, filter_scan, make_report, run_scan
+
+    monkeypatch.chdir(ROOT)
+    options = ScanOptions(paths=[FIXTURES], jobs=1, base=ROOT)
+    result = run_scan(options)
+    texts = {}
+    for identities in (False, True):  # the same scan: fingerprints are added by the second pass
+        for fmt in sorted(PLAIN_FORMATS):
+            request = FilterRequest(None, None, False, (fmt,), identities=identities)
+            outcome = filter_scan(result, options, request, ROOT)
+            assert any("fingerprint" in f.extra for f in outcome.findings) == identities
+            report = make_report(result, outcome, formats=(fmt,), quiet=True, color=False, width=None)
+            texts[(fmt, identities)] = render(fmt, report)
+    for fmt in PLAIN_FORMATS:
+        assert texts[(fmt, True)] == texts[(fmt, False)] and texts[(fmt, True)]
+
+
+def test_star_globs_match_as_fnmatch_does() -> None:
+    import fnmatch
+    import random
+
+    from neuronlint.discover import _stars_match
+
+    rng = random.Random(15)
+    checked = 0
+    for _ in range(20000):
+        name = "".join(rng.choice("ab/_.t") for _ in range(rng.randint(0, 8)))
+        pattern = "".join(rng.choice("ab/_.t**") for _ in range(rng.randint(1, 6)))
+        if "*" in pattern:
+            assert _stars_match(name, pattern) == fnmatch.fnmatchcase(name, pattern), (name, pattern)
+            checked += 1
+    assert checked > 5000
+    for name in ("test_x.py", "a/test_x.py", "x_test.py", "tests/a.py", "test_.py", "test.py"):
+        for pattern in ("test_*.py", "*_test.py", "*_tests.py", "bench_*.py"):
+            assert _stars_match(name, pattern) == fnmatch.fnmatchcase(name, pattern)
+
+
+def test_the_built_in_digests_are_hashlibs() -> None:
+    import hashlib
+    import hmac
+
+    from neuronlint import digests
+
+    data = (FIXTURES / "gpt_trainer" / "train.py").read_bytes()
+    assert digests.sha1_hex(data) == hashlib.sha1(data).hexdigest()
+    assert digests.sha256_hex(data) == hashlib.sha256(data).hexdigest()
+    assert digests.content_hash(data[:10], data[10:]) == hashlib.blake2b(data, digest_size=32).hexdigest()
+    key = b"k" * 32
+    assert digests.keyed_mac(key, data) == hashlib.blake2b(data, key=key, digest_size=32).hexdigest()
+    assert digests.compare_digest("ab", "ab") and not digests.compare_digest("ab", "ac")
+    assert hmac.compare_digest is not None
+
+
+def test_the_cycle_collector_is_back_on_after_a_few_files(tmp_path: Path, monkeypatch) -> None:
+    import gc
+
+    (tmp_path / "train.py").write_bytes((FIXTURES / "gpt_trainer" / "train.py").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    seen: list[bool] = []
+    real = scanning.run_scan_command
+
+    def spy(flags, **kwargs):
+        seen.append(gc.isenabled())
+        return real(flags, **kwargs)
+
+    monkeypatch.setattr(scanning, "run_scan_command", spy)
+    assert gc.isenabled()
+    fastpath.run(["scan", "--pre-commit", "--no-cache", "-q", "train.py"])
+    fastpath.run(["scan", "--no-cache", "-q", "."])  # a directory: collector on
+    assert seen == [False, True] and gc.isenabled()

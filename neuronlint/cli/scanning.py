@@ -86,7 +86,7 @@ def run_scan_command(
     from neuronlint.filters import scope as scope_filter
     from neuronlint.filters.chain import FilterError, FilterRequest
     from neuronlint.fix.run import attach
-    from neuronlint.formats import FORMATS
+    from neuronlint.formats import FORMATS, PLAIN_FORMATS
     from neuronlint.pipeline import filter_scan, make_report, run_scan
 
     format = output_format(format, output)
@@ -126,6 +126,7 @@ def run_scan_command(
         (format,),
         min_severity=settings.min_severity,
         scopes=scopes,
+        identities=format not in PLAIN_FORMATS,
     )
     try:
         filtered = filter_scan(result, settings.options, request, Path.cwd())

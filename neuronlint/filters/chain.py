@@ -53,16 +53,23 @@ def scope(
 
 @dataclass
 class FilterRequest:
+    """What the filters after the scan are asked to do (the command line's filter options)."""
+
     baseline: Path | None = None
     diff_base: str | None = None
     report_unused_suppressions: bool = False
     formats: tuple[str, ...] = ()  # output formats of this run (GitHub annotations want changed lines first)
     min_severity: Severity = Severity.INFO  # --severity
     scopes: frozenset[str] | None = None  # --scope (None: every scope)
+    # Fingerprints and the repository prefix (a git call): off only for outputs that show neither
+    # (text, concise), so a one-file text scan does not pay for them.
+    identities: bool = True
 
 
 @dataclass
 class FilterOutcome:
+    """The findings the filters left for the report, and what each filter did."""
+
     findings: list[Finding]  # what the report shows
     scanned: list[Finding]  # every finding of the scan (NL003 included, fingerprinted): lock-in scores these
     cwd: Path
@@ -109,8 +116,10 @@ def apply_filters(
         broken = [(path, entry) for path, entry in unused if is_broken(entry, db)]
         findings.extend(unused_suppression_findings(broken, db, context, selection, cwd))
     findings.sort(key=Finding.sort_key)
-    path_prefix = gitrepo.prefix(cwd)
-    fingerprints.assign(findings, path_prefix)
+    path_prefix = ""
+    if request.identities or request.baseline is not None:
+        path_prefix = gitrepo.prefix(cwd)
+        fingerprints.assign(findings, path_prefix)
     outcome = FilterOutcome(findings=findings, scanned=findings, cwd=cwd, repo_prefix=path_prefix)
 
     if request.baseline is not None:

@@ -24,6 +24,8 @@ class FlavourError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Flavour:
+    """What the fixes write: portable PyTorch, or the Neuron or XLA spelling."""
+
     name: str
     # torch-xla 2.8 renamed xm.xla_device()/xm.mark_step() to torch_xla.device()/torch_xla.sync();
     # the new names are used when every torch-xla of the release has them.

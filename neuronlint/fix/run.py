@@ -131,6 +131,8 @@ Document = PythonDocument  # or neuronlint.fix.notebook.NotebookDocument: the sa
 
 @dataclass
 class FileFix:
+    """One file's fix: its text before and after, and what the fixes removed."""
+
     path: str
     before: str
     after: str
@@ -166,6 +168,8 @@ class FileFix:
 
 @dataclass
 class FixReport:
+    """Every file's fix, and the findings left after fixing."""
+
     files: list[FileFix]
     remaining: list[Finding]  # findings left after fixing (active ones)
 

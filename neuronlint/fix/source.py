@@ -31,6 +31,8 @@ def normalise(code: str) -> str:
 
 @dataclass
 class Span:
+    """A node's position: 1-based lines and columns, the end exclusive."""
+
     line: int
     column: int
     end_line: int

@@ -30,6 +30,8 @@ FORMATS: dict[str, str] = {
 }
 # Formats that show the lock-in score (github: in the job summary); the command computes it for them.
 LOCKIN_FORMATS = frozenset({"markdown", "github"})
+# Formats that show neither fingerprints nor repository paths: `scan` computes neither for them.
+PLAIN_FORMATS = frozenset({"text", "concise"})
 
 
 @dataclass

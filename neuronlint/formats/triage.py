@@ -29,6 +29,8 @@ _SCOPE_ORDER = {"source": 0, "example": 1, "benchmark": 2, "docs": 3, "test": 4}
 
 @dataclass
 class Triage:
+    """The view the text and Markdown formats share: root causes, and the findings shown."""
+
     causes: list[RootCause]  # ranked
     shown: list[Finding]  # active findings outside test scope (plus tests when --scope selects only them)
     tests: list[Finding]  # active test-scope findings

@@ -17,20 +17,31 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 _RULES = r"((?:NL\d{3}[, ]*)+)"
-EXPECT = re.compile(r"(?:#|//)\s*expect:\s*" + _RULES)
-EXPECT_NEXT = re.compile(r"^\s*#\s*expect-next:\s*" + _RULES)
-OK = re.compile(r"(?:#|//)\s*ok:\s*" + _RULES)
-FRAME = re.compile(r"neuronlint-fixture:\s*(.*)")
-# A whole trailing annotation comment, removed when a page shows a case's code.
-_COMMENT = re.compile(r"[ \t]*(?:#|//)\s*(?:expect|ok):\s*" + _RULES + r"\s*$")
-_NEXT_LINE = re.compile(r"^\s*#\s*expect-next:\s*" + _RULES + r"\s*$")
+
+
+@cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    """The annotation patterns, compiled when a case is first read (a scan that only loads the
+    database's classes never needs them)."""
+    return {
+        "expect": re.compile(r"(?:#|//)\s*expect:\s*" + _RULES),
+        "expect_next": re.compile(r"^\s*#\s*expect-next:\s*" + _RULES),
+        "ok": re.compile(r"(?:#|//)\s*ok:\s*" + _RULES),
+        "frame": re.compile(r"neuronlint-fixture:\s*(.*)"),
+        # A whole trailing annotation comment, removed when a page shows a case's code.
+        "comment": re.compile(r"[ \t]*(?:#|//)\s*(?:expect|ok):\s*" + _RULES + r"\s*$"),
+        "next_line": re.compile(r"^\s*#\s*expect-next:\s*" + _RULES + r"\s*$"),
+    }
 
 
 @dataclass
 class Annotations:
+    """What a case's `# expect:` and `# ok:` markers and frame ask for."""
+
     expected: Counter = field(default_factory=Counter)  # (line, rule) -> times it must fire
     ok: set[tuple[int, str]] = field(default_factory=set)  # (line, rule) that must not fire
     frame: dict[str, str] = field(default_factory=dict)
@@ -47,23 +58,24 @@ def _split(group: str) -> list[str]:
 def parse(text: str) -> Annotations:
     """The annotations of a source text."""
     found = Annotations()
+    patterns = _patterns()
     pending: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        following = EXPECT_NEXT.search(line)
+        following = patterns["expect_next"].search(line)
         if following:
             pending += _split(following.group(1))
             continue
         for rule in pending:
             found.expected[(number, rule)] += 1
         pending = []
-        match = EXPECT.search(line)
+        match = patterns["expect"].search(line)
         if match:
             for rule in _split(match.group(1)):
                 found.expected[(number, rule)] += 1
-        match = OK.search(line)
+        match = patterns["ok"].search(line)
         if match:
             found.ok.update((number, rule) for rule in _split(match.group(1)))
-        match = FRAME.search(line)
+        match = patterns["frame"].search(line)
         if match and number <= 3:
             found.frame = dict(item.split("=", 1) for item in match.group(1).split())
     return found
@@ -71,7 +83,8 @@ def parse(text: str) -> Annotations:
 
 def strip(text: str) -> str:
     """The text without its `# expect:` / `# ok:` comments."""
-    return "\n".join(_COMMENT.sub("", line) for line in text.split("\n") if not _NEXT_LINE.match(line))
+    comment, next_line = _patterns()["comment"], _patterns()["next_line"]
+    return "\n".join(comment.sub("", line) for line in text.split("\n") if not next_line.match(line))
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,6 @@ result is the same `RuleDB`; `load_dirs` always builds.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -55,7 +54,9 @@ def _compile(files: list[tuple[int, Path, bytes]], fingerprint: str) -> RuleDB:
 def read_files(dirs: Sequence[Path]) -> tuple[list[tuple[int, Path, bytes]], str]:
     """Every `*.toml` of each directory as (rank, displayed path, bytes), and the fingerprint of
     them all (part of the scan cache key)."""
-    digest = hashlib.sha256()
+    from neuronlint.digests import blake2b
+
+    digest = blake2b(digest_size=32)
     files: list[tuple[int, Path, bytes]] = []
     for rank, directory in enumerate(dirs):
         if not directory.is_dir():

@@ -111,6 +111,8 @@ class Condition:
 
 @dataclass(frozen=True, slots=True)
 class VerdictRule:
+    """One `[[rule.verdict]]`: when its condition holds, the verdict it gives."""
+
     when: Condition
     severity: Severity | None
     status: str | None
@@ -140,6 +142,8 @@ class Advice:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One rule's record: texts, verdicts per frame, sources and cases."""
+
     id: str
     name: str
     title: str
@@ -175,6 +179,8 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Release:
+    """One Neuron SDK release: its date, backends and what changed."""
+
     version: str
     date: str
     backends: Mapping[str, Mapping[str, Any]]
@@ -212,6 +218,8 @@ class Release:
 
 @dataclass(frozen=True, slots=True)
 class Chip:
+    """One chip (trn1, trn2, inf2...): cores, memory and its defaults."""
+
     name: str
     title: str
     neuroncore: str
@@ -256,6 +264,8 @@ class Context:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
+    """What a rule says in one frame: severity, status, message and replacement."""
+
     rule: Rule
     severity: Severity
     status: str
@@ -315,6 +325,8 @@ def _freeze(value: Any) -> Any:
 
 @dataclass
 class RuleDB:
+    """The loaded database: rules, releases, chips, platform facts and tables."""
+
     rules: dict[str, Rule]
     releases: dict[str, Release]
     chips: dict[str, Chip]

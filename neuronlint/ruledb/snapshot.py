@@ -2,13 +2,13 @@
 
 Parsing and validating `rules/*.toml` costs more than the rest of a one-file scan's start-up, and
 the files only change with a release or a policy pack. `load_ruledb` therefore keys the built
-`RuleDB` on a SHA-256 of everything that shapes it (neuronlint's version, the Python version, and
+`RuleDB` on a content hash (BLAKE2b) of everything that shapes it (neuronlint's version, the Python version, and
 each file's rank, displayed path and bytes) and stores it once in
 `$XDG_CACHE_HOME/neuronlint/ruledb/` (default `~/.cache/neuronlint/ruledb/`), never in a
 repository.
 
-A snapshot is never trusted blindly: it is only read when (1) its HMAC-SHA256, made with the
-per-user secret of the analysis cache (`cache.secret_path()`), matches; (2) it unpickles with an
+A snapshot is never trusted blindly: it is only read when (1) its MAC (keyed BLAKE2b), made with
+the per-user secret of the analysis cache (`cache.secret_path()`), matches; (2) it unpickles with an
 allow-list of exactly the database's own classes (nothing else can be constructed, so a forged
 file cannot run code); and (3) the result is a `RuleDB` with the expected key and fingerprint.
 Anything else is ignored and the database is built from the TOML files again, which rewrites the
@@ -17,8 +17,6 @@ snapshot. A database that fails validation is never stored.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import io
 import os
 import pickle
@@ -60,10 +58,12 @@ def snapshot_dir() -> Path:
 
 def snapshot_key(files: list[tuple[int, str, bytes]]) -> str:
     """The content hash of a database: every (rank, displayed path, bytes) plus both versions."""
-    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:3]}\0".encode())
+    from neuronlint.digests import content_hash
+
+    chunks = [f"{__version__}\0{sys.version_info[:3]}\0".encode()]
     for rank, shown, raw in files:
-        digest.update(f"{rank}\0{shown}\0{len(raw)}\0".encode("utf-8", "surrogateescape") + raw)
-    return digest.hexdigest()
+        chunks += [f"{rank}\0{shown}\0{len(raw)}\0".encode("utf-8", "surrogateescape"), raw]
+    return content_hash(*chunks)
 
 
 class _Unpickler(pickle.Unpickler):
@@ -75,10 +75,9 @@ class _Unpickler(pickle.Unpickler):
 
 def _mac(key: str, payload: bytes) -> bytes:
     from neuronlint.cache import _secret, secret_path
+    from neuronlint.digests import keyed_mac
 
-    return (
-        hmac.new(_secret(secret_path()), key.encode() + b"\0" + payload, hashlib.sha256).hexdigest().encode()
-    )
+    return keyed_mac(_secret(secret_path()), key.encode() + b"\0" + payload).encode()
 
 
 def load(key: str, fingerprint: str) -> Any:
@@ -92,7 +91,9 @@ def load(key: str, fingerprint: str) -> Any:
     if not raw.startswith(MAGIC):
         return None
     mac, _, payload = raw[len(MAGIC) :].partition(b"\n")
-    if not hmac.compare_digest(mac, _mac(key, payload)):
+    from neuronlint.digests import compare_digest
+
+    if not compare_digest(mac, _mac(key, payload)):
         return None
     try:
         stored_key, db = _Unpickler(io.BytesIO(payload)).load()

@@ -65,6 +65,8 @@ class Detection:
 
 @dataclass(slots=True)
 class Scope:
+    """One scope of the walk: its bindings, loop depth and site."""
+
     kind: str  # module | function | class | lambda | comprehension
     bindings: dict[str, Binding] = field(default_factory=dict)
     loop_depth: int = 0

@@ -13,6 +13,8 @@ from neuronlint.ruledb import RuleDB
 
 @dataclass(frozen=True)
 class StaticData:
+    """The tables the checkers read, derived once from the database."""
+
     api_exact: dict[str, dict[str, Any]]
     api_prefix: dict[str, dict[str, Any]]  # dotted prefix -> entry (matches the name and below)
     methods: dict[str, dict[str, Any]]

@@ -175,6 +175,8 @@ def _utf8(data: bytes) -> bool:
 
 @dataclass
 class Measure:
+    """Whether a file may reach LibCST, and how."""
+
     problem: str | None  # why the file must not reach LibCST; None if it may
     risky: bool = False  # analyse it in a disposable process
     syntax_error: SyntaxError | None = None  # the stdlib parser's complaint, when it has one
