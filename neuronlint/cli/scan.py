@@ -79,7 +79,11 @@ def scan(
     ] = False,
     show_ok: Annotated[
         bool,
-        typer.Option("--show-ok", help="Also report notes about supported code that needs no change."),
+        typer.Option(
+            "--show-ok",
+            help="Also report what the default output leaves out: notes about supported code, and "
+            "test code with nothing to port (tests that run only with CUDA, a test's own value checks).",
+        ),
     ] = False,
     pre_commit: Annotated[
         bool,
