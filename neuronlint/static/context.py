@@ -195,7 +195,8 @@ def _file_site(path: str) -> str:
 _CONCRETE: dict[tuple[type, ...], frozenset[type]] = {}
 
 
-def _node_types() -> set[type]:
+def node_types() -> frozenset[type]:
+    """Every LibCST node class (the engine dispatches on them; enclosing() matches by them)."""
     seen: set[type] = set()
     stack = [cst.CSTNode]
     while stack:
@@ -203,7 +204,7 @@ def _node_types() -> set[type]:
             if sub not in seen:
                 seen.add(sub)
                 stack.append(sub)
-    return seen
+    return frozenset(seen)
 
 
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -590,16 +591,19 @@ class FileContext:
             and not node.args
         )
 
+    def _names_cpu(self, value: cst.BaseExpression) -> bool:
+        """Whether every string the value may take is "cpu" (a `torch.device(...)` is read through)."""
+        if isinstance(value, cst.Call) and self.qualname(value.func) == "torch.device" and value.args:
+            value = value.args[0].value
+        values = self.strings(value)
+        return bool(values) and all(v == "cpu" for v in values)
+
     def _maps_to_cpu(self, call: cst.Call) -> bool:
         for index, arg in enumerate(call.args):
             if (arg.keyword is not None and arg.keyword.value == "map_location") or (
                 arg.keyword is None and index == 1
             ):
-                value = arg.value
-                if isinstance(value, cst.Call) and self.qualname(value.func) == "torch.device" and value.args:
-                    value = value.args[0].value
-                values = self.strings(value)
-                return bool(values) and all(v == "cpu" for v in values)
+                return self._names_cpu(arg.value)
         return False
 
     def _only_dtype(self, call: cst.Call) -> bool:
@@ -627,11 +631,7 @@ class FileContext:
         """`x.to("cpu")`, `x.to(device="cpu")`, `x.to(torch.device("cpu"), ...)`."""
         for arg in call.args:
             if arg.keyword is None or arg.keyword.value == "device":
-                value = arg.value
-                if isinstance(value, cst.Call) and self.qualname(value.func) == "torch.device" and value.args:
-                    value = value.args[0].value
-                values = self.strings(value)
-                return bool(values) and all(v == "cpu" for v in values)
+                return self._names_cpu(arg.value)
         return False
 
     def is_tensor(self, node: cst.CSTNode) -> bool:
@@ -679,7 +679,7 @@ class FileContext:
     def enclosing(self, *types: type) -> cst.CSTNode | None:
         wanted = _CONCRETE.get(types)
         if wanted is None:
-            wanted = _CONCRETE[types] = frozenset(t for t in _node_types() if issubclass(t, types))
+            wanted = _CONCRETE[types] = frozenset(t for t in node_types() if issubclass(t, types))
         for node in reversed(self.parents):
             if type(node) in wanted:  # isinstance() on LibCST's ABC-based classes is several times slower
                 return node

@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 
 from neuronlint.static import parse_guard
-from neuronlint.static.context import FileContext
+from neuronlint.static.context import FileContext, node_types
 from neuronlint.static.cstparse import parse_module
 from neuronlint.static.import_sites import import_sites
 from neuronlint.static.positions import locate
@@ -117,19 +117,8 @@ def _fields(tp: type) -> tuple[str, ...]:
     return names
 
 
-def _concrete_node_types() -> frozenset[type]:
-    seen: set[type] = set()
-    stack = [cst.CSTNode]
-    while stack:
-        for sub in stack.pop().__subclasses__():
-            if sub not in seen:
-                seen.add(sub)
-                stack.append(sub)
-    return frozenset(seen)
-
-
 # `type(x) in set` instead of isinstance(x, CSTNode): CSTNode is an ABC and its isinstance is slow.
-_NODE_TYPES = _concrete_node_types()
+_NODE_TYPES = node_types()
 # Checkers look at import statements as a whole; their dotted names are not uses of anything.
 _OPAQUE = (cst.Import, cst.ImportFrom)
 
