@@ -902,11 +902,11 @@ def _tree_for_signals(tmp_path: Path, files: int) -> Path:
     return src
 
 
-def test_4_14_concurrent_scans_share_one_cache(tmp_path: Path) -> None:
+def _parallel_json_scan(cache: Path) -> list[str]:
+    """`neuronlint scan . -j 2 -f json` with its own cache directory, as a child command line."""
     import sys
 
-    src = _tree_for_signals(tmp_path, 120)
-    args = [
+    return [
         sys.executable,
         "-m",
         "neuronlint",
@@ -917,8 +917,14 @@ def test_4_14_concurrent_scans_share_one_cache(tmp_path: Path) -> None:
         "-f",
         "json",
         "--cache-dir",
-        str(tmp_path / "c"),
+        str(cache),
     ]
+
+
+def test_4_14_concurrent_scans_share_one_cache(tmp_path: Path) -> None:
+
+    src = _tree_for_signals(tmp_path, 120)
+    args = _parallel_json_scan(tmp_path / "c")
     for _ in range(2):  # cold, then warm
         runs = [
             subprocess.Popen(args, cwd=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
@@ -935,23 +941,10 @@ def test_4_14_concurrent_scans_share_one_cache(tmp_path: Path) -> None:
 
 def test_4_13_and_4_17_interrupted_scans_leave_a_usable_cache(tmp_path: Path) -> None:
     import signal
-    import sys
 
     src = _tree_for_signals(tmp_path, 300)
     cache = tmp_path / "c"
-    args = [
-        sys.executable,
-        "-m",
-        "neuronlint",
-        "scan",
-        ".",
-        "-j",
-        "2",
-        "-f",
-        "json",
-        "--cache-dir",
-        str(cache),
-    ]
+    args = _parallel_json_scan(cache)
     for signum in (signal.SIGINT, signal.SIGKILL):
         run = subprocess.Popen(
             args, cwd=src, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
