@@ -126,6 +126,22 @@ def test_a_folded_cuda_guard_is_counted_once(tmp_path):
     assert "if torch.accelerator.is_available():" in (tmp_path / "train.py").read_text()
 
 
+def test_show_ok_lists_the_folded_guard_and_fix_still_folds_it(tmp_path):
+    # --show-ok lists what the triage set aside, the folded guard too (extra.folded, no fix
+    # attached: a fix never rewrites a guard alone); the default output and `fix` keep the fold.
+    (tmp_path / "train.py").write_text(GUARDED)
+    listed = json.loads(run(["scan", "--format", "json", "--exit-zero", "--show-ok"], tmp_path).stdout)
+    rows = [(f["rule"], f["line"], f["extra"].get("folded", False)) for f in listed["findings"]]
+    assert rows == [("NL106", 7, True), ("NL106", 8, False), ("NL201", 9, False)]
+    guard = listed["findings"][0]
+    assert "fix" not in guard and guard["group"] and listed["summary"]["left_out"] == {"guard": 1}
+    default = json.loads(run(["scan", "--format", "json", "--exit-zero"], tmp_path).stdout)
+    assert [f["rule"] for f in default["findings"]] == ["NL106", "NL201"]
+    safe = run(["scan", "--show-ok", "--fix", "--exit-zero"], tmp_path)
+    assert safe.stderr.strip().startswith("Fixed 2 findings in 1 file; 1 more with --unsafe-fixes; ")
+    assert "if torch.cuda.is_available():" in (tmp_path / "train.py").read_text()
+
+
 def test_a_guard_is_not_rewritten_while_the_code_it_guards_still_needs_cuda(tmp_path):
     # Rewriting the guard alone would send the CUDA-only body down the Neuron path.
     code = GUARDED.replace(

@@ -82,7 +82,8 @@ def scan(
         typer.Option(
             "--show-ok",
             help="Also report what the default output leaves out: notes about supported code, and "
-            "test code with nothing to port (tests that run only with CUDA, a test's own value checks).",
+            "test code with nothing to port (tests that run only with CUDA, a test's own value checks), "
+            "and the CUDA guards folded into the code they guard.",
         ),
     ] = False,
     pre_commit: Annotated[
