@@ -130,6 +130,7 @@ _RESULT_KEYS = frozenset(
         "parsed",
         "suppressions",
         "import_sites",
+        "python_names",
     }
 )
 
@@ -142,7 +143,9 @@ def valid_result(value: Any) -> bool:
         and type(value["path"]) is str
         and type(value["detections"]) is list
         and all(map(_detection, value["detections"]))
-        and all(_str_list(value[k]) for k in ("imports", "defines_kernels", "extension_modules"))
+        and all(
+            _str_list(value[k]) for k in ("imports", "defines_kernels", "extension_modules", "python_names")
+        )
         and _int(value["lines"])
         and type(value["parsed"]) is bool
         and type(value["suppressions"]) is list

@@ -289,7 +289,7 @@ def _held(result: dict[str, Any]) -> dict[str, Any]:
 def _drop_link_inputs(results: list[dict[str, Any]]) -> None:
     """After linking across files, the import sites and kernel/extension lists have done their work."""
     for result in results:
-        for key in ("import_sites", "defines_kernels", "extension_modules"):
+        for key in ("import_sites", "defines_kernels", "extension_modules", "python_names"):
             result.pop(key, None)
 
 

@@ -64,3 +64,50 @@ def test_scan_outside_cwd_names_modules_from_the_scan_root(tmp_path: Path) -> No
     elsewhere.mkdir()
     [(path, line, module)] = _nl306(tmp_path / "repo", elsewhere)
     assert module == "pkg.kern" and path.endswith("repo/pkg/use.py") and line == 1
+
+
+def _nl303(root: Path) -> list[tuple[str, int]]:
+    result = scan_paths([root], cwd=root, select=["NL303", "NL306"])
+    return sorted((f.path, f.line, f.rule) for f in result.active)
+
+
+def test_names_the_tree_defines_in_python_are_not_compiled_extensions(tmp_path: Path) -> None:
+    # A yacs-style config node named `_C` and a Python function named `*_cuda`, defined in scanned
+    # modules and imported elsewhere, are Python code; the `_C` of a package that no .py defines
+    # (a compiled module) and a `*_cuda` module built by no file stay extensions.
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/config/__init__.py": "",
+            "pkg/config/defaults.py": "from .node import Node\n\n_C = Node()\n_C.VERSION = 2\n",
+            "pkg/config/node.py": "class Node(dict):\n    def clone(self):\n        return Node(self)\n",
+            "pkg/config/compat.py": (
+                "from pkg.config.defaults import _C\n\n\ndef upgrade(cfg):\n"
+                "    return cfg.VERSION < _C.VERSION, _C.clone()\n"
+            ),
+            "pkg/align.py": (
+                "import torch\n\n\ndef path_cuda(x):\n    return x.cumsum(0)\n\n\n"
+                "def path_cpu(x):\n    return x.cumsum(0)\n"
+            ),
+            "tests/test_align.py": "from pkg.align import path_cuda, path_cpu\n\n\ndef test_it():\n    path_cuda(1)\n",
+            "pkg/layers.py": "from pkg import _C\nfrom pkg import ext_cuda\n\n\ndef f(x):\n    return _C.nms(x), ext_cuda.run(x)\n",
+        },
+    )
+    assert _nl303(tmp_path) == [
+        ("pkg/layers.py", 1, "NL303"),
+        ("pkg/layers.py", 2, "NL303"),
+        ("pkg/layers.py", 6, "NL303"),
+    ]
+
+
+def test_a_python_module_named_like_an_extension_is_python(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/ops_cuda.py": "def run(x):\n    return x\n",
+            "pkg/use.py": "from pkg import ops_cuda\n\n\ndef f(x):\n    return ops_cuda.run(x)\n",
+        },
+    )
+    assert _nl303(tmp_path) == []

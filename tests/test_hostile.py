@@ -156,6 +156,7 @@ EMPTY_RESULT = {
     "parsed": True,
     "suppressions": [],
     "import_sites": [],
+    "python_names": [],
 }
 
 

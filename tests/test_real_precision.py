@@ -6,7 +6,8 @@ Each case names a Python file by its git blob id in a local mirror of its reposi
 written under its own path into a temporary directory and scanned there, so that path-based sites
 (tests/, data/) are the real ones. Only the ids and the (line, rule) pairs are committed, labelled
 by reading the files: `present` must be reported, `absent` must not. A case is skipped when its
-mirror or blob is not available. None of these files is in benchmarks/accuracy/.
+mirror or blob is not available. None of these files is in benchmarks/accuracy/; the whisper and
+detectron2 cases come from the judged worksheets of a finished precision audit.
 """
 
 from __future__ import annotations
@@ -119,6 +120,56 @@ CASES = [
         "ec7bbff993532ee0d3146447e773e0b796f828a5",
         set(),
         {(390, "NL602"), (442, "NL602")},  # a Gradio app over pandas frames: no torch import
+    ),
+    (
+        "openai/whisper",
+        "whisper/transcribe.py",
+        "0a4cc3623991154263814409f20bd44e8c6ad394",
+        {(129, "NL106")},
+        # tokens = torch.tensor(result.tokens): a CPU tensor of decoded ids, and what is computed
+        # from it (.ge(), torch.where(...), .nonzero()) and read from it (.tolist(), .item())
+        {
+            (340, "NL702"),
+            (342, "NL601"),
+            (344, "NL603"),
+            (346, "NL702"),
+            (354, "NL701"),
+            (357, "NL701"),
+            (375, "NL701"),
+            (380, "NL601"),
+            (381, "NL603"),
+            (383, "NL701"),
+            (387, "NL701"),
+        },
+    ),
+    (
+        "facebookresearch/detectron2",
+        "detectron2/evaluation/coco_evaluation.py",
+        "fe8142cda29613ce1cf78523e422bf598128f590",
+        set(),
+        {(674, "NL602"), (677, "NL602")},  # s = self.eval["precision"], handed to np.mean: numpy
+    ),
+    (
+        "facebookresearch/detectron2",
+        "projects/DensePose/densepose/evaluation/densepose_coco_evaluation.py",
+        "16bcec6a08921eb62f22ece337821d7ce9e7e591",
+        {(1189, "NL703")},
+        # numpy arrays handed to np.require / np.mean / torch.from_numpy; bare .numpy() of CPU results
+        {(235, "NL603"), (541, "NL703"), (556, "NL703"), (705, "NL602"), (1070, "NL602"), (1073, "NL602")},
+    ),
+    (
+        "facebookresearch/detectron2",
+        "detectron2/utils/visualizer.py",
+        "612468d377e238b45e41b4271813aed11d714333",
+        set(),
+        {(169, "NL703"), (1248, "NL703")},  # bare .numpy(): the tensors are on the CPU already
+    ),
+    (
+        "facebookresearch/detectron2",
+        "detectron2/tracking/bbox_iou_tracker.py",
+        "598081cb542ce64dd1d100c0d3e12a59f57b8e0e",
+        set(),
+        {(250, "NL703")},
     ),
 ]
 

@@ -164,11 +164,12 @@ def test_copies_to_host(tmp_path):
 
         def collect(preds, logits, embeddings):
             preds.append(logits.argmax(-1).cpu())  # expect: NL703
-            array = embeddings.numpy()  # expect: NL703
+            array = embeddings.numpy()  # ok: NL703 (raises on a device tensor: already on the CPU)
+            forced = embeddings.numpy(force=True)  # expect: NL703
             moved = embeddings.to("cpu")  # expect: NL703
             also = embeddings.to(device="cpu", non_blocking=True)  # expect: NL703
             via_device = embeddings.to(torch.device("cpu"))  # expect: NL703
-            return array, moved, also, via_device
+            return array, forced, moved, also, via_device
         """,
     )
 

@@ -159,6 +159,33 @@ _TENSOR_LIBRARIES = frozenset(
 )
 # torch functions that wrap data in a tensor: on the CPU unless given a device.
 _WRAPPERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.Tensor"})
+# torch functions that make a new tensor from sizes or numbers, not from a tensor argument.
+_FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "range",
+        "linspace",
+        "logspace",
+        "eye",
+        "rand",
+        "randn",
+        "randint",
+        "randperm",
+        "empty_strided",
+        "tensor",
+        "as_tensor",
+        "asarray",
+        "scalar_tensor",
+    )
+)
+# Of those wrappers, the ones that copy their data into a new tensor: without a device, a CPU tensor
+# (`torch.as_tensor(t)` and `torch.asarray(t)` of a tensor keep it where it is).
+_COPY_CONSTRUCTORS = frozenset({"torch.tensor", "torch.Tensor"})
 # Indexers that only pandas objects have (subscripted: `df.iloc[rows]`; a bare `.loc` may be a
 # distribution's location tensor).
 _PANDAS_ACCESSORS = frozenset({"iloc", "loc", "iat", "at"})
@@ -272,6 +299,7 @@ class FileContext:
         self.evaluated_once: set[int] = set()
         self.cuda_path_cache: dict[Any, Any] = {}  # static/cuda_paths.py: source texts, module gates
         self._qual_node: object = _NO_NODE  # qualname()'s last question and answer
+        self._numpy_args: dict[int, frozenset[str]] = {}  # function id -> names it hands to numpy
         self._qual_value: str | None = None  # ids of `for` iterables, evaluated before their loop
 
     # ---- scopes ---------------------------------------------------------------------------
@@ -511,6 +539,8 @@ class FileContext:
                 return self._host_side(node.args[0].value, copies, kinds, by_name)  # torch.cat(cpu_list)
             if by_name and name.startswith("torch.") and self._on_cpu_device(node):
                 return True  # torch.randint(..., device="cpu")
+            if by_name and self._computes_on_host(node, name):
+                return True  # torch.where(host_mask), torch.flip(host_tensor, ...): runs where its input is
             if isinstance(func, cst.Attribute):
                 method = func.attr.value
                 if method in copies or (by_name and "tokenizer" in method.lower()):
@@ -529,10 +559,81 @@ class FileContext:
             if binding is not None and binding[0] in kinds:
                 return True
             return (
-                by_name and (binding is None or binding[0] == "other") and bool(_HOST_NAME.search(node.value))
+                by_name
+                and (binding is None or binding[0] == "other")
+                and (bool(_HOST_NAME.search(node.value)) or node.value in self.handed_to_numpy())
             )
         name = self.qualname(node) or ""
         return name.split(".", 1)[0] in HOST_LIBRARIES
+
+    def handed_to_numpy(self) -> frozenset[str]:
+        """Names the enclosing function passes to numpy (or another host library) or to
+        `torch.from_numpy`, whole or indexed (`np.mean(s[s > -1])`, `torch.from_numpy(py[m])`):
+        those functions raise on a device tensor, so the name holds host data in that function.
+        Computed once per function, only in files that import a host library."""
+        function = next((p for p in reversed(self.parents) if isinstance(p, cst.FunctionDef)), None)
+        if function is None:
+            return frozenset()
+        names = self._numpy_args.get(id(function))
+        if names is None:
+            uses_host_library = any(name.split(".", 1)[0] in HOST_LIBRARIES for name in self.imports)
+            names = frozenset(self._numpy_arguments(function)) if uses_host_library else frozenset()
+            self._numpy_args[id(function)] = names
+        return names
+
+    def _numpy_arguments(self, function: cst.FunctionDef) -> set[str]:
+        """The names; not those the function copies to the host itself (`cost = cost.cpu()`):
+        before that copy they hold device values."""
+        found: set[str] = set()
+        copied: set[str] = set()
+        stack: list[cst.CSTNode] = [function.body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue  # their names are their own
+            if isinstance(node, cst.Assign) and self._copies_to_host(node.value):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name):
+                        copied.add(target.target.value)
+            if isinstance(node, cst.Call) and node.args:
+                name = self.qualname(node.func) or ""
+                if name.split(".", 1)[0] in HOST_LIBRARIES or name == "torch.from_numpy":
+                    for arg in node.args:
+                        value = arg.value
+                        while isinstance(value, cst.Subscript):
+                            value = value.value
+                        if isinstance(value, cst.Name):
+                            found.add(value.value)
+            stack.extend(node.children)
+        return found - copied
+
+    def _copies_to_host(self, value: cst.BaseExpression) -> bool:
+        """`x.cpu()`, `x.detach().numpy()`, `x.to("cpu")[0]`: a chain with a host copy in it."""
+        while isinstance(value, (cst.Call, cst.Subscript, cst.Attribute)):
+            if isinstance(value, cst.Call):
+                func = value.func
+                if isinstance(func, cst.Attribute) and (
+                    func.attr.value in _HOST_COPIES or (func.attr.value == "to" and self._to_cpu(value))
+                ):
+                    return True
+                value = func
+            else:
+                value = value.value
+        return False
+
+    def _computes_on_host(self, call: cst.Call, name: str) -> bool:
+        """A torch function of a host tensor (`torch.where(cpu_mask)`, `torch.flip(t_cpu, (0,))`)
+        computes on the host: its result is where its first argument is. Not a factory
+        (`torch.zeros(n)` of a number read from a tensor makes a tensor the code places), and not
+        a call given a device."""
+        if not call.args or not name.startswith("torch.") or name in _FACTORIES or not makes_tensor(name):
+            return False
+        if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+            return False
+        first = call.args[0]
+        if first.keyword is not None or first.star or self._is_number(first.value):
+            return False
+        return self.is_host_value(first.value)
 
     def _wraps_host_data(self, call: cst.Call) -> bool:
         """`torch.tensor(data)` without a device (or on "cpu") of data that is on the host: numpy
@@ -541,7 +642,13 @@ class FileContext:
         if device is not None and not self._on_cpu_device(call):
             return False
         first = call.args[0]
-        return first.keyword is None and not first.star and self.is_python_data(first.value)
+        if first.keyword is not None or first.star:
+            return False
+        if self.qualname(call.func) in _COPY_CONSTRUCTORS:
+            # `torch.tensor(result.tokens)`: the constructor copies Python data into a new CPU
+            # tensor (code hands it lists and arrays; a tensor argument is a known tensor here)
+            return not self.is_tensor(first.value) or self.is_host_value(first.value)
+        return self.is_python_data(first.value)
 
     def is_config_value(self, node: cst.CSTNode) -> bool:
         """`self.config.sizes`, `args.lengths`, `cfg.model.ids`: a field of a configuration object,

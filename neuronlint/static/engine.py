@@ -21,7 +21,7 @@ import libcst as cst
 from neuronlint.static import parse_guard
 from neuronlint.static.context import FileContext, node_types
 from neuronlint.static.cstparse import parse_module
-from neuronlint.static.import_sites import import_sites
+from neuronlint.static.import_sites import defined_names, import_sites
 from neuronlint.static.positions import locate
 from neuronlint.static.registry import Checker
 
@@ -170,6 +170,7 @@ class FileResult:
     parsed: bool = False
     suppressions: list[dict[str, Any]] = field(default_factory=list)
     import_sites: list[list] = field(default_factory=list)
+    python_names: list[str] = field(default_factory=list)  # top-level defs named like extensions
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict; the lists are this result's own (dataclasses.asdict would deep-copy
@@ -184,6 +185,7 @@ class FileResult:
             "parsed": self.parsed,
             "suppressions": self.suppressions,
             "import_sites": self.import_sites,
+            "python_names": self.python_names,
         }
 
 
@@ -299,6 +301,7 @@ def _analyze_python(
     if not engine.wanted(data):
         # Not parsed, but its imports still count: importing an in-repo kernel module is a finding.
         result.import_sites = import_sites(data, _module_name(rel_path), rel_path.endswith("__init__.py"))
+        result.python_names = defined_names(data)
         return result
     try:
         module = parse_module(data)  # LibCST's parse without re-validating its own nodes
@@ -346,6 +349,7 @@ def _analyze_python(
             }
         )
     result.import_sites = import_sites(data, ctx.module_name, rel_path.endswith("__init__.py"))
+    result.python_names = defined_names(data)
     result.imports = sorted(ctx.imports)
     result.defines_kernels = sorted(set(ctx.defines_kernels))
     result.extension_modules = sorted(ctx.extension_modules)

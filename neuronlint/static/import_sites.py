@@ -10,6 +10,13 @@ import re
 
 _FROM = re.compile(rb"^([ \t]*)from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([^#\n]*)", re.M)
 _IMPORT = re.compile(rb"^([ \t]*)import[ \t]+([\w.][\w., \t]*)", re.M)
+# Module-level Python definitions whose names read like compiled extensions (`_C = CN()`, a yacs
+# config; `def dtw_cuda(...)`, a Python function): functions, classes and assignments at column 0.
+_DEFINED = re.compile(
+    rb"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w*(?:_C|_cuda|_cuda_kernel))\b"
+    rb"|^(\w*(?:_C|_cuda|_cuda_kernel))[ \t]*(?::[^=\n]*)?=(?!=)",
+    re.M,
+)
 
 
 def resolve_relative(module_name: str, is_package: bool, level: int, name: str) -> str:
@@ -52,3 +59,12 @@ def import_sites(data: bytes, module_name: str, is_package: bool) -> list[list]:
             if name:
                 sites.append([name, line, column, end])
     return sites
+
+
+def defined_names(data: bytes) -> list[str]:
+    """Names a module defines in Python at its top level that read like compiled extension modules
+    (`_C`, `*_cuda`): an import of one from this module is Python code, not an extension."""
+    if b"_C" not in data and b"_cuda" not in data:
+        return []
+    names = {(m.group(1) or m.group(2)).decode("ascii", "replace") for m in _DEFINED.finditer(data)}
+    return sorted(names)

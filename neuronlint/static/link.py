@@ -55,6 +55,7 @@ def link_across_files(results: list[dict[str, Any]], checkers: Sequence[type[Che
         for r in python
         if r["module_path"].endswith("/__init__.py")
     }
+    _drop_python_extensions(python, packages)
     kernel_modules: dict[str, tuple[str, list[str]]] = {}  # importable name -> (full name, kernel kinds)
     for result in python:
         if result["defines_kernels"]:
@@ -88,6 +89,35 @@ def link_across_files(results: list[dict[str, Any]], checkers: Sequence[type[Che
                     )
                 )
                 flagged_lines.add(line)
+
+
+def _drop_python_extensions(python: list[dict[str, Any]], packages: set[str]) -> None:
+    """Compiled-extension findings (NL303) on names the scanned tree defines in Python: a module
+    `x_cuda.py`, or a top-level `_C = CN()` / `def dtw_cuda(...)` of a scanned module, imported
+    (`from detectron2.config.defaults import _C`) and used (`_C.clone()`) elsewhere. They are a
+    config object and a Python function, not extension modules."""
+    from neuronlint.static.checkers.custom_kernel import extension_component
+
+    modules: dict[str, frozenset[str]] = {}  # importable module name -> extension-like names it defines
+    for result in python:
+        _, names = module_names(result["module_path"], packages)
+        defined = frozenset(result.get("python_names") or ())
+        for name in names:
+            modules[name] = modules.get(name, frozenset()) | defined
+    for result in python:
+        kept = []
+        for detection in result["detections"]:
+            module = detection["facts"].get("module") if detection["rule"] == "NL303" else None
+            if module and detection["facts"].get("kind") == "compiled extension":
+                end = extension_component(module)
+                if end:
+                    parts = module.split(".")
+                    owner, name = ".".join(parts[: end - 1]), parts[end - 1]
+                    if ".".join(parts[:end]) in modules or name in modules.get(owner, ()):
+                        continue
+            kept.append(detection)
+        if len(kept) != len(result["detections"]):
+            result["detections"] = kept
 
 
 def _site(rule: str, line: int, column: int, end: int, **facts: Any) -> dict[str, Any]:

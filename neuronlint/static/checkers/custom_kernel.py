@@ -199,6 +199,13 @@ def extension_module(qualname: str, ctx: FileContext | None = None) -> str | Non
     return None
 
 
+def extension_component(module: str) -> int:
+    """How many leading components of a dotted name reach the first one that reads as a compiled
+    extension (`pkg._C.ops.f` -> 2, `whisper.timing.dtw_cuda` -> 3); 0 when none does."""
+    parts = module.split(".")
+    return next((end for end in range(1, len(parts) + 1) if _extension_name(parts[end - 1])), 0)
+
+
 _CPP_EXTENSION = "torch.utils.cpp_extension"
 _EXTENSION_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 

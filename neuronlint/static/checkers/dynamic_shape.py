@@ -282,6 +282,14 @@ def _filtered_rows(node: cst.Subscript, ctx: FileContext) -> None:
     ctx.report("NL602", node.slice[0], mask=first.value.value, write=write, index="the filtered list")
 
 
+def _where_on_device(node: cst.Call, ctx: FileContext) -> bool:
+    """`torch.where(cond)` (one argument) of a condition that is not host data: a host tensor's
+    compaction (`torch.where(cpu_tokens.ge(k))`) is CPU work."""
+    if len(node.args) != 1 or node.args[0].star:
+        return False
+    return not ctx.is_host_value(node.args[0].value)
+
+
 class DynamicShape(Checker):
     """Data-dependent output shapes, boolean-mask indexing, control flow and slices on tensor values."""
 
@@ -318,13 +326,13 @@ class DynamicShape(Checker):
         if isinstance(func, cst.Attribute):
             name = func.attr.value
             if name == "where":
-                if ctx.qualname(func) == "torch.where" and len(node.args) == 1 and not node.args[0].star:
+                if ctx.qualname(func) == "torch.where" and _where_on_device(node, ctx):
                     ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
             elif name == "repeat_interleave":
                 _repeat_interleave(node, func, ctx)
         elif isinstance(func, cst.Name) and func.value in ("where", "repeat_interleave"):
             qualname = ctx.qualname(func)
-            if qualname == "torch.where" and len(node.args) == 1 and not node.args[0].star:
+            if qualname == "torch.where" and _where_on_device(node, ctx):
                 ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
             elif qualname == "torch.repeat_interleave":
                 _repeat_interleave(node, func, ctx)

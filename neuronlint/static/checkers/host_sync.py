@@ -125,8 +125,9 @@ def _self_is_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
 def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     """For a `.item()`/`.tolist()`/`.numpy()`/`.cpu()` call: can this copy a device tensor to the host?
 
-    No when the receiver is a host value (numpy, pandas, a number already read), a literal, or a
-    chain that already copied (`x.cpu().numpy()` syncs once, at `.cpu()`), no when the call has
+    No for a bare `.numpy()` (it raises on a device tensor, so code that runs it holds a CPU tensor;
+    `.numpy(force=True)` copies), no when the receiver is a host value (numpy, pandas, a number
+    already read), a literal, or a chain that already copied (`x.cpu().numpy()` syncs once, at `.cpu()`), no when the call has
     positional arguments, which torch's tensor methods do not take, and no inside a `raise` or an
     assert's message, which run only on the error path.
     """
@@ -134,12 +135,26 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     assert isinstance(func, cst.Attribute)
     if any(arg.keyword is None for arg in call.args):
         return False
+    if func.attr.value == "numpy" and not _forced(call):
+        return False  # `t.numpy()` raises on a device tensor: where it runs, `t` is on the CPU already
     receiver = func.value
     if isinstance(receiver, _LITERALS) or ctx.is_host_value(receiver):
         return False
     if func.attr.value == "cpu" and (names_module(receiver) or _self_is_module(receiver, ctx)):
         return False
     return not _copied_before(receiver, ctx) and not ctx.in_error_path()
+
+
+def _forced(call: cst.Call) -> bool:
+    """`t.numpy(force=True)`: the one spelling of `.numpy()` that copies a device tensor itself."""
+    return any(
+        arg.keyword is not None and arg.keyword.value == "force" and not _false(arg.value)
+        for arg in call.args
+    )
+
+
+def _false(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value == "False"
 
 
 def every_n_steps(node: cst.CSTNode, ctx: FileContext) -> bool:
