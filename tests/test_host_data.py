@@ -372,8 +372,9 @@ def test_bare_numpy_means_the_tensor_is_already_on_the_cpu(tmp_path):
 
 
 def test_values_handed_to_numpy_are_host_arrays(tmp_path):
-    # An evaluator that passes a value to numpy (which raises on a device tensor) holds it on the
-    # host in that function: its masks and branches are numpy work.
+    # An evaluator that passes a value to numpy, or reads a bare .numpy() from it (both raise on a
+    # device tensor), holds it on the host in that function: its masks and branches are numpy
+    # work; not when the function copies it to the host itself, nor when it tests types.
     check(
         tmp_path,
         """
@@ -400,5 +401,30 @@ def test_values_handed_to_numpy_are_host_arrays(tmp_path):
             chosen = torch.from_numpy(points[valid > -1])  # ok: NL602
             kept = scores[scores > 0.5]  # expect: NL602
             return chosen, kept
+
+
+        def to_json(instances):
+            boxes = instances.boxes.numpy()
+            return boxes, instances.scores.tolist()  # ok: NL702
+
+
+        def paste(mask, size):
+            if mask.sum() > 0:  # expect: NL603
+                image = np.asarray(mask.cpu())  # expect: NL703
+                return image
+            return np.zeros(size)
+
+
+        def convert(box):
+            if isinstance(box, np.ndarray):
+                return np.asarray(box)
+            return box.double()  # expect: NL501
+
+
+        def instance_masks(panoptic, scores):
+            for label in np.unique(panoptic.cpu().numpy()):  # expect: NL703
+                mask = panoptic == label
+                picked = scores[mask]  # expect: NL602
+            return picked
         """,
     )

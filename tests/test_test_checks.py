@@ -43,3 +43,35 @@ def test_show_ok_lists_them(tmp_path: Path):
     assert ("tests/test_layer.py", 6, "host-sync") in tests
     assert ("tests/test_layer.py", 7, "host-sync") in tests
     assert "left_out" not in data["summary"] or "test-checks" not in data["summary"]["left_out"]
+
+
+# A test file of an application's device planner: it imports no tensor library, so its "cuda"
+# strings are inputs and mocked answers (written for this test after the constructs a precision
+# audit judged on a fine-tuning toolkit's studio tests).
+PLANNER_TESTS = {
+    "tests/test_planner.py": (
+        "import os\n"
+        "from app.planner import plan, pick_backend\n\n"
+        "def test_plan(monkeypatch):\n"
+        '    monkeypatch.setattr("app.planner.probe", lambda: {"backend": "cuda", "free_gb": 24})\n'
+        '    assert plan(device="cuda", load_in_4bit=True).offload is False\n'
+        '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n'
+        '    assert pick_backend() == "cuda"\n'
+    ),
+    "tests/test_real_device.py": "import torch\n\ndef test_move():\n    assert torch.ones(1).to('cuda').sum() == 1\n",
+}
+
+
+def test_findings_of_tensorless_test_files_are_test_data(tmp_path: Path):
+    write(tmp_path, PLANNER_TESTS)
+    data = json.loads(run(["scan", ".", "--no-cache", "-f", "json"], tmp_path).output)
+    found = _findings(data)
+    assert not [f for f in found if f[0] == "tests/test_planner.py"]
+    assert ("tests/test_real_device.py", 4, "cuda-api") in found  # places a tensor: kept
+    left = data["summary"]["left_out"]["test-data"]
+    assert left >= 3
+    text = run(["scan", ".", "--no-cache"], tmp_path).output
+    assert f"left out: {left} test findings in test files that import no tensor library" in text
+    shown = json.loads(run(["scan", ".", "--no-cache", "-f", "json", "--show-ok"], tmp_path).output)
+    planner = {f[1] for f in _findings(shown) if f[0] == "tests/test_planner.py"}
+    assert {5, 6, 7, 8} <= planner

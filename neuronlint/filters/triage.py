@@ -8,7 +8,8 @@
    code of CUDA-only paths left out unless --show-ok, CUDA-only branches elsewhere capped at
    warning (filters/cuda_paths.py),
 6. host syncs and data-dependent shapes in test code are left out unless --show-ok: a test's own
-   value checks are not porting work (filters/test_checks.py).
+   value checks are not porting work; so are the findings of test files that import no tensor
+   library, whose device names are test data (filters/test_checks.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def prepare(
     left_out: Counter | None = None,
     folded: list[Finding] | None = None,
 ) -> list[Finding]:
-    """The findings the scan reports; `left_out` counts what steps 5 and 6 left out (by scope, "guard", "test-checks")."""
+    """The findings the scan reports; `left_out` counts what steps 5 and 6 left out (by scope, "guard", "test-checks", "test-data")."""
     if not enabled:  # the detectors' own output: scopes only (rule tests read it)
         scope_filter.assign(findings, scope_rules, within_root, None)
         return findings

@@ -130,6 +130,12 @@ def left_out_summary(report) -> str | None:
             f"left out: {plural(checks, 'test finding')} on host syncs and data-dependent checks (a "
             "test's own value checks run eagerly and work on Neuron as written); `--show-ok` lists them"
         )
+    data = counts.get(test_checks.TEST_DATA_KEY, 0)
+    if data:
+        lines.append(
+            f"left out: {plural(data, 'test finding')} in test files that import no tensor library (their "
+            "device names are inputs and mocked answers for the code under test); `--show-ok` lists them"
+        )
     return "\n".join(lines) or None
 
 

@@ -448,6 +448,9 @@ def _host_kind(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] |
     return ("host", "") if ctx.is_host_value(value) else None
 
 
+# An element of a numpy array a loop runs over: a host value, and in an operation with a tensor a
+# number that decides nothing (`device_ids == label` stays on the device).
+NUMPY_ELEMENT: Binding = ("numpy", "element")
 _LIST_FILLS = frozenset({"append", "extend"})
 # A name assigned `[]`, and one that a loop then fills under an `if` (its length depends on the data).
 # Both are ("other", ...) bindings: for every other question they are untracked values.
@@ -563,7 +566,10 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
     elif _host_read(iterable) == "<tensor>.tolist()":
         ctx.bind(target.value, ("read", "<tensor>.tolist()"))
     else:
-        _bind_kind_or_shadow(target, _host_kind(iterable, ctx), ctx)
+        kind = _host_kind(iterable, ctx)
+        if kind == ("numpy", ""):
+            kind = NUMPY_ELEMENT  # `for label in np.unique(ids)`: a number (or a row) of the array
+        _bind_kind_or_shadow(target, kind, ctx)
 
 
 def _bind_kind_or_shadow(target: cst.Name, kind: tuple[str, str] | None, ctx: FileContext) -> None:

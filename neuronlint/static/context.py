@@ -183,6 +183,9 @@ _FACTORIES = frozenset(
         "scalar_tensor",
     )
 )
+# Factories that tabulate numbers (`torch.linspace(0, rate, depth)`): with Python numbers and no
+# device, a CPU tensor of constants.
+_RANGES = frozenset({"torch.linspace", "torch.logspace", "torch.arange"})
 # Of those wrappers, the ones that copy their data into a new tensor: without a device, a CPU tensor
 # (`torch.as_tensor(t)` and `torch.asarray(t)` of a tensor keep it where it is).
 _COPY_CONSTRUCTORS = frozenset({"torch.tensor", "torch.Tensor"})
@@ -193,6 +196,8 @@ _PANDAS_ACCESSORS = frozenset({"iloc", "loc", "iat", "at"})
 _CONFIG_NAME = re.compile(r"\w*(config|cfg)|args|hparams|opts")
 # Builtins whose result is a Python value.
 _PYTHON_VALUES = frozenset({"len", "int", "float", "str", "bool", "round", "abs", "sum", "min", "max"})
+# Builtins that make a Python list or tuple.
+_PYTHON_LISTS = frozenset({"list", "tuple", "sorted"})
 # torch functions that join tensors, which must all be on one device: host inputs give a host result.
 _JOINS = frozenset(
     {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"}
@@ -209,6 +214,13 @@ _DATA_PATH = re.compile(
     r"|(^|/)[^/]*(dataset|dataloader|data_loader|collat|preprocess|tokeniz|data_pipeline|datamodule|data_module)"
     r"[^/]*\.py$|(^|/)data_utils?\.py$"
 )
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    """The name an attribute, subscript or method chain starts from (`out["boxes"].tensor` -> out)."""
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _file_site(path: str) -> str:
@@ -369,6 +381,11 @@ class FileContext:
             for detection in self.detections:
                 if detection.facts.get("site", SITE_STEP) == SITE_STEP:
                     detection.facts["site"] = SITE_HOST
+        if self.scopes[0].site == SITE_TEST and not roots & _TENSOR_LIBRARIES:
+            # A test file that imports no tensor library places no tensor: its "cuda" strings are
+            # inputs and mocked answers for the code under test (filters/test_checks.py).
+            for detection in self.detections:
+                detection.facts["tensorless"] = True
 
     @property
     def in_loop(self) -> bool:
@@ -494,7 +511,7 @@ class FileContext:
                     if isinstance(node, cst.BinaryOperation)
                     else (node.left, *(c.comparator for c in node.comparisons))
                 )
-                arrays = [o for o in operands if not (by_name and self._is_number(o))]
+                arrays = [o for o in operands if not ((by_name and self._is_number(o)) or self._element(o))]
                 if not arrays:
                     return True
                 return any(self._host_side(o, copies, kinds, by_name) for o in arrays)
@@ -539,6 +556,8 @@ class FileContext:
                 return self._host_side(node.args[0].value, copies, kinds, by_name)  # torch.cat(cpu_list)
             if by_name and name.startswith("torch.") and self._on_cpu_device(node):
                 return True  # torch.randint(..., device="cpu")
+            if by_name and name in _RANGES and self._tabulates_numbers(node):
+                return True  # `torch.linspace(0, rate, depth)`: a table of Python numbers, on the CPU
             if by_name and self._computes_on_host(node, name):
                 return True  # torch.where(host_mask), torch.flip(host_tensor, ...): runs where its input is
             if isinstance(func, cst.Attribute):
@@ -568,8 +587,9 @@ class FileContext:
 
     def handed_to_numpy(self) -> frozenset[str]:
         """Names the enclosing function passes to numpy (or another host library) or to
-        `torch.from_numpy`, whole or indexed (`np.mean(s[s > -1])`, `torch.from_numpy(py[m])`):
-        those functions raise on a device tensor, so the name holds host data in that function.
+        `torch.from_numpy`, whole or indexed (`np.mean(s[s > -1])`, `torch.from_numpy(py[m])`), or
+        reads a bare `.numpy()` from (`instances.scores.numpy()`): those raise on a device tensor,
+        so the name holds host data in that function.
         Computed once per function, only in files that import a host library."""
         function = next((p for p in reversed(self.parents) if isinstance(p, cst.FunctionDef)), None)
         if function is None:
@@ -582,8 +602,9 @@ class FileContext:
         return names
 
     def _numpy_arguments(self, function: cst.FunctionDef) -> set[str]:
-        """The names; not those the function copies to the host itself (`cost = cost.cpu()`):
-        before that copy they hold device values."""
+        """The names; not those the function copies to the host itself (`cost = cost.cpu()`,
+        `Image.fromarray(mask.cpu().numpy())`: before that copy they hold device values). None in a
+        function that tests types (`isinstance(box, np.ndarray)`): it takes tensors and arrays."""
         found: set[str] = set()
         copied: set[str] = set()
         stack: list[cst.CSTNode] = [function.body]
@@ -591,10 +612,27 @@ class FileContext:
             node = stack.pop()
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue  # their names are their own
-            if isinstance(node, cst.Assign) and self._copies_to_host(node.value):
-                for target in node.targets:
-                    if isinstance(target.target, cst.Name):
-                        copied.add(target.target.value)
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                if node.func.value in ("isinstance", "type"):
+                    return set()  # `isinstance(box, np.ndarray)`: the function takes tensors or arrays
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                method = node.func.attr.value
+                if method == "cpu" or (method == "to" and self._to_cpu(node)):
+                    root = _root_name(node.func.value)
+                    if root is not None:
+                        copied.add(root)
+            if (
+                isinstance(node, cst.Call)
+                and not node.args
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "numpy"
+                and not self._copies_to_host(node.func.value)
+            ):
+                # `instances.pred_boxes.tensor.numpy()`: raises on a device tensor, so the object
+                # it is read from holds CPU tensors here
+                root = _root_name(node.func.value)
+                if root is not None and root != "self":
+                    found.add(root)
             if isinstance(node, cst.Call) and node.args:
                 name = self.qualname(node.func) or ""
                 if name.split(".", 1)[0] in HOST_LIBRARIES or name == "torch.from_numpy":
@@ -620,6 +658,16 @@ class FileContext:
             else:
                 value = value.value
         return False
+
+    def _tabulates_numbers(self, call: cst.Call) -> bool:
+        """A range factory without a device whose bounds are not known tensors: its arguments are
+        numbers (`torch.linspace(0, drop_path_rate, depth)`), the result a CPU table of them."""
+        if not call.args or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+            return False
+        return not any(
+            a.keyword is None and self.is_tensor(a.value) and not self.is_host_value(a.value)
+            for a in call.args
+        )
 
     def _computes_on_host(self, call: cst.Call, name: str) -> bool:
         """A torch function of a host tensor (`torch.where(cpu_mask)`, `torch.flip(t_cpu, (0,))`)
@@ -682,7 +730,18 @@ class FileContext:
             and self.lookup(node.func.value) is None
         ):
             return node.func.value == "len" or all(self.is_python_data(a.value) for a in node.args)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value in _PYTHON_LISTS
+            and self.lookup(node.func.value) is None
+        ):
+            return True  # `list(stats.values())`: a Python list (of numbers, for a tensor to wrap)
         return self.is_host_value(node)
+
+    def _element(self, node: cst.CSTNode) -> bool:
+        """A name bound to an element of a numpy array a loop runs over (bindings.NUMPY_ELEMENT)."""
+        return isinstance(node, cst.Name) and self.lookup(node.value) == ("numpy", "element")
 
     def _is_number(self, node: cst.CSTNode) -> bool:
         """A Python number: a numeric literal, a name holding a value read from a tensor, `.item()`."""
@@ -690,7 +749,9 @@ class FileContext:
             return True
         if isinstance(node, cst.Name):
             binding = self.lookup(node.value)
-            return binding is not None and binding[0] in ("read", "python")
+            return binding is not None and (
+                binding[0] in ("read", "python") or binding == ("numpy", "element")
+            )
         return (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
