@@ -152,6 +152,28 @@ def test_data_parallel(tmp_path):
     )
 
 
+def test_an_isinstance_check_against_data_parallel_wraps_nothing(tmp_path):
+    # A trainer that refuses single-process multi-device models checks the wrapper's type; the
+    # check builds no DataParallel (conventions: an isinstance check is not a use). A CUDA tensor
+    # type in an isinstance test does test for CUDA.
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        from torch.nn.parallel import DataParallel, DistributedDataParallel
+
+
+        def check(model, t):
+            assert not isinstance(model, DataParallel), "one device per process"
+            if isinstance(model, (nn.DataParallel, DistributedDataParallel)):
+                model = model.module
+            on_gpu = isinstance(t, torch.cuda.FloatTensor)  # expect: NL101
+            return DataParallel(model), on_gpu  # expect: NL203
+    """,
+    )
+
+
 def test_nccl_and_cuda_environment(tmp_path):
     check(
         tmp_path,

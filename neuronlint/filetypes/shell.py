@@ -18,6 +18,9 @@ from neuronlint.filetypes.common import dedupe, detection, strip_comment
 from neuronlint.filetypes.images import image_detections
 
 _CUDA_VISIBLE = re.compile(r"\bCUDA_VISIBLE_DEVICES\b")
+# `CUDA_VISIBLE_DEVICES=` (empty, "" or -1) hides every GPU: a CPU-only run or build, which a Neuron
+# host runs the same way (nothing is partitioned).
+_HIDES_GPUS = re.compile(r"""\bCUDA_VISIBLE_DEVICES=(?:""|''|"-1"|'-1'|-1)?(?=[\s;&|)]|$)""")
 _NCCL_VAR = re.compile(r"\b(?:TORCH_)?NCCL_[A-Z0-9_]+\b")
 _NVIDIA_SMI = re.compile(r"(?<![\w-])nvidia-smi\b")
 _DOCKER_GPUS = re.compile(r"(?<![\w-])(?:--gpus(?:[= ]\S+)?|--runtime[= ]nvidia\b)")
@@ -84,7 +87,8 @@ def scan_command(raw: str, number: int, data: Any, context: str = "") -> list[di
         return out
     command = f"{context} {line}"
     for match in _CUDA_VISIBLE.finditer(line):
-        out.append(_at("NL040", number, match, raw, variable="CUDA_VISIBLE_DEVICES"))
+        if not _HIDES_GPUS.match(line, match.start()):
+            out.append(_at("NL040", number, match, raw, variable="CUDA_VISIBLE_DEVICES"))
     for match in _NCCL_VAR.finditer(line):
         out.append(_at("NL041", number, match, raw, variable=match.group(0)))
     for match in _NVIDIA_SMI.finditer(line):

@@ -102,6 +102,28 @@ def _not_a_call_site(node: cst.Attribute, qualname: str, ctx: FileContext) -> bo
     return name in _REFLECTION or name == "object"
 
 
+def _type_checked(node: cst.CSTNode, qualname: str, ctx: FileContext) -> bool:
+    """A wrapper class named as the type of an `isinstance`/`issubclass` check
+    (`assert not isinstance(model, DataParallel)`): the check constructs and runs nothing. Not
+    CUDA's own tensor types (`isinstance(t, torch.cuda.FloatTensor)` tests for a CUDA tensor)."""
+    if qualname.startswith("torch.cuda") or not qualname.rpartition(".")[2][:1].isupper():
+        return False
+    depth = 1
+    parent = ctx.parent(depth)
+    if isinstance(parent, cst.Element):
+        depth += 2  # Element -> Tuple -> Arg
+        parent = ctx.parent(depth)
+    call = ctx.parent(depth + 1)
+    if not (isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and len(call.args) == 2):
+        return False
+    return (
+        call.args[1] is parent
+        and isinstance(call.func, cst.Name)
+        and call.func.value in ("isinstance", "issubclass")
+        and ctx.lookup(call.func.value) is None
+    )
+
+
 _DTYPE_INFO = frozenset({"torch.finfo", "torch.iinfo"})
 # torch dtype objects, by qualified name: what the entries of a dtype table are.
 _TORCH_DTYPE = re.compile(
@@ -302,7 +324,11 @@ class ApiNames(Checker):
             return
         entry = ctx.data.api(qualname)
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-            if not _not_a_call_site(node, qualname, ctx) and not _called_on_host_data(entry, node, ctx):
+            if (
+                not _not_a_call_site(node, qualname, ctx)
+                and not _called_on_host_data(entry, node, ctx)
+                and not _type_checked(node, qualname, ctx)
+            ):
                 ctx.report(entry["rule"], node, **_api_facts(entry, qualname, node, ctx))
 
     @on(cst.Name)
@@ -323,7 +349,7 @@ class ApiNames(Checker):
             return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing
         entry = ctx.data.api(binding[1])
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-            if not _called_on_host_data(entry, node, ctx):
+            if not _called_on_host_data(entry, node, ctx) and not _type_checked(node, binding[1], ctx):
                 ctx.report(entry["rule"], node, **_api_facts(entry, binding[1], node, ctx))
 
     @on(cst.Call)
