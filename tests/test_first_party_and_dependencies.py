@@ -133,6 +133,24 @@ def test_pyproject_extras_markers_and_lines(tmp_path):
     assert "Make it an optional extra" not in message
 
 
+def test_an_entry_is_not_placed_on_a_longer_entry_that_starts_the_same(tmp_path):
+    # A Windows-only entry (never installed on Linux, not a finding) written before extras that
+    # repeat it without the marker: each extra's finding sits on its own line and names it.
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\n"
+        'name = "toolkit"\n'
+        "[project.optional-dependencies]\n"
+        "windows = [\n    \"bitsandbytes>=0.45 ; (sys_platform == 'win32')\",\n]\n"
+        'cu121 = [\n    "bitsandbytes>=0.45",\n]\n'
+        'cu124 = [\n    "bitsandbytes>=0.45",\n]\n',
+        encoding="utf-8",
+    )
+    result = scan_paths([tmp_path / "pyproject.toml"], cwd=tmp_path, triage=True, select=["NL404"])
+    found = [(f.line, f.facts.get("extra")) for f in result.active]
+    assert found == [(8, "cu121"), (11, "cu124")]
+    assert "(extra `cu121`)" in result.active[0].message
+
+
 def test_required_dependency_is_a_warning_with_the_advice(tmp_path):
     (tmp_path / "requirements.txt").write_text(
         "torch\nflash-attn==2.6.3  # fast attention\n", encoding="utf-8"

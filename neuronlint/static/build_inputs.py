@@ -102,6 +102,10 @@ def _declaring_line(lines: list[str], requirement: str, used: set[int]) -> tuple
         before = line[:position].rstrip()
         if before and before[-1] not in "\"'[,=" and not line.lstrip().startswith(requirement):
             continue
+        after = line[position + len(requirement) :]
+        rest = after.lstrip()
+        if after[:1] not in ("", '"', "'") and rest and not rest.startswith(("#", "\\", "--")):
+            continue  # a longer entry that starts the same (`pkg>=1 ; sys_platform == 'win32'`)
         return index, position + 1
     return None
 
