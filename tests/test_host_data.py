@@ -425,6 +425,13 @@ def test_values_handed_to_numpy_are_host_arrays(tmp_path):
             for label in np.unique(panoptic.cpu().numpy()):  # expect: NL703
                 mask = panoptic == label
                 picked = scores[mask]  # expect: NL602
-            return picked
+                shifted = scores[scores == label + 1]  # expect: NL602
+            return picked, shifted
+
+
+        def closest(us, vs, parts):
+            for i in np.arange(24):
+                points = np.array([us[parts == (i + 1)], vs[parts == (i + 1)]])  # ok: NL602
+            return points
         """,
     )

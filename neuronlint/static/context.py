@@ -511,7 +511,16 @@ class FileContext:
                     if isinstance(node, cst.BinaryOperation)
                     else (node.left, *(c.comparator for c in node.comparisons))
                 )
-                arrays = [o for o in operands if not ((by_name and self._is_number(o)) or self._element(o))]
+                elements = [o for o in operands if self._element(o)]
+                arrays = [
+                    o
+                    for o in operands
+                    if not (
+                        (by_name and self._is_number(o))
+                        or o in elements
+                        or (elements and isinstance(o, (cst.Integer, cst.Float)))
+                    )
+                ]
                 if not arrays:
                     return True
                 return any(self._host_side(o, copies, kinds, by_name) for o in arrays)
@@ -636,8 +645,11 @@ class FileContext:
             if isinstance(node, cst.Call) and node.args:
                 name = self.qualname(node.func) or ""
                 if name.split(".", 1)[0] in HOST_LIBRARIES or name == "torch.from_numpy":
-                    for arg in node.args:
-                        value = arg.value
+                    values = [arg.value for arg in node.args]
+                    for value in values:
+                        if isinstance(value, (cst.List, cst.Tuple)):
+                            values += [e.value for e in value.elements]  # `np.array([u[m], v[m]])`
+                            continue
                         while isinstance(value, cst.Subscript):
                             value = value.value
                         if isinstance(value, cst.Name):
@@ -740,7 +752,13 @@ class FileContext:
         return self.is_host_value(node)
 
     def _element(self, node: cst.CSTNode) -> bool:
-        """A name bound to an element of a numpy array a loop runs over (bindings.NUMPY_ELEMENT)."""
+        """A name bound to an element of a numpy array a loop runs over (bindings.NUMPY_ELEMENT),
+        and arithmetic of such names with numbers (`i + 1`): a numpy number."""
+        if isinstance(node, cst.BinaryOperation):
+            sides = (node.left, node.right)
+            return any(map(self._element, sides)) and all(
+                self._element(n) or isinstance(n, (cst.Integer, cst.Float)) for n in sides
+            )
         return isinstance(node, cst.Name) and self.lookup(node.value) == ("numpy", "element")
 
     def _is_number(self, node: cst.CSTNode) -> bool:
