@@ -204,6 +204,29 @@ def test_to_other_devices_and_dtypes_is_not_a_host_copy(tmp_path):
     )
 
 
+def test_a_device_chosen_in_if_and_else_is_either(tmp_path):
+    # `device` is "cuda" after the `if` body and "cpu" after the `else`: `.to(device=device)` may
+    # move to the GPU, so it is not a copy to the host; a literal "cpu" still is.
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def pack(weights, use_cuda=True):
+            if use_cuda:
+                device = "cuda"  # expect: NL101
+            else:
+                device = "cpu"
+            out = {}
+            for name, w in weights.items():
+                packed = w.to(torch.bfloat16).to(device=device)
+                out[name] = packed.to("cpu")  # expect: NL703
+            return out
+        """,
+    )
+
+
 def test_numpy_on_numpy_results_is_not_a_copy(tmp_path):
     check(
         tmp_path,

@@ -241,6 +241,11 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     name = target.value
     kind = _kind_of(value, ctx)
     if kind is not None:
+        if kind[0] == "str" and _in_other_branch(ctx):
+            previous = ctx.scope.bindings.get(name)
+            if previous is not None and previous[0] == "str":
+                # `if use_cuda: device = "cuda"` / `else: device = "cpu"`: after the `if`, either
+                kind = ("str", tuple(dict.fromkeys((*previous[1], *kind[1]))))
         ctx.bind(name, kind)
         return
     if isinstance(value, cst.List) and not value.elements:
@@ -253,6 +258,27 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         return  # `except ImportError: np = None`: code that runs uses the import
     # Any other assignment shadows whatever the name meant before.
     ctx.bind(name, ("other", None))
+
+
+def _in_other_branch(ctx: FileContext) -> bool:
+    """In an `else:` or `elif` block (of the innermost function): the values assigned before the
+    `if` or in its body may be the ones that hold after it."""
+    for node in reversed(ctx.parents):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(node, cst.Else):
+            return True
+        if isinstance(node, cst.If):
+            parent_if = _enclosing_if(ctx, node)
+            if parent_if is not None and parent_if.orelse is node:
+                return True
+    return False
+
+
+def _enclosing_if(ctx: FileContext, node: cst.If) -> cst.If | None:
+    index = next((i for i in range(len(ctx.parents) - 1, -1, -1) if ctx.parents[i] is node), 0)
+    parent = ctx.parents[index - 1] if index > 0 else None
+    return parent if isinstance(parent, cst.If) else None
 
 
 _STRING_VALUES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.IfExp)
