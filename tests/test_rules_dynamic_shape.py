@@ -469,3 +469,22 @@ def test_growth_by_a_loop_counter_and_numpy_masks_are_static(tmp_path):
             return window, keep, arr[mask], rows
         """,
     )
+
+
+def test_comparisons_of_loop_counters_are_python_bools(tmp_path):
+    # `roles[j % 2 == 1]` alternates between two roles: a Python bool indexes a tuple. A
+    # comparison of a tensor with a counter is still a mask.
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def build(messages, prompt, scores, lengths):
+            for j in range(len(messages) - 1):
+                prompt.append(prompt.roles[j % 2 == 1], messages[j + 1])
+            for i, n in enumerate(lengths):
+                picked = scores[scores > i]  # expect: NL602
+            return picked
+        """,
+    )

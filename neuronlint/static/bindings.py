@@ -572,7 +572,10 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
         elements = [e.value for e in target.elements]
         sources = [a.value for a in iterable.args if a.keyword is None and not a.star]
         if name == "enumerate" and len(elements) == 2 and len(sources) == 1:
-            _shadow(elements[0], ctx)
+            if isinstance(elements[0], cst.Name) and ctx.lookup("enumerate") is None:
+                ctx.bind(elements[0].value, ("python", ""))  # the index: a Python int
+            else:
+                _shadow(elements[0], ctx)
             _loop_target(elements[1], sources[0], ctx)
             return
         if name == "zip" and len(elements) == len(sources) and ctx.lookup(name) is None:
@@ -591,6 +594,13 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
         _shadow(target, ctx)
     elif _host_read(iterable) == "<tensor>.tolist()":
         ctx.bind(target.value, ("read", "<tensor>.tolist()"))
+    elif (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Name)
+        and iterable.func.value == "range"
+        and ctx.lookup("range") is None
+    ):
+        ctx.bind(target.value, ("python", ""))  # `for j in range(n)`: a loop counter, a Python int
     else:
         kind = _host_kind(iterable, ctx)
         if kind == ("numpy", ""):

@@ -210,7 +210,7 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|con
 # Input-pipeline modules (data/, datasets/, preprocessing/ and tokenizer packages; dataset, loader,
 # collate, preprocessing, tokenization and data-utility modules) run on the CPU.
 _DATA_PATH = re.compile(
-    r"(^|/)(data|datasets?|data_?loaders?|preprocessing|dataset_processing|tokenizers?)/"
+    r"(^|/)(data|datasets?|data_?loaders?|data_?prep|preprocessing|dataset_processing|tokenizers?)/"
     r"|(^|/)[^/]*(dataset|dataloader|data_loader|collat|preprocess|tokeniz|data_pipeline|datamodule|data_module)"
     r"[^/]*\.py$|(^|/)data_utils?\.py$"
 )

@@ -282,6 +282,14 @@ def _filtered_rows(node: cst.Subscript, ctx: FileContext) -> None:
     ctx.report("NL602", node.slice[0], mask=first.value.value, write=write, index="the filtered list")
 
 
+def _compares_numbers(test: cst.Comparison, ctx: FileContext) -> bool:
+    """A comparison of Python numbers only (loop counters, literals, their arithmetic)."""
+    return all(
+        ctx.is_python_data(side) and not ctx.is_tensor(side)
+        for side in (test.left, *(c.comparator for c in test.comparisons))
+    )
+
+
 def _where_on_device(node: cst.Call, ctx: FileContext) -> bool:
     """`torch.where(cond)` (one argument) of a condition that is not host data: a host tensor's
     compaction (`torch.where(cpu_tokens.ge(k))`) is CPU work."""
@@ -401,6 +409,8 @@ class DynamicShape(Checker):
         if mask is None:
             _filtered_rows(node, ctx)
             return
+        if isinstance(index.value, cst.Comparison) and _compares_numbers(index.value, ctx):
+            return  # `roles[j % 2 == 1]`: a Python bool of loop counters picks one item
         if ctx.is_host_value(node.value) or ctx.is_numpy(index.value):
             return  # numpy arrays and their masks: host work
         if filters_own_columns(node, ctx.module):
