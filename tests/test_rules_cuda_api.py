@@ -523,3 +523,22 @@ def test_pin_memory_in_a_cuda_cache_manager_is_not_a_device_abstraction(tmp_path
                 return tensor.pin_memory()  # ok: NL110
         """,
     )
+
+
+def test_replacing_a_cuda_api_with_a_stub_queries_nothing(tmp_path):
+    # A test helper that spoofs CUDA assigns lambdas over the memory API; a real query after it,
+    # and a setting assigned a value, stay findings.
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.cuda.memory as cuda_memory
+
+
+        def spoof():
+            cuda_memory.max_memory_allocated = lambda *a, **k: 0
+            torch.cuda.is_available = lambda: True
+            torch.backends.cudnn.benchmark = True  # expect: NL109
+            return cuda_memory.max_memory_allocated()  # expect: NL105
+        """,
+    )
