@@ -8,7 +8,8 @@ constructs in source, example and benchmark code stay findings, and the other ca
 `.cuda()` or `"nccl"` in a test, which does fail on Neuron) stay findings in tests too.
 
 A test file that imports no tensor library (torch, transformers, ...; the list in
-neuronlint/static/context.py) places no tensor on any device: its `"cuda"` strings, device
+neuronlint/static/context.py) places no tensor on any device, nor does a test function of a file
+that imports one only inside other functions: its `"cuda"` strings, device
 comparisons, `load_in_4bit=True` options and `CUDA_VISIBLE_DEVICES` settings are inputs and mocked
 answers for the code under test (a device label handed to a planner, a patched GPU probe). Those
 findings are left out too, counted in `summary.left_out["test-data"]`. Imports of CUDA-only

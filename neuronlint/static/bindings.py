@@ -816,6 +816,7 @@ class Bindings(Checker):
         for alias in node.names:
             full = dotted(alias.name)
             ctx.imports.add(full)
+            ctx.note_import(full)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 ctx.bind(alias.asname.name.value, ("module", full))
             else:
@@ -828,6 +829,7 @@ class Bindings(Checker):
         if not module:
             return
         ctx.imports.add(module)
+        ctx.note_import(module)
         if isinstance(node.names, cst.ImportStar):
             return  # a star import binds names we cannot list: they stay unresolved (never guessed)
         for alias in node.names:

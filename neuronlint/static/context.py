@@ -312,6 +312,10 @@ class FileContext:
         self.cuda_path_cache: dict[Any, Any] = {}  # static/cuda_paths.py: source texts, module gates
         self._qual_node: object = _NO_NODE  # qualname()'s last question and answer
         self._numpy_args: dict[int, frozenset[str]] = {}  # function id -> names it hands to numpy
+        # Test files: where a tensor library is imported (None: at module level; else the ids of
+        # the functions that import one), and each detection's innermost function (finish()).
+        self._tensor_imports: set[int | None] = set()
+        self._test_detections: list[tuple[Detection, int | None]] = []
         self._qual_value: str | None = None  # ids of `for` iterables, evaluated before their loop
 
     # ---- scopes ---------------------------------------------------------------------------
@@ -381,11 +385,22 @@ class FileContext:
             for detection in self.detections:
                 if detection.facts.get("site", SITE_STEP) == SITE_STEP:
                     detection.facts["site"] = SITE_HOST
-        if self.scopes[0].site == SITE_TEST and not roots & _TENSOR_LIBRARIES:
+        if None not in self._tensor_imports:
             # A test file that imports no tensor library places no tensor: its "cuda" strings are
-            # inputs and mocked answers for the code under test (filters/test_checks.py).
-            for detection in self.detections:
-                detection.facts["tensorless"] = True
+            # inputs and mocked answers for the code under test (filters/test_checks.py). Nor does
+            # a test function of it that imports none, where another one does.
+            for detection, function in self._test_detections:
+                if function not in self._tensor_imports:
+                    detection.facts["tensorless"] = True
+
+    def note_import(self, module: str) -> None:
+        """Record where a test file imports a tensor library (module level, or which function)."""
+        if self.scopes[0].site == SITE_TEST and module.split(".", 1)[0] in _TENSOR_LIBRARIES:
+            self._tensor_imports.add(self._function_id())
+
+    def _function_id(self) -> int | None:
+        function = next((p for p in reversed(self.parents) if isinstance(p, cst.FunctionDef)), None)
+        return id(function) if function is not None else None
 
     @property
     def in_loop(self) -> bool:
@@ -899,6 +914,8 @@ class FileContext:
         stmt, indents = self._statement_of(node)
         detection = Detection(rule, node, facts, self.anchor_of(node), end_node, top, stmt, indents)
         self.detections.append(detection)
+        if self.scopes[0].site == SITE_TEST:
+            self._test_detections.append((detection, self._function_id()))
         if scope.by_path:
             self._sited_by_path.append(detection)
 
