@@ -872,7 +872,15 @@ class Bindings(Checker):
             if not isinstance(receiver, cst.Name):
                 return
             previous = ctx.lookup(receiver.value)
-            if ctx.is_host_value(node.args[0].value):
+            value = node.args[0].value
+            if (
+                previous == EMPTY_LIST
+                and method == "append"
+                and _filters_in_loop(ctx)
+                and ctx.is_python_int(value)
+            ):
+                ctx.bind(receiver.value, FILTERED_LIST)  # `rows.append(i)` under an `if`: rows the data chose
+            elif ctx.is_host_value(value):
                 if previous is None or previous[0] in ("other", "host"):
                     ctx.bind(receiver.value, ("host", ""))
             elif previous == EMPTY_LIST and method == "append" and _filters_in_loop(ctx):

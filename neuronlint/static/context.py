@@ -766,6 +766,14 @@ class FileContext:
             return True  # `list(stats.values())`: a Python list (of numbers, for a tensor to wrap)
         return self.is_host_value(node)
 
+    def is_python_int(self, node: cst.CSTNode) -> bool:
+        """A loop counter or enumerate index (bound as Python data), or a literal integer."""
+        if isinstance(node, cst.Integer):
+            return True
+        if isinstance(node, cst.Name):
+            return self.lookup(node.value) == ("python", "")
+        return False
+
     def _element(self, node: cst.CSTNode) -> bool:
         """A name bound to an element of a numpy array a loop runs over (bindings.NUMPY_ELEMENT),
         and arithmetic of such names with numbers (`i + 1`): a numpy number."""

@@ -122,7 +122,7 @@ def _is_index(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
         return True
     if isinstance(node, cst.Name) and _INDEX_NAME.match(node.value):
         binding = ctx.lookup(node.value)
-        return binding is None or binding[0] == "other"
+        return binding is None or binding[0] in ("other", "python")  # `for i in range(n)`: an int
     return False
 
 
