@@ -141,14 +141,40 @@ def test_an_entry_is_not_placed_on_a_longer_entry_that_starts_the_same(tmp_path)
         'name = "toolkit"\n'
         "[project.optional-dependencies]\n"
         "windows = [\n    \"bitsandbytes>=0.45 ; (sys_platform == 'win32')\",\n]\n"
-        'cu121 = [\n    "bitsandbytes>=0.45",\n]\n'
-        'cu124 = [\n    "bitsandbytes>=0.45",\n]\n',
+        'quant = [\n    "bitsandbytes>=0.45",\n]\n'
+        'serving = [\n    "bitsandbytes>=0.45",\n]\n',
         encoding="utf-8",
     )
     result = scan_paths([tmp_path / "pyproject.toml"], cwd=tmp_path, triage=True, select=["NL404"])
     found = [(f.line, f.facts.get("extra")) for f in result.active]
-    assert found == [(8, "cu121"), (11, "cu124")]
-    assert "(extra `cu121`)" in result.active[0].message
+    assert found == [(8, "quant"), (11, "serving")]
+    assert "(extra `quant`)" in result.active[0].message
+
+
+def test_extras_named_for_cuda_or_rocm_builds_are_left_out(tmp_path):
+    # A Neuron install never selects an extra named for a CUDA or ROCm build: its CUDA-only
+    # entries (and CUDA wheel URLs) are left out of the default output, listed by --show-ok.
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\n"
+        'name = "toolkit"\n'
+        "[project.optional-dependencies]\n"
+        'cu124-torch260 = [\n    "bitsandbytes>=0.45",\n'
+        '    "xformers @ https://download.pytorch.org/whl/cu124/xformers-0.0.29-cp311-cp311-linux_x86_64.whl",\n]\n'
+        'rocm72 = [\n    "triton>=3",\n]\n'
+        'quant = [\n    "bitsandbytes>=0.45",\n]\n',
+        encoding="utf-8",
+    )
+    result = scan_paths([tmp_path / "pyproject.toml"], cwd=tmp_path, triage=True)
+    assert [(f.line, f.rule) for f in result.active] == [(12, "NL404")]
+    assert result.left_out["cuda-extra"] == 4
+    shown = scan_paths([tmp_path / "pyproject.toml"], cwd=tmp_path, triage=True, show_ok=True)
+    assert sorted((f.line, f.rule) for f in shown.active) == [
+        (5, "NL404"),
+        (6, "NL050"),
+        (6, "NL404"),
+        (9, "NL404"),
+        (12, "NL404"),
+    ]
 
 
 def test_required_dependency_is_a_warning_with_the_advice(tmp_path):

@@ -163,6 +163,20 @@ def _locate(lines: list[str], needle: str, start: int = 0) -> tuple[int, int]:
     return 1, 1
 
 
+def _locate_untaken(lines: list[str], needle: str, taken: set[int]) -> tuple[int, int]:
+    """The first quoted occurrence of an entry on a line not yet given to an equal entry."""
+    quoted = [f'"{needle}"', f"'{needle}'"]
+    for index, line in enumerate(lines):
+        if index + 1 in taken:
+            continue
+        for text in quoted:
+            position = line.find(text)
+            if position >= 0:
+                taken.add(index + 1)
+                return index + 1, position + 2
+    return _locate(lines, needle)
+
+
 def _section_line(lines: list[str], header: str) -> int:
     pattern = re.compile(r"^\s*\[\s*" + re.escape(header).replace(r"\.", r"\s*\.\s*") + r"\s*\]")
     for index, line in enumerate(lines):
@@ -227,14 +241,21 @@ def _scan_pyproject_doc(doc: dict[str, Any], lines: list[str], data: Any) -> lis
     strings: list[str] = list(doc.get("build-system", {}).get("requires", []))
     project = doc.get("project", {})
     strings += list(project.get("dependencies", []))
-    for extra in project.get("optional-dependencies", {}).values():
-        strings += list(extra)
     for group in doc.get("dependency-groups", {}).values():
         strings += [item for item in group if isinstance(item, str)]
     for requirement in strings:
         if isinstance(requirement, str):
             line, column = _locate(lines, requirement)
             out += check_requirement(requirement, line, column, data)
+    taken: set[int] = set()  # the same entry in two extras sits on two lines
+    for name, entries in project.get("optional-dependencies", {}).items():
+        for requirement in entries:
+            if isinstance(requirement, str):
+                line, column = _locate_untaken(lines, requirement, taken)
+                for found in check_requirement(requirement, line, column, data):
+                    if found["rule"] in ("NL050", "NL404"):  # named in an optional extra
+                        found["facts"].update(optional=True, extra=str(name))
+                    out.append(found)
     tool = doc.get("tool", {})
     poetry = tool.get("poetry", {})
     tables = [("tool.poetry.dependencies", poetry.get("dependencies", {}))]

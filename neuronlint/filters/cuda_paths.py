@@ -9,7 +9,10 @@ neuronlint/static/cuda_paths.py).
    or import a CUDA-only library outside a guard; benchmarks also a compiled extension). Such
    tests are skipped on a Neuron host and go with the feature they test, which is reported where
    it is defined. `--show-ok` lists them.
-3. Elsewhere, a blocker that runs only where CUDA exists (in the body of a CUDA check, in a
+3. Dependency entries of an optional extra named for a CUDA or ROCm build (`cu124`,
+   `cu128-ampere-torch271`, `rocm72-torch2100`, `amd`) are left out: a Neuron install does not
+   select that extra, so there is nothing to change (`--show-ok` lists them).
+4. Elsewhere, a blocker that runs only where CUDA exists (in the body of a CUDA check, in a
    function that returns early without CUDA) is a warning: on Neuron the other branch runs, so the
    code does not stop, it takes the non-CUDA path (`capped_from` keeps the verdict). A CUDA value
    that is only the fallback for PyTorch without `torch.accelerator` (`... if hasattr(torch,
@@ -18,6 +21,7 @@ neuronlint/static/cuda_paths.py).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from neuronlint.findings import Finding, Severity
@@ -42,6 +46,18 @@ def _feature_files(findings: list[Finding]) -> set[str]:
         elif f.rule == "NL303" and f.scope == BENCHMARK:
             files.add(f.path)
     return files
+
+
+# An optional extra named for a CUDA or ROCm build (`cu124`, `cu128-ampere-torch271`,
+# `cu126onlytorch290`, `rocm72-torch2100`, `amd`, `gpu`): a Neuron install never selects it.
+_CUDA_EXTRA_PART = re.compile(r"^(cu\d+\w*|cuda\w*|rocm\w*|gpus?|amd|nvidia)$", re.IGNORECASE)
+CUDA_EXTRA_KEY = "cuda-extra"
+
+
+def in_cuda_extra(f: Finding) -> bool:
+    """A dependency finding (NL404, NL050) on an entry of an extra named for a CUDA or ROCm build."""
+    extra = f.facts.get("extra") if f.rule in ("NL404", "NL050") and f.facts.get("optional") else None
+    return isinstance(extra, str) and any(_CUDA_EXTRA_PART.match(p) for p in re.split(r"[-_.]", extra))
 
 
 def is_cuda_only(f: Finding, feature_files: set[str]) -> bool:
@@ -74,7 +90,14 @@ def apply(
     feature_files = _feature_files(kept)
     result: list[Finding] = []
     for f in kept:
-        if f.suppressed is None and is_cuda_only(f, feature_files):
+        if f.suppressed is None and in_cuda_extra(f):
+            if show_ok:
+                f.extra["cuda_only"] = True
+            else:
+                if left_out is not None:
+                    left_out[CUDA_EXTRA_KEY] += 1
+                continue
+        elif f.suppressed is None and is_cuda_only(f, feature_files):
             if show_ok:
                 f.extra["cuda_only"] = True
             else:

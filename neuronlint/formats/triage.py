@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from neuronlint.filters import test_checks
+from neuronlint.filters import cuda_paths, test_checks
 from neuronlint.findings import Finding
 from neuronlint.groups import RootCause, build_groups, place
 
@@ -129,6 +129,12 @@ def left_out_summary(report) -> str | None:
         lines.append(
             f"left out: {plural(checks, 'test finding')} on host syncs and data-dependent checks (a "
             "test's own value checks run eagerly and work on Neuron as written); `--show-ok` lists them"
+        )
+    extras = counts.get(cuda_paths.CUDA_EXTRA_KEY, 0)
+    if extras:
+        lines.append(
+            f"left out: {plural(extras, 'dependency entry', 'dependency entries')} of optional extras "
+            "named for CUDA or ROCm builds (a Neuron install does not select them); `--show-ok` lists them"
         )
     data = counts.get(test_checks.TEST_DATA_KEY, 0)
     if data:
