@@ -7,6 +7,7 @@ import table and simple assignments of the enclosing scopes.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -247,6 +248,74 @@ def node_types() -> frozenset[type]:
 
 
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+# Fields that hold only whitespace, punctuation or comments: never walked.
+_SKIP_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "header",
+        "footer",
+        "leading_lines",
+        "lines_after_decorators",
+        "newline",
+        "trailing_whitespace",
+        "equal",
+        "colon",
+        "star",
+        "dot",
+        "default_indent",
+        "default_newline",
+        "encoding",
+        "has_trailing_newline",
+        "indent",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "operator",
+        "asynchronous",
+        "arrow",
+        "whitespace_before",
+        "whitespace_after",
+        "first_line",
+    }
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def node_fields(tp: type) -> tuple[str, ...]:
+    """The fields of a node type that may hold nodes (the walk's and children_of's)."""
+    names = _FIELDS.get(tp)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclasses.fields(tp)
+            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[tp] = names
+    return names
+
+
+_ALL_NODE_TYPES: frozenset[type] = frozenset()
+
+
+def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """A node's child nodes, read from its fields (LibCST's `children` runs a visitor: slow)."""
+    global _ALL_NODE_TYPES
+    types = _ALL_NODE_TYPES or node_types()
+    _ALL_NODE_TYPES = types
+    out: list[cst.CSTNode] = []
+    for name in node_fields(type(node)):
+        value = getattr(node, name)
+        if type(value) in types:
+            out.append(value)
+        elif type(value) is tuple or type(value) is list:
+            out.extend(item for item in value if type(item) in types)
+    return out
 
 
 def filters_own_columns(node: cst.Subscript, module: cst.Module) -> bool:
@@ -669,7 +738,7 @@ class FileContext:
                             value = value.value
                         if isinstance(value, cst.Name):
                             found.add(value.value)
-            stack.extend(node.children)
+            stack.extend(children_of(node))
         return found - copied
 
     def _copies_to_host(self, value: cst.BaseExpression) -> bool:

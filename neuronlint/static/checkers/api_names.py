@@ -114,11 +114,12 @@ def _stubbed(node: cst.CSTNode, ctx: FileContext) -> bool:
     )
 
 
-def _type_checked(node: cst.CSTNode, qualname: str, ctx: FileContext) -> bool:
-    """A wrapper class named as the type of an `isinstance`/`issubclass` check
-    (`assert not isinstance(model, DataParallel)`): the check constructs and runs nothing. Not
-    CUDA's own tensor types (`isinstance(t, torch.cuda.FloatTensor)` tests for a CUDA tensor)."""
-    if qualname.startswith("torch.cuda") or not qualname.rpartition(".")[2][:1].isupper():
+def _type_checked(entry: dict, node: cst.CSTNode, qualname: str, ctx: FileContext) -> bool:
+    """A distributed wrapper class named as the type of an `isinstance`/`issubclass` check
+    (`assert not isinstance(model, DataParallel)`): the check constructs and runs nothing. Only
+    dist-backend rows: CUDA's own tensor types (`isinstance(t, torch.cuda.FloatTensor)`) test for a
+    CUDA tensor, and `isinstance(fn, triton.JITFunction)` handles a kernel."""
+    if not entry["rule"].startswith("NL2") or not qualname.rpartition(".")[2][:1].isupper():
         return False
     depth = 1
     parent = ctx.parent(depth)
@@ -339,7 +340,7 @@ class ApiNames(Checker):
             if (
                 not _not_a_call_site(node, qualname, ctx)
                 and not _called_on_host_data(entry, node, ctx)
-                and not _type_checked(node, qualname, ctx)
+                and not _type_checked(entry, node, qualname, ctx)
                 and not _stubbed(node, ctx)
             ):
                 ctx.report(entry["rule"], node, **_api_facts(entry, qualname, node, ctx))
@@ -362,7 +363,7 @@ class ApiNames(Checker):
             return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing
         entry = ctx.data.api(binding[1])
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-            if not _called_on_host_data(entry, node, ctx) and not _type_checked(node, binding[1], ctx):
+            if not _called_on_host_data(entry, node, ctx) and not _type_checked(entry, node, binding[1], ctx):
                 ctx.report(entry["rule"], node, **_api_facts(entry, binding[1], node, ctx))
 
     @on(cst.Call)
