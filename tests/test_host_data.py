@@ -343,6 +343,11 @@ def test_copy_constructors_of_python_data_make_cpu_tensors(tmp_path):
             return last_two, first, found, scale
 
 
+        def total_norm(tensor_lists):
+            total = torch.norm(torch.tensor([[torch.norm(t) for t in ts] for ts in tensor_lists]))
+            return float(total)  # expect: NL705
+
+
         def on_device(logits, lengths):
             picked = torch.where(logits > 0)  # expect: NL601
             counts = torch.tensor(lengths, device="cuda")  # expect: NL101

@@ -185,8 +185,9 @@ _FACTORIES = frozenset(
     )
 )
 # Factories that tabulate numbers (`torch.linspace(0, rate, depth)`): with Python numbers and no
-# device, a CPU tensor of constants.
-_RANGES = frozenset({"torch.linspace", "torch.logspace", "torch.arange"})
+# device, a CPU tensor of constants. Not `torch.arange`: model code makes positions with it under
+# `with torch.device(...)` or a default device, and moves them.
+_RANGES = frozenset({"torch.linspace", "torch.logspace"})
 # Of those wrappers, the ones that copy their data into a new tensor: without a device, a CPU tensor
 # (`torch.as_tensor(t)` and `torch.asarray(t)` of a tensor keep it where it is).
 _COPY_CONSTRUCTORS = frozenset({"torch.tensor", "torch.Tensor"})
@@ -790,9 +791,21 @@ class FileContext:
             return False
         if self.qualname(call.func) in _COPY_CONSTRUCTORS:
             # `torch.tensor(result.tokens)`: the constructor copies Python data into a new CPU
-            # tensor (code hands it lists and arrays; a tensor argument is a known tensor here)
-            return not self.is_tensor(first.value) or self.is_host_value(first.value)
+            # tensor (code hands it lists and arrays; a tensor argument is a known tensor here).
+            # Not a list of device tensors (`torch.tensor([t.norm() for t in ts])`), which reads
+            # each of them from the device.
+            return not self._holds_device_tensors(first.value)
         return self.is_python_data(first.value)
+
+    def _holds_device_tensors(self, node: cst.BaseExpression) -> bool:
+        """A known device tensor, or a list/tuple display or comprehension of them (nested too)."""
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            return self._holds_device_tensors(node.elt)
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return any(
+                isinstance(e, cst.Element) and self._holds_device_tensors(e.value) for e in node.elements
+            )
+        return self.is_tensor(node) and not self.is_host_value(node)
 
     def is_config_value(self, node: cst.CSTNode) -> bool:
         """`self.config.sizes`, `args.lengths`, `cfg.model.ids`: a field of a configuration object,
