@@ -49,8 +49,9 @@ def _feature_files(findings: list[Finding]) -> set[str]:
 
 
 # An optional extra named for a CUDA or ROCm build (`cu124`, `cu128-ampere-torch271`,
-# `cu126onlytorch290`, `rocm72-torch2100`, `amd`, `gpu`): a Neuron install never selects it.
-_CUDA_EXTRA_PART = re.compile(r"^(cu\d+\w*|cuda\w*|rocm\w*|gpus?|amd|nvidia)$", re.IGNORECASE)
+# `cu126onlytorch290`, `rocm72-torch2100`, `amd`): a Neuron install never selects it. Not `gpu`
+# extras (`gpu-flash2`): a port reads what they pull in as the GPU features to replace.
+_CUDA_EXTRA_PART = re.compile(r"^(cu\d+\w*|cuda\d*|rocm\w*|amd)$", re.IGNORECASE)
 CUDA_EXTRA_KEY = "cuda-extra"
 
 
