@@ -7,8 +7,11 @@ Inputs (tab-separated, no header):
 Usage:
     python scripts/build_op_tables.py LOWERED.tsv CONFIRMED.tsv [-o rules/ops/xla-lowerings.toml]
 
-Needs torch (to mark ops that the installed PyTorch no longer registers as `historical`). A
-development tool of the checkout: it is not installed with neuronlint.
+Needs torch (at least the tracer's floor) to mark the ops the installed PyTorch no longer registers
+with `absent_from_torch`. The markers already in the output file are kept (an op PyTorch 2.14
+dropped stays marked "2.14" when the table is regenerated on 2.13), so running it on each torch
+CI tests adds what that version knows. A development tool of the checkout: it is not installed
+with neuronlint.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from neuronlint.graph.merge import TORCH_FLOOR
 from neuronlint.ruledb.versions import parse_version
 
 # torch-xla major.minor -> (git tag, path of the lowering list at that tag)
@@ -47,8 +51,9 @@ HEADER = """\
 # [[op_confirmed]]: the aten ops on Neuron's "Supported Operators" page (identical 41 ops in every
 # release from 2.3 to 2.32). It confirms support; it is NOT an allow-list.
 #
-# `historical = true`: the installed PyTorch no longer registers this op (it cannot appear in a
-# trace); kept so the per-version lists stay complete.
+# `absent_from_torch = "X.Y"`: PyTorch X.Y and newer do not register this op, so no trace on
+# them can contain it ("2.13", the tracer's floor, for ops dropped before it); kept so the
+# per-version lists stay complete.
 # Reference: the Neuron facts dossier (neuron-facts.md), section 1.
 """
 
@@ -62,10 +67,35 @@ def _quote_list(values: list[str]) -> str:
     return "[" + ", ".join(f'"{v}"' for v in values) + "]"
 
 
+def absent_from(op: str, present: bool, torch_version: str, known: dict[str, str]) -> str | None:
+    """The `absent_from_torch` marker of one op: the known one, or this torch's when it lacks the op.
+
+    `known` holds the markers of the current table (found on other torch versions). An op the
+    installed torch lacks is absent from its version on, or from an older known one; an op it
+    registers must not carry a marker at or below its version.
+    """
+    marker = known.get(op)
+    if present:
+        if marker is not None and parse_version(marker) <= parse_version(torch_version):
+            raise SystemExit(
+                f"{op}: marked absent_from_torch = {marker!r}, but torch {torch_version} registers it"
+            )
+        return marker
+    if marker is not None and parse_version(marker) <= parse_version(torch_version):
+        return marker
+    return torch_version
+
+
 def build(
-    lowered_rows: list[tuple[str, str]], confirmed_rows: list[tuple[str, str]], registered: set[str]
+    lowered_rows: list[tuple[str, str]],
+    confirmed_rows: list[tuple[str, str]],
+    registered: set[str],
+    torch_version: str,
+    known_absent: dict[str, str] | None = None,
 ) -> str:
-    """Render the TOML text. `registered` holds the installed torch's op names (base and overloads)."""
+    """Render the TOML text. `registered` holds the installed torch's op names (base and overloads),
+    `torch_version` its major.minor, `known_absent` the `absent_from_torch` markers to keep."""
+    known = known_absent or {}
     versions_of: dict[str, set[str]] = defaultdict(set)
     for version, op in lowered_rows:
         if _minor(version) not in TORCH_XLA_TAGS:
@@ -88,8 +118,9 @@ def build(
     for op in sorted(versions_of):
         out += ["[[op]]", f'name = "{op}"']
         out.append(f"torch_xla = {_quote_list(sorted(versions_of[op], key=parse_version))}")
-        if op not in registered:
-            out.append("historical = true")
+        marker = absent_from(op, op in registered, torch_version, known)
+        if marker:
+            out.append(f'absent_from_torch = "{marker}"')
         out.append("")
     for op in sorted(sdk_of):
         versions = sorted(sdk_of[op], key=parse_version)
@@ -97,8 +128,10 @@ def build(
         sdk = f">={versions[0]}" if versions[-1] == newest_sdk else f">={versions[0]},<={versions[-1]}"
         out += ["[[op_confirmed]]", f'name = "{op}"', f'sdk = "{sdk}"', 'status = "supported"']
         base = op.split("::", 1)[1]
-        if not any(name == op or name.startswith(f"aten::{base}.") for name in registered):
-            out.append("historical = true")
+        present = any(name == op or name.startswith(f"aten::{base}.") for name in registered)
+        marker = absent_from(op, present, torch_version, known)
+        if marker:
+            out.append(f'absent_from_torch = "{marker}"')
         out += [f'source = "{SUPPORTED_OPERATORS_PAGE}"', ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -125,8 +158,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
+    torch_version = _minor(torch.__version__.split("+", 1)[0])
+    if parse_version(torch_version) < TORCH_FLOOR:
+        raise SystemExit(f"torch {torch.__version__} is below the tracer's floor {TORCH_FLOOR}")
     registered = set(torch._C._dispatch_get_all_op_names())
-    text = build(_read(args.lowered), _read(args.confirmed), registered)
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    known: dict[str, str] = {}
+    if args.output.exists():
+        current = tomllib.loads(args.output.read_text(encoding="utf-8"))
+        for table in ("op", "op_confirmed"):
+            known.update(
+                {
+                    e["name"]: e["absent_from_torch"]
+                    for e in current.get(table, ())
+                    if "absent_from_torch" in e
+                }
+            )
+    text = build(_read(args.lowered), _read(args.confirmed), registered, torch_version, known)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text, encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)

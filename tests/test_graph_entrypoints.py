@@ -207,3 +207,26 @@ def test_the_trace_extra_is_a_floor_and_the_pin_is_only_for_development():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert extras["trace"] == [f"torch>={'.'.join(map(str, TORCH_FLOOR))}"]
     assert any(d.startswith("torch==") for d in extras["dev"])
+
+
+def test_ci_traces_on_the_pinned_torch_and_a_second_one_above_the_floor():
+    """.ci/run's second-torch step: a newer torch than the [dev] pin, the trace test files, and the
+    README and docs/trace.md name both versions CI tests."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    from neuronlint.graph.merge import TORCH_FLOOR
+
+    ci = (ROOT / ".ci" / "run").read_text()
+    [second] = re.findall(r"^SECOND_TORCH=(\S+)$", ci, flags=re.M)
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    [pin] = [d.split("==", 1)[1] for d in extras["dev"] if d.startswith("torch==")]
+    as_tuple = [tuple(int(p) for p in v.split(".")) for v in (pin, second)]
+    assert as_tuple[0][:2] >= TORCH_FLOOR and as_tuple[1] > as_tuple[0]
+    assert "tests/test_graph_*.py" in ci and len(list((ROOT / "tests").glob("test_graph_*.py"))) >= 5
+    assert "install -q -e '.[test]'" in ci and "test" in extras
+    for doc in ("README.md", "docs/trace.md"):
+        text = (ROOT / doc).read_text()
+        assert pin in text and second in text, doc

@@ -7,6 +7,8 @@ one and the models after it are still traced.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import time
 
 import pytest
@@ -54,11 +56,37 @@ def line_of(file: str, text: str) -> int:
     return lines[0]
 
 
-MEMORY_LIMIT = 2 * 1024**3
+# Address space for tracing beyond what importing torch maps (threads' malloc arenas grow it under
+# load); less than the 3 GiB AllocatesInInit asks for, so that one still hits the cap.
+HEADROOM = 5 * 1024**3 // 2
+
+
+def torch_address_space() -> int:
+    """Bytes of address space a fresh interpreter maps once torch (and torch.export) is imported.
+
+    A CPU build of torch 2.13 maps about 0.5 GiB, a CUDA build of 2.14 about 3 GiB (its CUDA
+    libraries are mapped even on a machine without a GPU): a fixed cap that fits one build fails
+    the other's import, and every target would be "out of memory at start-up".
+    """
+    script = (
+        "import re, torch, torch.export\n"
+        "print(re.search(r'VmPeak:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=600
+    )
+    return int(completed.stdout.split()[-1]) * 1024
 
 
 @pytest.fixture(scope="module")
-def timeout() -> float:
+def memory_limit() -> int:
+    """The child's address-space cap: what this torch maps at import plus a headroom smaller than
+    the allocating model's 3 GiB (3 GiB in all on the CPU build of 2.13, 5.5 GiB on 2.14's CUDA build)."""
+    return torch_address_space() + HEADROOM
+
+
+@pytest.fixture(scope="module")
+def timeout(memory_limit: int) -> float:
     """The per-target (and per start-up) timeout, from how long this machine takes right now.
 
     A fresh child starts (imports torch) and traces a small model under a generous limit; the
@@ -67,14 +95,16 @@ def timeout() -> float:
     long the hang takes changes, never what is checked.
     """
     started = time.monotonic()
-    [baseline] = capture([TARGETS[5]], ROOT, timeout=600, memory_limit=MEMORY_LIMIT)
+    [baseline] = capture([TARGETS[5]], ROOT, timeout=600, memory_limit=memory_limit)
     assert baseline.status == "ok", baseline.reason
+    # The baseline must have traced: a child that cannot start under the cap also writes a result.
+    assert baseline.result and baseline.result["ok"], baseline.result
     return float(max(8, math.ceil(4 * (time.monotonic() - started))))
 
 
 @pytest.fixture(scope="module")
-def results(timeout: float):
-    outcomes = capture(TARGETS, ROOT, timeout=timeout, memory_limit=MEMORY_LIMIT)
+def results(timeout: float, memory_limit: int):
+    outcomes = capture(TARGETS, ROOT, timeout=timeout, memory_limit=memory_limit)
     db = load_ruledb()
     ctx = db.context("2.29", "trn2")
     judged = judge_all(TARGETS, outcomes, db, ctx, ScanOptions(paths=[ROOT], base=ROOT), ROOT)
@@ -143,3 +173,17 @@ def test_forward_that_fails_for_the_given_inputs(results):
     assert "forward raised an exception" in message
     # Ops before the failing line were still recorded and judged.
     assert result.status == "partial" and result.summary["counts"]["lowered"] > 10
+
+
+def test_a_memory_limit_below_what_torch_needs_to_start_says_so():
+    """A cap below torch's own footprint fails the child's `import torch`, before any user code."""
+    target = TARGETS[5]
+    [outcome] = capture([target], ROOT, timeout=600, memory_limit=256 * 1024**2)
+    db = load_ruledb()
+    [result] = judge_all(
+        [target], [outcome], db, db.context("2.29", "trn2"), ScanOptions(paths=[ROOT], base=ROOT), ROOT
+    )
+    rule, path, line, message = only(result)
+    assert rule == "NL014" and result.status == "aborted"
+    assert "the memory limit leaves too little address space to import torch" in message
+    assert "`--memory-limit`" in message  # the rule's advice

@@ -248,6 +248,13 @@ def _failure_facts(
         if failure["stage"] in ("import", "build", "startup"):
             rule = "NL014" if failure["kind"] == "out of memory" else "NL015"
             reason = f"ran out of memory ({failure['reason']})" if rule == "NL014" else failure["reason"]
+            if rule == "NL014" and failure["stage"] == "startup":
+                # Before any user code: the cap is below what torch itself maps (a CUDA build of
+                # torch 2.14 maps about 3 GiB of address space at import, a CPU build about 0.5 GiB).
+                reason = (
+                    f"the memory limit leaves too little address space to import torch ({failure['reason']}); "
+                    "a CUDA build of torch maps about 3 GiB at import, before any model code runs"
+                )
             emitted.append(
                 (
                     rule,

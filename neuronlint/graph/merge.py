@@ -28,7 +28,7 @@ class TraceSetupError(Exception):
     """Tracing cannot start (torch missing, a bad `[[tool.neuronlint.trace]]` entry); one line."""
 
 
-# The oldest torch the tracer is tested on (CI runs 2.13.0; 2.14.1 was run by hand, docs/trace.md);
+# The oldest torch the tracer supports (CI runs the trace tests on 2.13.0 and 2.14.1, docs/trace.md);
 # the `[trace]` extra asks for at least this, never for one version: tracing imports the user's
 # model in the user's own interpreter, so it must take the torch the project already has.
 TORCH_FLOOR = (2, 13)

@@ -34,7 +34,7 @@ from typing import Any
 from neuronlint.graph.child.keeper import descendants as _descendants
 
 DEFAULT_TIMEOUT = 300.0  # seconds
-DEFAULT_MEMORY_LIMIT = 6 * 1024**3  # bytes of address space; torch alone maps about 0.6 GiB
+DEFAULT_MEMORY_LIMIT = 6 * 1024**3  # bytes of address space; torch maps 0.5 (CPU build) to 3 GiB (CUDA)
 OUTPUT_CAP = 64 * 1024**2  # bytes of stdout + stderr a traced model may write
 KEEPER_MARGIN = 60.0  # seconds the child's own deadline allows beyond ours
 _PR_SET_CHILD_SUBREAPER = 36

@@ -84,7 +84,12 @@ OP = Table(
         "torch_xla": F(
             list, required=True, items=str, check=each(is_version), doc="torch-xla versions that lower it"
         ),
-        "historical": F(bool, doc="the installed PyTorch no longer registers this op"),
+        "absent_from_torch": F(
+            str,
+            check=is_version,
+            doc="torch major.minor from which on PyTorch does not register this op (the tracer's floor when "
+            "it was gone before): no trace on that torch or newer can contain it",
+        ),
         "note": F(str),
     }
 )
@@ -94,7 +99,12 @@ OP_CONFIRMED = Table(
         "name": F(str, required=True, check=aten_name, doc="aten op, any overload, e.g. 'aten::add'"),
         "sdk": F(str, required=True, check=is_sdk_range, doc="Neuron SDK releases whose page lists it"),
         "status": F(str, required=True, choices=STATUSES),
-        "historical": F(bool, doc="the installed PyTorch no longer registers this op"),
+        "absent_from_torch": F(
+            str,
+            check=is_version,
+            doc="torch major.minor from which on PyTorch does not register this op (the tracer's floor when "
+            "it was gone before): no trace on that torch or newer can contain it",
+        ),
         "source": SOURCE,
     }
 )
