@@ -248,6 +248,37 @@ def test_magics_are_skipped_and_lines_kept() -> None:
     assert not mapping.bad_cells  # the %%writefile body is not Python; the `!wget` leaves a valid body
 
 
+def test_a_python_body_cell_magic_blanks_the_shell_escapes_in_its_body(tmp_path: Path) -> None:
+    # The install cell of many tutorials: `%%capture` keeps a Python body, whose `!pip install`
+    # lines are IPython like any cell's (they were reported as a syntax error of the notebook).
+    install = [
+        "%%capture\n",
+        "BRANCH = 'develop'\n",
+        "!python -m pip install pkg@$BRANCH\n",
+        "%pip install x\n",
+    ]
+    nb = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "outputs": [], "source": install},
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "source": ["%%time\n", "y = torch.ones(1).cuda()\n"],
+            },
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    source, mapping = parse_notebook(json.dumps(nb, indent=1))
+    assert not mapping.bad_cells
+    assert source.splitlines()[:5] == ["", "BRANCH = 'develop'", "pass", "pass", ""]
+    (tmp_path / "install.ipynb").write_text(json.dumps(nb, indent=1))
+    result = scan_paths([tmp_path / "install.ipynb"], cwd=tmp_path)
+    assert [f.rule for f in result.active] == ["NL101"]
+
+
 @pytest.mark.parametrize(
     "content, detail",
     [

@@ -4,7 +4,7 @@ The code cells are joined in order (a name imported in cell 1 is the same name i
 IPython syntax blanked line for line so that every line keeps its number: `%magic` and `!shell`
 lines, `x = !cmd` / `x = %magic` assignments, `obj?` help lines, automagic `pip install ...`
 (each becomes `pass` at its indentation, so a `!wget` inside a `for` body leaves a valid body), and whole `%%bash`-style cell
-magics (`%%time`, `%%timeit`, `%%capture` keep their Python body). `!pip install ...` and `%pip`
+magics (`%%time`, `%%timeit`, `%%capture` keep their Python body, blanked the same way). `!pip install ...` and `%pip`
 lines are read by the shell scanner instead. A cell that still does not parse is blanked too (and
 reported once, NL001), so one broken cell never hides the others.
 
@@ -112,7 +112,10 @@ def _blank_ipython(lines: list[str]) -> tuple[list[str], list[int]]:
     if lines and lines[0].lstrip().startswith("%%"):
         magic = lines[0].lstrip()[2:].split(None, 1)[0] if lines[0].strip() != "%%" else ""
         if magic in _PYTHON_BODY_MAGICS:
-            return [""] + lines[1:], []
+            # The body is a cell of its own (IPython runs it as one): its `!pip install` and
+            # `%magic` lines are blanked like any cell's.
+            body, shell = _blank_ipython(lines[1:])
+            return ["", *body], [index + 1 for index in shell]
         shell = [0] if magic in ("bash", "sh", "script", "system") else []
         return [""] * len(lines), list(range(1, len(lines))) if shell else []
     out, shell = [], []
