@@ -84,7 +84,6 @@ class Scope:
 
 
 _WS = re.compile(r"\s+")
-_NO_NODE = object()  # "no remembered qualname question" (None is a valid question)
 
 
 def _plain_string_value(raw: str) -> str | None:
@@ -380,13 +379,14 @@ class FileContext:
         self._sited_by_path: list[Detection] = []
         self.evaluated_once: set[int] = set()
         self.cuda_path_cache: dict[Any, Any] = {}  # static/cuda_paths.py: source texts, module gates
-        self._qual_node: object = _NO_NODE  # qualname()'s last question and answer
         self._numpy_args: dict[int, frozenset[str]] = {}  # function id -> names it hands to numpy
         # Test files: where a tensor library is imported (None: at module level; else the ids of
         # the functions that import one), and each detection's innermost function (finish()).
         self._tensor_imports: set[int | None] = set()
         self._test_detections: list[tuple[Detection, int | None]] = []
-        self._qual_value: str | None = None  # ids of `for` iterables, evaluated before their loop
+        # qualname()'s answers (node, qualified name) by id(node), kept until a binding or scope
+        # changes.
+        self._qual: dict[int, tuple[Any, str | None]] = {}
 
     # ---- scopes ---------------------------------------------------------------------------
     @property
@@ -394,14 +394,14 @@ class FileContext:
         return self.scopes[-1]
 
     def bind(self, name: str, binding: Binding) -> None:
-        self._qual_node = _NO_NODE
+        self._qual.clear()
         scope = self.scopes[-1]
         if name in scope.global_names:
             scope = self.scopes[0]
         scope.bindings[name] = binding
 
     def unbind(self, name: str) -> None:
-        self._qual_node = _NO_NODE
+        self._qual.clear()
         self.scope.bindings.pop(name, None)
 
     def push_scope(self, scope: Scope) -> None:
@@ -411,11 +411,11 @@ class FileContext:
         enclosing = outer.visible[1:] if outer.kind == "class" else outer.visible
         scope.visible = (scope.bindings, *enclosing)
         self.scopes.append(scope)
-        self._qual_node = _NO_NODE
+        self._qual.clear()
 
     def pop_scope(self) -> None:
         self.scopes.pop()
-        self._qual_node = _NO_NODE
+        self._qual.clear()
 
     def lookup(self, name: str) -> Binding | None:
         """What `name` stands for here, by Python's scoping rules (see push_scope)."""
@@ -484,20 +484,23 @@ class FileContext:
     # ---- resolution -----------------------------------------------------------------------
     def qualname(self, node: cst.CSTNode | None) -> str | None:
         """'tc.synchronize' -> 'torch.cuda.synchronize' when tc is an alias of torch.cuda."""
-        # Several checkers ask about the same node in a row (a Call's func): remember the last answer
-        # until a binding or scope changes.
-        if node is self._qual_node:
-            return self._qual_value
+        # Several checkers ask about the same node (a Call's func, an attribute chain and its value):
+        # remember the answers until a binding or scope changes. The entry holds the node, so its
+        # id is not reused by another node while the answer is kept.
+        entry = self._qual.get(id(node))
+        if entry is not None and entry[0] is node:
+            return entry[1]
         value = self._qualname(node)
-        self._qual_node, self._qual_value = node, value
+        self._qual[id(node)] = (node, value)
         return value
 
     def _qualname(self, node: cst.CSTNode | None) -> str | None:
-        if isinstance(node, cst.Name):
+        tp = type(node)  # `type() is`: isinstance() on LibCST's ABC-based classes is slow when it fails
+        if tp is cst.Name:
             binding = self.lookup(node.value)
             return binding[1] if binding is not None and binding[0] == "module" else None
-        if isinstance(node, cst.Attribute):
-            base = self._qualname(node.value)
+        if tp is cst.Attribute:
+            base = self.qualname(node.value)
             if base:
                 return f"{base}.{node.attr.value}"
             value = node.value
@@ -520,19 +523,20 @@ class FileContext:
             if scope.instance is None:
                 scope.instance = {}
             scope.instance[attr] = binding
-            self._qual_node = _NO_NODE
+            self._qual.clear()
 
     def literal_value(self, node: cst.CSTNode) -> str | None:
         """The single string a literal being visited stands for; None for a part of an implicit
         concatenation (the whole is judged instead) or for anything that is not one constant."""
-        if isinstance(self.parent(), cst.ConcatenatedString):
+        if type(self.parent()) is cst.ConcatenatedString:
             return None
         values = self.strings(node)
         return values[0] if values and len(values) == 1 else None
 
     def strings(self, node: cst.CSTNode | None) -> tuple[str, ...] | None:
         """Constant string values an expression may take; f-string fields become '{}'."""
-        if isinstance(node, cst.SimpleString):
+        tp = type(node)  # `type() is`: a failing isinstance() on LibCST's classes is slow
+        if tp is cst.SimpleString:
             value = _plain_string_value(node.value)
             if value is None:
                 try:
@@ -540,22 +544,22 @@ class FileContext:
                 except Exception:  # noqa: BLE001 - malformed escapes are the parser's problem, not ours
                     return None
             return (value,) if isinstance(value, str) else None
-        if isinstance(node, cst.FormattedString):
+        if tp is cst.FormattedString:
             parts = []
             for part in node.parts:
                 parts.append(part.value if isinstance(part, cst.FormattedStringText) else "{}")
             return ("".join(parts),)
-        if isinstance(node, cst.ConcatenatedString):
+        if tp is cst.ConcatenatedString:
             left, right = self.strings(node.left), self.strings(node.right)
             if left and right:
                 return tuple(a + b for a in left for b in right)
             return None
-        if isinstance(node, cst.IfExp):
+        if tp is cst.IfExp:
             body, orelse = self.strings(node.body), self.strings(node.orelse)
             if body or orelse:
                 return (body or ()) + (orelse or ())
             return None
-        if isinstance(node, cst.Name):
+        if tp is cst.Name:
             binding = self.lookup(node.value)
             if binding is not None and binding[0] == "str":
                 return binding[1]
@@ -576,24 +580,25 @@ class FileContext:
         self, node: cst.CSTNode, copies: frozenset[str], kinds: frozenset[str], by_name: bool
     ) -> bool:
         while True:
-            if isinstance(node, cst.Subscript):
+            tp = type(node)  # `type() is`: a failing isinstance() on LibCST's classes is slow
+            if tp is cst.Subscript:
                 if by_name and filters_own_columns(node, self.module):
                     return True
                 value = node.value
                 if isinstance(value, cst.Attribute) and value.attr.value in _PANDAS_ACCESSORS:
                     return True  # `df.iloc[rows]`, `df.loc[mask, "col"]`: a pandas selection
                 node = value
-            elif isinstance(node, cst.Attribute) and not self.qualname(node):
+            elif tp is cst.Attribute and not self.qualname(node):
                 if by_name and _HOST_NAME.search(node.attr.value):
                     return True
                 node = node.value
-            elif isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+            elif tp is cst.BinaryOperation or tp is cst.Comparison:
                 # `result_cpu == expected`, `x_np * 2`: the operation runs where its tensor or array
                 # operands are. A Python number (`n = t.max().item()`, `0.5`) decides nothing: `t * n`
                 # stays on the device, while `n * 2` is a number.
                 operands = (
                     (node.left, node.right)
-                    if isinstance(node, cst.BinaryOperation)
+                    if tp is cst.BinaryOperation
                     else (node.left, *(c.comparator for c in node.comparisons))
                 )
                 elements = [o for o in operands if self._element(o)]
@@ -609,27 +614,27 @@ class FileContext:
                 if not arrays:
                     return True
                 return any(self._host_side(o, copies, kinds, by_name) for o in arrays)
-            elif isinstance(node, cst.UnaryOperation):
+            elif tp is cst.UnaryOperation:
                 node = node.expression
             else:
                 break
-        if by_name and isinstance(node, (cst.List, cst.Tuple)):
+        if by_name and (tp is cst.List or tp is cst.Tuple):
             # `[a.cpu(), b.cpu()]`: tensors concatenated with a host tensor must be on the host too
             return any(
                 isinstance(e, cst.Element) and self._host_side(e.value, copies, kinds, by_name)
                 for e in node.elements
             )
-        if by_name and isinstance(node, cst.ListComp):
+        if by_name and tp is cst.ListComp:
             return self._host_side(node.elt, copies, kinds, by_name)
-        if by_name and isinstance(node, (cst.Dict, cst.DictComp)):
+        if by_name and (tp is cst.Dict or tp is cst.DictComp):
             # `{"boxes": boxes.cpu(), "scores": scores.cpu()}`: a dict of host values
             values = (
                 [e.value for e in node.elements if isinstance(e, cst.DictElement)]
-                if isinstance(node, cst.Dict)
+                if tp is cst.Dict
                 else [node.value]
             )
             return bool(values) and all(self._host_side(v, copies, kinds, by_name) for v in values)
-        if isinstance(node, cst.Call):
+        if tp is cst.Call:
             func = node.func
             name = self.qualname(func) or ""
             if name.split(".", 1)[0] in HOST_LIBRARIES or (by_name and name in _HOST_CONSTRUCTORS):
@@ -667,7 +672,7 @@ class FileContext:
                     return by_name and method == "to" and self._to_cpu(node)
                 return self._host_side(func.value, copies, kinds, by_name)
             return by_name and isinstance(func, cst.Name) and "tokenizer" in func.value.lower()
-        if isinstance(node, cst.Name):
+        if tp is cst.Name:
             binding = self.lookup(node.value)
             if binding is not None and binding[0] in kinds:
                 return True
@@ -929,24 +934,25 @@ class FileContext:
         """Whether an expression is known to be a torch tensor: a name bound as one, a tensor-making
         torch function, or indexing, arithmetic and tensor-valued methods on such values."""
         while True:
-            if isinstance(node, cst.Subscript):
+            tp = type(node)  # `type() is`: a failing isinstance() on LibCST's classes is slow
+            if tp is cst.Subscript:
                 node = node.value
-            elif isinstance(node, cst.BinaryOperation):
+            elif tp is cst.BinaryOperation:
                 if self.is_tensor(node.left):
                     return True
                 node = node.right
-            elif isinstance(node, cst.UnaryOperation):
+            elif tp is cst.UnaryOperation:
                 node = node.expression
-            elif isinstance(node, cst.Attribute) and node.attr.value in _TENSOR_ATTRIBUTES:
+            elif tp is cst.Attribute and node.attr.value in _TENSOR_ATTRIBUTES:
                 node = node.value
             else:
                 break
-        if isinstance(node, cst.Name):
+        if tp is cst.Name:
             binding = self.lookup(node.value)
             return binding is not None and binding[0] == "tensor"
-        if isinstance(node, cst.Attribute):
+        if tp is cst.Attribute:
             return self.is_tensor_attribute(node)
-        if isinstance(node, cst.Call):
+        if tp is cst.Call:
             func = node.func
             qualname = self.qualname(func)
             if qualname is not None:

@@ -37,6 +37,7 @@ _NOT_A_USE = (
     cst.ImportFrom,
     cst.Import,
 )
+_NOT_A_USE_TYPES = frozenset(_NOT_A_USE)  # concrete classes without subclasses: `type(x) in` is exact
 
 
 def _entry_facts(entry: dict, qualname: str) -> dict:
@@ -325,9 +326,10 @@ class ApiNames(Checker):
     @on(cst.Attribute)
     def attribute(self, node: cst.Attribute, ctx: FileContext) -> None:
         parent = ctx.parent()
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        tp = type(parent)  # `type() is`/`in`: a failing isinstance() on LibCST's classes is slow
+        if tp is cst.Attribute and parent.value is node:
             return  # only the outermost attribute of a chain is looked up
-        if isinstance(parent, _NOT_A_USE):
+        if tp in _NOT_A_USE_TYPES:
             return
         qualname = ctx.qualname(node)
         if qualname is None:
@@ -351,7 +353,7 @@ class ApiNames(Checker):
         if binding is None or binding[0] != "module" or "." not in binding[1]:
             return
         parent = ctx.parent()
-        if isinstance(parent, cst.Attribute):
+        if type(parent) is cst.Attribute:
             return  # roots and attribute names are handled with the whole chain
         if isinstance(parent, _NOT_A_USE) or (isinstance(parent, cst.Param) and parent.name is node):
             return
@@ -369,7 +371,7 @@ class ApiNames(Checker):
     @on(cst.Call)
     def method_call(self, node: cst.Call, ctx: FileContext) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return
         entry = ctx.data.methods.get(func.attr.value)
         if entry is None:

@@ -120,7 +120,7 @@ class CompileBackend(Checker):
     @on(cst.Call)
     def compile_call(self, node: cst.Call, ctx: FileContext) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             if func.attr.value != "compile":
                 return
             api = "torch.compile" if ctx.qualname(func) == "torch.compile" else None

@@ -154,7 +154,7 @@ class CudaApi(Checker):
     def device_ordinals(self, node: cst.Call, ctx: FileContext) -> None:
         func = node.func
         callee = ctx.qualname(func)
-        if isinstance(func, cst.Attribute) and func.attr.value == "to" and callee is None:
+        if type(func) is cst.Attribute and func.attr.value == "to" and callee is None:
             args = positional(node)
             target = args[0].value if args else arg_value(node, None, "device")
             if _is_ordinal(target, ctx) and not ctx.is_numpy(func.value):

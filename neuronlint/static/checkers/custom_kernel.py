@@ -235,7 +235,7 @@ class CustomKernel(Checker):
     @on(cst.Call)
     def launch(self, node: cst.Call, ctx: FileContext) -> None:
         func = node.func
-        if not isinstance(func, cst.Subscript) or len(func.slice) != 1:
+        if type(func) is not cst.Subscript or len(func.slice) != 1:
             return
         index = func.slice[0].slice
         if not isinstance(index, cst.Index):
@@ -291,7 +291,7 @@ class CustomKernel(Checker):
     @on(cst.Attribute)
     def torch_ops(self, node: cst.Attribute, ctx: FileContext) -> None:
         # torch.ops.<namespace>.<op>(...): report at the namespace, once per call.
-        if not isinstance(node.value, cst.Attribute) or ctx.qualname(node.value) != "torch.ops":
+        if type(node.value) is not cst.Attribute or ctx.qualname(node.value) != "torch.ops":
             return
         namespace = node.attr.value
         if namespace in _BUILTIN_OP_NAMESPACES or not called_chain(node, ctx):
@@ -338,10 +338,11 @@ class CustomKernel(Checker):
     @on(cst.Name, cst.Attribute)
     def extension_use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
         """Every call or attribute use of a compiled extension (`ext.forward(x)`, `_C.ops.f(x)`)."""
-        if isinstance(node, cst.Name) and ctx.lookup(node.value) is None:
+        is_name = type(node) is cst.Name  # `type() is`: a failing isinstance() on LibCST's classes is slow
+        if is_name and ctx.lookup(node.value) is None:
             return
         parent = ctx.parent()
-        if isinstance(parent, cst.Attribute) and (parent.value is node or isinstance(node, cst.Name)):
+        if type(parent) is cst.Attribute and (parent.value is node or is_name):
             return  # only the outermost attribute of a chain
         qualname = ctx.qualname(node)
         if not qualname or ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:

@@ -61,7 +61,7 @@ class DistBackend(Checker):
     @on(cst.Call)
     def ddp_device_ids(self, node: cst.Call, ctx: FileContext) -> None:
         callee = ctx.qualname(node.func) or ""
-        named = isinstance(node.func, cst.Name) and node.func.value in ("DDP", "DistributedDataParallel")
+        named = type(node.func) is cst.Name and node.func.value in ("DDP", "DistributedDataParallel")
         if callee not in _DDP and not named:
             return
         for key in ("device_ids", "output_device"):

@@ -331,7 +331,7 @@ class DynamicShape(Checker):
     @on(cst.Call)
     def data_dependent_call(self, node: cst.Call, ctx: FileContext) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             name = func.attr.value
             if name == "where":
                 if ctx.qualname(func) == "torch.where" and _where_on_device(node, ctx):
@@ -349,7 +349,7 @@ class DynamicShape(Checker):
     def builtin_over_tensors(self, node: cst.Call, ctx: FileContext) -> None:
         """`all(t)`, `any(t)`, `bool(t.any())`, `min(self.decay, t)`: Python decides on tensor values."""
         func = node.func
-        if not isinstance(func, cst.Name) or func.value not in _DECIDING_BUILTINS or not node.args:
+        if type(func) is not cst.Name or func.value not in _DECIDING_BUILTINS or not node.args:
             return
         if ctx.lookup(func.value) is not None or ctx.in_error_path():
             return

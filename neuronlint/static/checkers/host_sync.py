@@ -259,7 +259,7 @@ class HostSync(Checker):
     @on(cst.Call)
     def to_cpu(self, node: cst.Call, ctx: FileContext) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "to" or not node.args:
+        if type(func) is not cst.Attribute or func.attr.value != "to" or not node.args:
             return
         if not is_cpu_device(arg_value(node, 0, "device"), ctx) or ctx.qualname(func) is not None:
             return
@@ -273,7 +273,7 @@ class HostSync(Checker):
     @on(cst.Call)
     def print_or_convert(self, node: cst.Call, ctx: FileContext) -> None:
         func = node.func
-        if not isinstance(func, cst.Name) or not node.args:
+        if type(func) is not cst.Name or not node.args:
             return
         name = func.value
         if name == "print" and ctx.lookup("print") is None:

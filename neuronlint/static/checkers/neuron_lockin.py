@@ -75,10 +75,10 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
     Neuron package (`xm.mark_step`, `xr.world_size()`, `pl.MpDeviceLoader`, a bare `ColumnParallelLinear`,
     `xm.optimizer_step` handed over as a function), else None."""
     parent = ctx.parent()
-    if isinstance(parent, cst.Attribute):
+    if type(parent) is cst.Attribute:  # `type() is`: a failing isinstance() on LibCST's classes is slow
         if parent.value is node:
             return None  # only the outermost attribute of a chain is a use
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return None  # the attribute's own name
     qualname = ctx.qualname(node)  # cheapest test first: most names and attributes are not imports
     if not qualname:
@@ -172,7 +172,7 @@ class NeuronLockin(Checker):
     def use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
         """Every use of a name imported from a Neuron package, as for CUDA-only libraries: the
         imports say a file depends on Neuron, the uses are what leaving Neuron rewrites."""
-        if isinstance(node, cst.Name) and ctx.lookup(node.value) is None:
+        if type(node) is cst.Name and ctx.lookup(node.value) is None:
             return  # cheapest test first: most names are not imports
         found = _neuron_use(node, ctx)
         if found is not None:
@@ -192,7 +192,7 @@ class NeuronLockin(Checker):
         """`torch.ops.<ns>.<op>(...)` where a Neuron build registers the operator: the `neuron`
         namespace, or any custom namespace in a file that uses Neuron packages (a torch-neuronx
         custom-op build); `torch.ops.xla.*` are torch_xla's own operators."""
-        if not isinstance(node.value, cst.Attribute) or ctx.qualname(node.value) != "torch.ops":
+        if type(node.value) is not cst.Attribute or ctx.qualname(node.value) != "torch.ops":
             return
         namespace = node.attr.value
         if not neuron_op_namespace(namespace, ctx) or not called_chain(node, ctx):
@@ -214,9 +214,9 @@ class NeuronLockin(Checker):
     def nki_launch(self, node: cst.Call, ctx: FileContext) -> None:
         """`kernel[grid](...)` or `kernel(...)` of an NKI kernel this file defines (`@nki.jit`)."""
         func = node.func
-        if isinstance(func, cst.Subscript):
+        if type(func) is cst.Subscript:
             func = func.value
-        if not isinstance(func, cst.Name):
+        if type(func) is not cst.Name:
             return
         binding = ctx.lookup(func.value)
         if binding is not None and binding == ("kernel", "nki") and not _in_nki_kernel(ctx):
