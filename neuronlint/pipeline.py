@@ -41,6 +41,10 @@ CONFIG_MAX_BYTES = 1024 * 1024  # YAML/JSON/TOML larger than this inside a direc
 NOTEBOOK_MAX_BYTES = 50 * 1024 * 1024  # notebooks carry their outputs (images): a larger limit
 TASK_TIMEOUT = 300.0  # seconds one file may take in a worker (the parse guard isolates risky files sooner)
 _IN_PROCESS_BELOW = 24  # starting worker processes costs more than analysing a few files
+# A worker whose resident size is still this much over its start after trimming its heap is
+# replaced by a fresh one (neuronlint/workers.py): what one worker holds stays bounded however
+# many files it analyses.
+WORKER_MAX_GROWTH = 64 * 1024 * 1024
 
 
 @dataclass
@@ -271,6 +275,7 @@ def analyse_files(
         task_timeout=TASK_TIMEOUT,
         progress=progress,
         keep=_held,
+        max_growth=WORKER_MAX_GROWTH,
     )
 
 

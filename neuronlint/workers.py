@@ -9,6 +9,13 @@ fresh worker takes its place.
 
 Workers exit when the parent dies: they get SIGKILL from the kernel (PR_SET_PDEATHSIG, Linux) and,
 everywhere, notice a closed pipe or a changed parent pid within a second.
+
+Memory stays bounded however many tasks a worker runs (Linux, glibc): after a task, a worker whose
+resident size grew more than `TRIM_SLACK` past what it had when it started gives the freed heap
+back to the kernel (`malloc_trim`; a parse of a large file leaves tens of MiB free but mapped), and a
+worker still more than `max_growth` bytes over its start after that retires: it sends `_RETIRE`
+after its last answer and exits, the parent puts its unanswered tasks back at the front of the queue
+(none of them is lost or blamed) and starts a fresh worker in its place.
 """
 
 from __future__ import annotations
@@ -25,6 +32,51 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
+_RETIRE = -1  # sent instead of a task index: "I answered what I could and exit; give my tasks to another"
+TRIM_SLACK = 16 * 1024 * 1024  # bytes of growth over a worker's start before it trims its heap
+
+
+def _resident() -> int | None:
+    """This process's resident set in bytes (Linux /proc), or None where that is not known."""
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _heap_trimmer() -> Callable[[], Any] | None:
+    """glibc's malloc_trim(0), which returns the free pages inside the heap to the kernel (free()
+    alone gives back only the top of the heap); None on other C libraries and platforms."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    return lambda: trim(0)
+
+
+class _Footprint:
+    """A worker's resident size against what it had when it started: trims, and says when to retire."""
+
+    def __init__(self, max_growth: int | None) -> None:
+        self.start = _resident()
+        self.trim = _heap_trimmer()
+        self.max_growth = max_growth
+
+    def over(self) -> bool:
+        """After a task: trim if grown past TRIM_SLACK; True if still grown past max_growth."""
+        if self.start is None:
+            return False
+        now = _resident()
+        if now is not None and now - self.start > TRIM_SLACK and self.trim is not None:
+            self.trim()
+            now = _resident()
+        return self.max_growth is not None and now is not None and now - self.start > self.max_growth
 
 
 def _die_with_parent() -> None:
@@ -47,6 +99,7 @@ def _worker_main(
     initializer: Callable[..., None] | None,
     initargs: tuple,
     inherited: Sequence[Any] = (),
+    max_growth: int | None = None,
 ) -> None:  # pragma: no cover - runs in the worker process
     _die_with_parent()
     for other in inherited:  # forked copies of the parent's ends of other workers' pipes: with them
@@ -57,6 +110,7 @@ def _worker_main(
         return
     if initializer is not None:
         initializer(*initargs)
+    footprint = _Footprint(max_growth)
     while True:
         try:
             if not conn.poll(1.0):
@@ -72,8 +126,28 @@ def _worker_main(
             value = fn(task)
             try:
                 conn.send((index, value))
+                del value
+                if footprint.over():
+                    conn.send((_RETIRE, None))
+                    _drain(conn, parent)
+                    return
             except (BrokenPipeError, OSError):
                 return
+
+
+def _drain(conn: Any, parent: int) -> None:  # pragma: no cover - runs in the worker process
+    """After _RETIRE: read (and drop) what the parent still sends until it says stop, so that its
+    sends never meet a closed pipe (which it would take for a death, blaming a task)."""
+    while True:
+        try:
+            if not conn.poll(1.0):
+                if os.getppid() != parent:
+                    return
+                continue
+            if conn.recv() is None:
+                return
+        except (EOFError, OSError):
+            return
 
 
 class _Worker:
@@ -84,12 +158,13 @@ class _Worker:
         initializer: Callable | None,
         initargs: tuple,
         others: Sequence[_Worker] = (),
+        max_growth: int | None = None,
     ) -> None:
         self.conn, child = context.Pipe(duplex=True)
         inherited = [w.conn for w in others] if context.get_start_method() == "fork" else []
         self.process = context.Process(
             target=_worker_main,
-            args=(child, os.getpid(), fn, initializer, initargs, inherited),
+            args=(child, os.getpid(), fn, initializer, initargs, inherited, max_growth),
             daemon=True,
         )
         self.process.start()
@@ -123,11 +198,14 @@ def run(
     task_timeout: float | None = None,
     progress: Callable[[int], None] | None = None,
     keep: Callable[[Any], Any] | None = None,
+    max_growth: int | None = None,
 ) -> list[Any]:
     """[fn(task) for task in tasks] across `workers` processes; a lost task's value is lost(task, why).
 
     `keep(value)`, when given, is what the parent holds of each value, applied as it arrives (so the
-    parent never holds all the full values at once).
+    parent never holds all the full values at once). `max_growth`: bytes a worker's resident size
+    may grow over its start (after trimming its heap) before it is replaced by a fresh one (None:
+    never; only where the resident size is known, Linux).
     """
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     results: list[Any] = [None] * len(tasks)
@@ -156,19 +234,24 @@ def run(
             if progress:
                 progress(1)
 
-    def replace(worker: _Worker, reason: str) -> None:
-        worker.stop(kill=True)
-        if worker.pending:
+    def start() -> _Worker:
+        return _Worker(context, fn, initializer, initargs, pool, max_growth)
+
+    def replace(worker: _Worker, reason: str | None) -> None:
+        """Replace a worker that died or hung (`reason`: its file is lost) or retired (None)."""
+        worker.stop(kill=reason is not None)
+        if worker.pending and reason is not None:
             culprit = worker.pending.popleft()
             finish(culprit, lost(tasks[culprit], reason))
-            queue.extendleft(reversed(worker.pending))  # the rest are innocent: run them again
+        queue.extendleft(reversed(worker.pending))  # innocent (or never started): run them again
+        worker.pending.clear()
         pool.remove(worker)
         if queue or any(w.pending for w in pool):
-            pool.append(_Worker(context, fn, initializer, initargs, pool))
+            pool.append(start())
 
     try:
         for _ in range(max(1, min(workers, len(tasks)))):
-            pool.append(_Worker(context, fn, initializer, initargs, pool))
+            pool.append(start())
         while remaining:
             for worker in pool:
                 feed(worker)
@@ -182,6 +265,9 @@ def run(
                     try:
                         while worker.conn.poll():
                             index, value = worker.conn.recv()
+                            if index == _RETIRE:
+                                replace(worker, None)
+                                break
                             if worker.pending and worker.pending[0] == index:
                                 worker.pending.popleft()
                             worker.since = time.monotonic()

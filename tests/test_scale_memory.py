@@ -95,3 +95,51 @@ def test_the_pool_applies_keep_to_every_value_as_it_arrives() -> None:
 
 def _square(n: int) -> int:
     return n * n
+
+
+_HELD: list[bytes] = []
+
+
+def _leak_and_square(n: int) -> tuple[int, int]:
+    _HELD.append(b"x" * (2 << 20))  # 2 MiB written and kept: this worker's resident size grows
+    return n * n, os.getpid()
+
+
+def test_a_worker_past_its_growth_limit_retires_and_its_tasks_run_on_a_fresh_one() -> None:
+    lost: list[int] = []
+    values = workers.run(
+        _leak_and_square,
+        list(range(20)),
+        2,
+        lambda task, why: lost.append(task),
+        batch=3,  # each worker holds several unanswered tasks when it retires
+        max_growth=1 << 20,
+    )
+    assert not lost
+    assert [square for square, _ in values] == [n * n for n in range(20)]
+    pids = {pid for _, pid in values}
+    assert len(pids) > 2 and os.getpid() not in pids  # workers were replaced, none was the parent
+
+
+def test_a_scan_whose_workers_retire_after_every_file_reports_what_one_process_reports(monkeypatch) -> None:
+    from neuronlint import pipeline
+
+    started: list[int] = []
+    real_init = workers._Worker.__init__
+
+    def counting_init(self, *args, **kwargs) -> None:
+        real_init(self, *args, **kwargs)
+        started.append(self.process.pid)
+
+    monkeypatch.setattr(workers._Worker, "__init__", counting_init)
+    alone = scan_paths([FIXTURES], cwd=FIXTURES, jobs=1, triage=True)
+    monkeypatch.setattr(pipeline, "WORKER_MAX_GROWTH", -1)  # every worker retires after one file
+    pooled = scan_paths([FIXTURES], cwd=FIXTURES, jobs=2, triage=True)
+    assert len(pooled.files) >= pipeline._IN_PROCESS_BELOW
+    assert len(started) >= len(pooled.files)  # a fresh worker for (about) every file
+
+    def seen(result) -> list[tuple]:
+        return [(f.path, f.rule, f.line, f.column, f.message, f.suppressed) for f in result.findings]
+
+    assert pooled.files == alone.files and seen(pooled) == seen(alone) and alone.findings
+    assert not any(f.rule == "NL001" and "analyser process" in f.message for f in pooled.findings)
