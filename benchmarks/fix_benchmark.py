@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,6 +53,31 @@ def cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _key(finding) -> tuple[str, int, str]:
+    return (finding.path, finding.line, finding.rule)
+
+
+def check(name: str, label: str, report, rescanned, counts_agree: bool, show: int = 20) -> None:
+    """The fix's own accounting (its per-file rescans) against a full rescan of the fixed copy:
+    the findings it says are left must be the rescan's, one for one by (path, line, rule), and
+    fixed + gone with them - new must be the drop in findings (folded guards counted once each).
+    On a difference, print the first `show` findings of each side, then fail."""
+    said = Counter(map(_key, report.remaining))
+    seen = Counter(map(_key, rescanned.active))
+    if counts_agree and said == seen:
+        return
+    print(f"{name} ({label}): the fix's accounting does not match a full rescan", file=sys.stderr)
+    for title, extra in (
+        ("left by the fix's rescans, not in the full rescan", said - seen),
+        ("in the full rescan, not left by the fix's rescans", seen - said),
+    ):
+        rows = sorted(extra.elements())
+        print(f"  {title}: {len(rows)}", file=sys.stderr)
+        for path, line, rule in rows[:show]:
+            print(f"    {path}:{line} {rule}", file=sys.stderr)
+    raise SystemExit(f"{name} ({label}): fix counts differ from a full rescan (above)")
+
+
 def measure(corpus: Path, name: str, with_unsafe: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         safe_dir, unsafe_dir = Path(tmp) / "safe", Path(tmp) / "unsafe"
@@ -78,7 +104,7 @@ def measure(corpus: Path, name: str, with_unsafe: bool) -> dict:
             left = len(rescanned.active)
             fixed = sum(report.fixed.values())
             gone = active + guards - left - len(rescanned.folded_guards)
-            assert gone == fixed + report.also_gone - report.appeared, (name, label, active, left)
+            check(name, label, report, rescanned, gone == fixed + report.also_gone - report.appeared)
             if label == "safe":
                 safe, _ = safe_share(result)
                 row.update(

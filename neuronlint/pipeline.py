@@ -34,7 +34,7 @@ from neuronlint.formats import LOCKIN_FORMATS, RenderOptions, Report
 from neuronlint.ruledb import Context, RuleDB, RuleDBError, load_ruledb
 from neuronlint.scope import ScopeRules
 from neuronlint.static.data import StaticData, build_static_data
-from neuronlint.static.link import link_across_files
+from neuronlint.static.link import LinkIndex, link_across_files
 
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger .py files are generated code or data; report and skip
 CONFIG_MAX_BYTES = 1024 * 1024  # YAML/JSON/TOML larger than this inside a directory are data, skipped
@@ -105,6 +105,9 @@ class ScanResult:
     left_out: dict[str, int] = field(default_factory=dict)
     # CUDA guards folded into the findings they guard (findings again once those are fixed)
     folded_guards: list[Finding] = field(default_factory=list)
+    # what cross-file linking read (kernel modules, extensions): a file analysed again alone (the
+    # fix's rescans) is linked against it, as the scan linked it
+    links: LinkIndex = field(default_factory=LinkIndex)
 
     @property
     def active(self) -> list[Finding]:
@@ -417,7 +420,7 @@ def run_scan(
     for file, result in zip(files, results, strict=True):
         result["module_path"] = result["path"]  # path inside its scan root: module names come from it
         result["path"] = relative_posix(file, base)
-    link_across_files(results)
+    links = link_across_files(results)
     _drop_link_inputs(results)
     findings, unused = findings_in_frame(results, db, ctx, options)
     left_out: Counter = Counter()
@@ -445,6 +448,7 @@ def run_scan(
         excluded_named=excluded_named,
         left_out=dict(left_out),
         folded_guards=folded,
+        links=links,
     )
 
 

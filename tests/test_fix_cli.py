@@ -155,6 +155,110 @@ def test_a_guard_is_not_rewritten_while_the_code_it_guards_still_needs_cuda(tmp_
     assert "CUDA guard" not in result.stderr
 
 
+KERNELS = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(src, dst, factor, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(dst + offsets, tl.load(src + offsets, mask=mask) * factor, mask=mask)
+"""
+
+LAYER = """\
+import fastops_cuda
+import torch
+
+from fastops.kernels import scale_kernel
+
+
+class Scale(torch.nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        scale_kernel[(x.numel() // 256 + 1,)](x, out, 2.0, x.numel(), BLOCK=256)
+        return fastops_cuda.finish(out)
+
+
+def build():
+    return Scale().cuda()
+"""
+
+SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(
+    name="fastops",
+    ext_modules=[CUDAExtension("fastops_cuda", ["csrc/scale.cu"])],
+    cmdclass={"build_ext": BuildExtension},
+)
+"""
+
+
+HEAD = """\
+from fastops.ops_cuda import fused_scale
+
+
+def run(x):
+    return fused_scale(x.cuda(), 2.0)
+"""
+
+
+def kernel_project(root: Path) -> Path:
+    """A package whose layer imports a Triton kernel of another module (NL306) and the compiled
+    extension its setup.py builds (NL303), and whose head imports a Python module named like an
+    extension (ops_cuda.py: not NL303): what only the whole scan can see."""
+    (root / "fastops").mkdir()
+    (root / "fastops" / "__init__.py").write_text("")
+    (root / "fastops" / "kernels.py").write_text(KERNELS)
+    (root / "fastops" / "layer.py").write_text(LAYER)
+    (root / "fastops" / "ops_cuda.py").write_text("def fused_scale(x, factor):\n    return x * factor\n")
+    (root / "fastops" / "head.py").write_text(HEAD)
+    (root / "setup.py").write_text(SETUP)
+    return root
+
+
+def test_fix_counts_match_a_rescan_when_the_fixed_file_imports_project_kernels(tmp_path):
+    # The fix's rescan of each file alone must link its imports as the scan does: the NL306 and
+    # NL303 on layer.py's import lines stay (kernels get no fix), so nothing is "gone with them";
+    # head.py's import of ops_cuda.py stays no finding, so nothing is "new"; and "findings left"
+    # is what the next scan shows (Megatron-LM's fix benchmark cross-check).
+    project = kernel_project(tmp_path)
+    before = json.loads(run(["scan", "--format", "json", "--exit-zero"], project).stdout)["findings"]
+    linked = [(f["rule"], f["line"]) for f in before if f["path"] == "fastops/layer.py"]
+    assert ("NL303", 1) in linked and ("NL306", 4) in linked
+    assert [f["rule"] for f in before if f["path"] == "fastops/head.py"] == ["NL101"]
+    result = run(["fix"], project)
+    after = json.loads(run(["scan", "--format", "json", "--exit-zero"], project).stdout)["findings"]
+    assert "Scale().to(DEVICE)" in (project / "fastops" / "layer.py").read_text()
+    assert "fused_scale(x.to(DEVICE), 2.0)" in (project / "fastops" / "head.py").read_text()
+    assert result.stderr.strip() == f"Fixed 2 findings in 2 files; {len(after)} findings left."
+    assert len(after) == len(before) - 2
+    assert {(f["rule"], f["line"]) for f in after if f["path"] == "fastops/layer.py"} >= {
+        ("NL303", 1),
+        ("NL306", 4),
+    }
+    assert not [f for f in after if f["path"] == "fastops/head.py"]
+
+
+def test_a_file_rescanned_alone_shows_what_the_scan_showed(tmp_path):
+    # The fix's per-file rescan (Rescanner) of unchanged text gives back the scan's findings of
+    # that file, the cross-file ones included.
+    from neuronlint.fix.run import Rescanner
+    from neuronlint.pipeline import ScanOptions, run_scan
+
+    project = kernel_project(tmp_path)
+    options = ScanOptions(paths=[project], base=project, jobs=1, show_ok=True)
+    result = run_scan(options)
+    rescan = Rescanner(result, options)
+    for path in result.files:
+        scanned = sorted((f.rule, f.line) for f in result.findings if f.path == path)
+        again = sorted((f.rule, f.line) for f in rescan.findings(path, (project / path).read_text()))
+        assert again == scanned, path
+
+
 def test_scan_diff_is_fix_diff(project):
     result = run(["scan", "--diff", "--unsafe-fixes"], project)
     assert result.exit_code == 1

@@ -23,6 +23,7 @@ from neuronlint.fix.model import SAFE, Edit, Plan, apply_edits
 from neuronlint.pipeline import ScanOptions, ScanResult, findings_in_frame
 from neuronlint.scope import ScopeRules
 from neuronlint.static.data import build_static_data
+from neuronlint.static.link import link_result
 
 MAX_ROUNDS = 10
 FIXED_SUFFIXES = (".py", ".ipynb")
@@ -201,9 +202,11 @@ class FixReport:
 
 
 class Rescanner:
-    """Scan one file's new text in-process as the scan did: judged in the scan's frame with its rule
-    selection, then the scan's noise filters (one finding per line and category, notes dropped...),
-    so a rescan's findings are comparable, one for one, with the scan's."""
+    """Scan one file's new text in-process as the scan did: its imports of the project's kernel
+    modules and compiled extensions linked against the scan's index (NL306, NL303: what a file
+    alone cannot show), judged in the scan's frame with its rule selection, then the scan's noise
+    filters (one finding per line and category, notes dropped...), so a rescan's findings are
+    comparable, one for one, with the scan's."""
 
     def __init__(self, result: ScanResult, options: ScanOptions) -> None:
         self.result = result
@@ -212,6 +215,14 @@ class Rescanner:
         self.module_paths = {r["path"]: r.get("module_path", r["path"]) for r in result.results}
         self.scope_rules = ScopeRules.from_config(options.scope_paths, options.config_root, options.base)
         self.first_party = first_party.project_names(options.paths)
+        self._module_table: dict[str, frozenset[str]] | None = None
+
+    def _modules(self) -> dict[str, frozenset[str]]:
+        """The scan's importable module names (static.link.LinkIndex.modules), built once, when
+        a changed file is first rescanned."""
+        if self._module_table is None:
+            self._module_table = self.result.links.modules(self.module_paths.values())
+        return self._module_table
 
     def findings(self, path: str, code: str, folded: list[Finding] | None = None) -> list[Finding]:
         """The findings of a Python module's text (a notebook's joined code cells included);
@@ -219,10 +230,14 @@ class Rescanner:
         from neuronlint.static.engine import analyze_python
 
         module_path = self.module_paths.get(path, path)
-        if module_path.endswith(".ipynb"):
+        notebook = module_path.endswith(".ipynb")
+        if notebook:
             module_path = module_path.removesuffix(".ipynb") + ".py"
-        analysed = analyze_python(module_path, code.encode("utf-8"), self.static_data)
-        return self._judged(path, analysed.to_dict(), folded)
+        data = analyze_python(module_path, code.encode("utf-8"), self.static_data).to_dict()
+        if not notebook:  # the scan links a Python file's imports of in-repo kernels, never a notebook's
+            data["module_path"] = module_path
+            link_result(data, self.result.links, self._modules())
+        return self._judged(path, data, folded)
 
     def notebook_findings(self, path: str, text: str) -> list[Finding]:
         """The findings of a notebook's JSON text, located as the scan locates them."""

@@ -3,7 +3,8 @@ kernels (NL306) or that are compiled extensions built by this project (NL303).""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from neuronlint.static.registry import Checker, Emitter
@@ -42,82 +43,136 @@ def _import_rules(checkers: Sequence[type[Checker]]) -> frozenset[str]:
     return own.union(*(c.import_findings for c in checkers))
 
 
-def link_across_files(results: list[dict[str, Any]], checkers: Sequence[type[Checker]] | None = None) -> None:
-    """Add NL306 / NL303 detections to the results (dicts with `module_path`) of the Python files."""
+@dataclass(frozen=True)
+class LinkIndex:
+    """What linking reads of the whole scan: the package directories, the in-repo modules that
+    define GPU kernels (importable name -> (full name, kernel kinds)), the compiled extensions the
+    project builds, and the extension-like names modules define in Python (importable name ->
+    names; only modules that define some). Kept on the scan's result, so that a file analysed again
+    alone (a fix's rescan) is linked as the scan linked it; small (a few names per such module)."""
+
+    packages: frozenset[str] = frozenset()
+    kernel_modules: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    extensions: frozenset[str] = frozenset()
+    import_rules: frozenset[str] = frozenset()
+    python_names: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def modules(self, module_paths: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Every importable name of the scan's Python files -> the extension-like names it defines."""
+        table: dict[str, frozenset[str]] = {}
+        for path in module_paths:
+            if path.endswith(".py"):
+                for name in module_names(path, self.packages)[1]:
+                    table[name] = self.python_names.get(name, _NONE)
+        return table
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _defined_names(python: list[dict[str, Any]], packages: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Importable module name -> the extension-like names it defines in Python."""
+    modules: dict[str, frozenset[str]] = {}
+    for result in python:
+        _, names = module_names(result["module_path"], packages)
+        defined = frozenset(result.get("python_names") or ())
+        for name in names:
+            modules[name] = modules.get(name, _NONE) | defined
+    return modules
+
+
+def link_index(
+    results: list[dict[str, Any]], checkers: Sequence[type[Checker]] | None = None
+) -> tuple[LinkIndex, dict[str, frozenset[str]]]:
+    """The index of every file's kernels and extensions (results: dicts with `module_path`), and
+    the table of every importable module name (LinkIndex.modules)."""
     if checkers is None:
         from neuronlint.static.checkers import CHECKERS
 
         checkers = CHECKERS
-    import_rules = _import_rules(checkers)
     python = [r for r in results if r["module_path"].endswith(".py")]
-    packages = {
+    packages = frozenset(
         r["module_path"].removesuffix("/__init__.py")
         for r in python
         if r["module_path"].endswith("/__init__.py")
-    }
-    _drop_python_extensions(python, packages)
-    kernel_modules: dict[str, tuple[str, list[str]]] = {}  # importable name -> (full name, kernel kinds)
+    )
+    modules = _defined_names(python, packages)
+    kernel_modules: dict[str, tuple[str, tuple[str, ...]]] = {}
     for result in python:
         if result["defines_kernels"]:
             full, names = module_names(result["module_path"], packages)
             for name in names:
-                kernel_modules[name] = (full, result["defines_kernels"])
-    extensions = {name for r in results for name in r["extension_modules"]}
-    if not kernel_modules and not extensions:
+                kernel_modules[name] = (full, tuple(result["defines_kernels"]))
+    extensions = frozenset(name for r in results for name in r["extension_modules"])
+    defined = {name: names for name, names in modules.items() if names}
+    return LinkIndex(packages, kernel_modules, extensions, _import_rules(checkers), defined), modules
+
+
+def link_result(result: dict[str, Any], index: LinkIndex, modules: Mapping[str, frozenset[str]]) -> None:
+    """Link one Python file (its `detections` and `import_sites`): drop the NL303 of names the tree
+    defines in Python, add the NL306 / NL303 of its imports of in-repo kernels and built extensions.
+    `modules` is LinkIndex.modules of the scan's files."""
+    if not result["module_path"].endswith(".py"):
         return
-    for result in python:
-        own, _ = module_names(result["module_path"], packages)
-        flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in import_rules}
-        for module, line, column, end in result["import_sites"]:
-            if line in flagged_lines:
-                continue
-            found = kernel_modules.get(module)
-            if found and found[0] != own:
-                result["detections"].append(
-                    _site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1]))
+    _drop_python_extensions(result, modules)
+    if not index.kernel_modules and not index.extensions:
+        return
+    own, _ = module_names(result["module_path"], index.packages)
+    flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in index.import_rules}
+    for module, line, column, end in result["import_sites"]:
+        if line in flagged_lines:
+            continue
+        found = index.kernel_modules.get(module)
+        if found and found[0] != own:
+            result["detections"].append(
+                _site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1]))
+            )
+            flagged_lines.add(line)
+        elif any(module == ext or module.endswith("." + ext) for ext in index.extensions):
+            result["detections"].append(
+                _site(
+                    "NL303",
+                    line,
+                    column,
+                    end,
+                    module=module,
+                    kind="compiled extension built by this project",
                 )
-                flagged_lines.add(line)
-            elif any(module == ext or module.endswith("." + ext) for ext in extensions):
-                result["detections"].append(
-                    _site(
-                        "NL303",
-                        line,
-                        column,
-                        end,
-                        module=module,
-                        kind="compiled extension built by this project",
-                    )
-                )
-                flagged_lines.add(line)
+            )
+            flagged_lines.add(line)
 
 
-def _drop_python_extensions(python: list[dict[str, Any]], packages: set[str]) -> None:
+def link_across_files(
+    results: list[dict[str, Any]], checkers: Sequence[type[Checker]] | None = None
+) -> LinkIndex:
+    """Link every Python file's result (dicts with `module_path`); returns the index they were
+    linked against, for files analysed again alone (LinkIndex.modules rebuilds the table)."""
+    index, modules = link_index(results, checkers)
+    for result in results:
+        link_result(result, index, modules)
+    return index
+
+
+def _drop_python_extensions(result: dict[str, Any], modules: Mapping[str, frozenset[str]]) -> None:
     """Compiled-extension findings (NL303) on names the scanned tree defines in Python: a module
     `x_cuda.py`, or a top-level `_C = CN()` / `def dtw_cuda(...)` of a scanned module, imported
     (`from detectron2.config.defaults import _C`) and used (`_C.clone()`) elsewhere. They are a
     config object and a Python function, not extension modules."""
     from neuronlint.static.checkers.custom_kernel import extension_component
 
-    modules: dict[str, frozenset[str]] = {}  # importable module name -> extension-like names it defines
-    for result in python:
-        _, names = module_names(result["module_path"], packages)
-        defined = frozenset(result.get("python_names") or ())
-        for name in names:
-            modules[name] = modules.get(name, frozenset()) | defined
-    for result in python:
-        kept = []
-        for detection in result["detections"]:
-            module = detection["facts"].get("module") if detection["rule"] == "NL303" else None
-            if module and detection["facts"].get("kind") == "compiled extension":
-                end = extension_component(module)
-                if end:
-                    parts = module.split(".")
-                    owner, name = ".".join(parts[: end - 1]), parts[end - 1]
-                    if ".".join(parts[:end]) in modules or name in modules.get(owner, ()):
-                        continue
-            kept.append(detection)
-        if len(kept) != len(result["detections"]):
-            result["detections"] = kept
+    kept = []
+    for detection in result["detections"]:
+        module = detection["facts"].get("module") if detection["rule"] == "NL303" else None
+        if module and detection["facts"].get("kind") == "compiled extension":
+            end = extension_component(module)
+            if end:
+                parts = module.split(".")
+                owner, name = ".".join(parts[: end - 1]), parts[end - 1]
+                if ".".join(parts[:end]) in modules or name in modules.get(owner, ()):
+                    continue
+        kept.append(detection)
+    if len(kept) != len(result["detections"]):
+        result["detections"] = kept
 
 
 def _site(rule: str, line: int, column: int, end: int, **facts: Any) -> dict[str, Any]:
