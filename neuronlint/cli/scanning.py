@@ -116,7 +116,7 @@ def run_scan_command(
             if fixed.changed():
                 result = run_scan(settings.options)  # report what the fixes left
         attach(result, flavour_or_fail(to, result), settings.options.base)
-        if show_ok and not apply_fix:
+        if show_ok:
             list_folded_guards(result)
         traced = merge_traces(result, settings, quiet) if trace else None
     except (RuleDBError, ConfigError) as exc:
@@ -182,8 +182,8 @@ def run_scan_command(
 
 def list_folded_guards(result) -> None:
     """`--show-ok` lists everything the triage set aside, the CUDA guards folded into the code they
-    guard too (`extra.folded`). Only on the scan's output: a fix relies on the fold (a guard is not
-    rewritten while its body has findings), so the guards join the findings after fixes attach."""
+    guard too (`extra.folded`). Only on the report, after any `--fix` ran and fixes attached: a fix
+    relies on the fold (a guard is not rewritten while its body has findings)."""
     for guard in result.folded_guards:
         guard.extra["folded"] = True
     result.findings = sorted([*result.findings, *result.folded_guards], key=lambda f: f.sort_key())
