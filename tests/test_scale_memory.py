@@ -6,6 +6,7 @@ cross-file linking still sees everything it needs."""
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -97,11 +98,18 @@ def _square(n: int) -> int:
     return n * n
 
 
-_HELD: list[bytes] = []
+_HELD: list[mmap.mmap] = []
 
 
 def _leak_and_square(n: int) -> tuple[int, int]:
-    _HELD.append(b"x" * (2 << 20))  # 2 MiB written and kept: this worker's resident size grows
+    # 2 MiB of a fresh anonymous mapping, every page written and kept: the worker's resident size
+    # grows whatever its heap holds. (A bytes object could come from free heap pages the worker
+    # inherited resident from a long-running parent: writing those copies them, and the resident
+    # size does not change. That made the test pass alone and fail after the rest of the suite.)
+    block = mmap.mmap(-1, 2 << 20)
+    for offset in range(0, len(block), mmap.PAGESIZE):
+        block[offset] = 1
+    _HELD.append(block)
     return n * n, os.getpid()
 
 
