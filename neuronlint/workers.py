@@ -28,7 +28,7 @@ import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
@@ -111,17 +111,7 @@ def _worker_main(
     if initializer is not None:
         initializer(*initargs)
     footprint = _Footprint(max_growth)
-    while True:
-        try:
-            if not conn.poll(1.0):
-                if os.getppid() != parent:
-                    return
-                continue
-            batch = conn.recv()
-        except (EOFError, OSError):
-            return
-        if batch is None:
-            return
+    for batch in _messages(conn, parent):
         for index, task in batch:
             value = fn(task)
             try:
@@ -135,19 +125,27 @@ def _worker_main(
                 return
 
 
-def _drain(conn: Any, parent: int) -> None:  # pragma: no cover - runs in the worker process
-    """After _RETIRE: read (and drop) what the parent still sends until it says stop, so that its
-    sends never meet a closed pipe (which it would take for a death, blaming a task)."""
+def _messages(conn: Any, parent: int) -> Iterator[Any]:  # pragma: no cover - runs in the worker process
+    """What the parent sends, until it says stop (None), closes the pipe or dies."""
     while True:
         try:
             if not conn.poll(1.0):
                 if os.getppid() != parent:
                     return
                 continue
-            if conn.recv() is None:
-                return
+            message = conn.recv()
         except (EOFError, OSError):
             return
+        if message is None:
+            return
+        yield message
+
+
+def _drain(conn: Any, parent: int) -> None:  # pragma: no cover - runs in the worker process
+    """After _RETIRE: read (and drop) what the parent still sends until it says stop, so that its
+    sends never meet a closed pipe (which it would take for a death, blaming a task)."""
+    for _ in _messages(conn, parent):
+        pass
 
 
 class _Worker:
