@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import faulthandler
+import math
 import os
 import pickle
 import re
@@ -42,8 +43,9 @@ STACK_BYTES = 512 * 1024 * 1024  # reserved, not committed: only the depth actua
 RISKY_TOKENS = 50_000
 RISKY_DEPTH = 100
 RISKY_BRACKETS = 40
-ISOLATED_TIMEOUT = 60.0  # seconds for one file
-SYNTAX_ERROR_TIMEOUT = 5.0  # seconds for LibCST on a file the stdlib parser rejects
+ISOLATED_TIMEOUT = 60.0  # CPU seconds for one file
+SYNTAX_ERROR_TIMEOUT = 5.0  # CPU seconds for LibCST on a file the stdlib parser rejects
+WALL_FACTOR = 4  # the wall-clock backstop, for a child that stops without using CPU
 ISOLATED_MEMORY = 2 * 1024**3  # bytes of address space on top of what the process already maps
 
 TOO_LARGE = "too large to analyse"
@@ -303,7 +305,11 @@ def _address_space() -> int:
 
 
 def isolated(fn: Callable[..., T], *args: Any, timeout: float = ISOLATED_TIMEOUT) -> T:
-    """fn(*args) in a forked child with a time and memory limit; Isolated if it does not return."""
+    """fn(*args) in a forked child with a time and memory limit; Isolated if it does not return.
+
+    `timeout` is CPU seconds of the child (RLIMIT_CPU: SIGXCPU at the limit, SIGKILL a second
+    later); the parent also kills it after `WALL_FACTOR` times as many seconds of wall time.
+    """
     if not hasattr(os, "fork"):
         return on_large_stack(fn, *args)
     read_end, write_end = os.pipe()
@@ -318,6 +324,8 @@ def isolated(fn: Callable[..., T], *args: Any, timeout: float = ISOLATED_TIMEOUT
                 import resource
 
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+                seconds = max(1, math.ceil(timeout))  # a forked child's CPU time starts at zero
+                resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
             except (ImportError, ValueError, OSError):
                 pass
             try:
@@ -335,7 +343,7 @@ def isolated(fn: Callable[..., T], *args: Any, timeout: float = ISOLATED_TIMEOUT
             os._exit(status)
     os.close(write_end)
     chunks: list[bytes] = []
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout * WALL_FACTOR
     timed_out = False
     try:
         while True:
@@ -356,12 +364,14 @@ def isolated(fn: Callable[..., T], *args: Any, timeout: float = ISOLATED_TIMEOUT
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
     if timed_out:
-        raise Isolated(f"the parser did not finish within {timeout:g} s")
+        raise Isolated(f"the parser did not finish within {timeout * WALL_FACTOR:g} s")
     try:
         kind, value = pickle.loads(b"".join(chunks))
     except Exception:  # noqa: BLE001 - no or partial result: the child died
+        if os.WIFSIGNALED(status) and usage.ru_utime + usage.ru_stime >= math.ceil(timeout):
+            raise Isolated(f"the parser did not finish within {timeout:g} s of CPU time") from None
         if os.WIFSIGNALED(status):
             name = signal.Signals(os.WTERMSIG(status)).name
             raise Isolated(f"the parser was killed by {name}") from None
