@@ -171,6 +171,65 @@ CASES = [
         set(),
         {(250, "NL703")},
     ),
+    # ---- tuning material from the session-4 audit (benchmarks/precision/fresh2)
+    (
+        "NVlabs/stylegan3",
+        "torch_utils/ops/bias_act.py",
+        "b2b53d7da34c76d53251bb9cbc2eb071c50af921",
+        {(84, "NL111")},  # `x.device.type == 'cuda'`: a device test
+        # impl='cuda' (a parameter default) and `assert impl in ['ref', 'cuda']` name an implementation
+        {(52, "NL101"), (83, "NL111")},
+    ),
+    (
+        "salesforce/LAVIS",
+        "lavis/common/annotator/openpose/body.py",
+        "7c3cf7a388b4ac81004524e64125e383bdd455bd",
+        {(18, "NL101")},  # self.model.cuda()
+        {(19, "NL101")},  # print('cuda'): message text
+    ),
+    (
+        "facebookresearch/pytorch3d",
+        "pytorch3d/structures/volumes.py",
+        "84edf33db0ad7adf7c4ebda4ebb5a88254e3fc4b",
+        set(),
+        {(467, "NL703"), (1136, "NL703")},  # def cpu(self): return self.to("cpu")
+    ),
+    (
+        "axolotl-ai-cloud/axolotl",
+        "src/axolotl/utils/schemas/enums.py",
+        "e44a3e1bfb96228f0d1654d225d6e9f2775956f1",
+        set(),
+        {(11, "NL505")},  # a member of an Enum of quantization dtypes
+    ),
+    (
+        "axolotl-ai-cloud/axolotl",
+        "src/axolotl/cli/utils/lora_merge.py",
+        "35b01fe377aac8b04de015882cf688c6fe517306",
+        set(),
+        {(1330, "NL505")},  # getattr(torch, "float8_e5m2", torch.float8_e4m3fn) in a set of dtypes
+    ),
+    (
+        "axolotl-ai-cloud/axolotl",
+        "src/axolotl/integrations/diffusion/generation.py",
+        "ec517fd238a42737f664a6ca2bcd1c09d165ab0f",
+        set(),
+        {(250, "NL701")},  # torch.rand(1).item(): a random number on the CPU
+    ),
+    (
+        "speechbrain/speechbrain",
+        "speechbrain/nnet/attention.py",
+        "1ebf27b7d9880d0a076739901350456e8a98c113",
+        set(),
+        {(1004, "NL501")},  # torch.float64 if dtype == torch.float64 else torch.float32
+    ),
+    (
+        "speechbrain/speechbrain",
+        "recipes/LibriMix/separation/train.py",
+        "24c870e50d57a16dfc1c2ac9863e7f525fbf7729",
+        {(365, "NL701"), (349, "NL703")},  # reads of the model's outputs
+        # randstart = torch.randint(0, 1 + max(...), (1,)).item(), then a fixed-width slice from it
+        {(277, "NL701"), (279, "NL604"), (282, "NL604")},
+    ),
 ]
 
 

@@ -187,6 +187,11 @@ _FACTORIES = frozenset(
 # device, a CPU tensor of constants. Not `torch.arange`: model code makes positions with it under
 # `with torch.device(...)` or a default device, and moves them.
 _RANGES = frozenset({"torch.linspace", "torch.logspace"})
+# Random factories: without a device (or generator), one drawn element (`torch.rand(1).item()`,
+# `torch.randint(0, n, (1,)).item()`) is a CPU random number, the idiom of `random.random()`.
+# A draw of a shape (`torch.randn(b, c)`, noise for a model) is left alone: model code makes it
+# under a default device, or moves it.
+_RANDOM_FACTORIES = frozenset({"torch.rand", "torch.randn", "torch.randint"})
 # Of those wrappers, the ones that copy their data into a new tensor: without a device, a CPU tensor
 # (`torch.as_tensor(t)` and `torch.asarray(t)` of a tensor keep it where it is).
 _COPY_CONSTRUCTORS = frozenset({"torch.tensor", "torch.Tensor"})
@@ -655,6 +660,8 @@ class FileContext:
                 return self._host_side(node.args[0].value, copies, kinds, by_name)  # torch.cat(cpu_list)
             if by_name and name.startswith("torch.") and self._on_cpu_device(node):
                 return True  # torch.randint(..., device="cpu")
+            if by_name and name in _RANDOM_FACTORIES and self._draws_one_number(node, name):
+                return True  # `torch.rand(1)`, `torch.randint(n, (1,))`: one random number, on the CPU
             if by_name and name in _RANGES and self._tabulates_numbers(node):
                 return True  # `torch.linspace(0, rate, depth)`: a table of Python numbers, on the CPU
             if by_name and self._computes_on_host(node, name):
@@ -759,6 +766,36 @@ class FileContext:
                 value = func
             else:
                 value = value.value
+        return False
+
+    def _draws_one_number(self, call: cst.Call, name: str) -> bool:
+        """`torch.rand(1)`, `torch.randn(())`, `torch.randint(lo, hi, (1,))`, `torch.randint(n, size=[1])`:
+        a random factory without `device=` or `generator=` whose size is one element."""
+        if any(
+            a.keyword is not None and a.keyword.value in ("device", "generator", "out") for a in call.args
+        ):
+            return False
+        size = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "size"), None)
+        if size is None:
+            positional = [a for a in call.args if a.keyword is None]
+            if any(a.star for a in positional):
+                return False
+            if name == "torch.randint":
+                # randint(high, size) or randint(low, high, size): the size is the last positional
+                size = positional[-1].value if len(positional) in (2, 3) else None
+            else:
+                values = [a.value for a in positional]
+                if len(values) == 1 and isinstance(values[0], (cst.Tuple, cst.List)):
+                    size = values[0]
+                elif values:
+                    size = cst.Tuple([cst.Element(v) for v in values])
+        if isinstance(size, cst.Integer):
+            return size.value == "1"
+        if isinstance(size, (cst.Tuple, cst.List)):
+            dims = [e.value for e in size.elements if isinstance(e, cst.Element)]
+            return all(isinstance(d, cst.Integer) and d.value == "1" for d in dims) and not any(
+                isinstance(e, cst.StarredElement) for e in size.elements
+            )
         return False
 
     def _tabulates_numbers(self, call: cst.Call) -> bool:

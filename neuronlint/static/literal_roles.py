@@ -3,10 +3,13 @@
 `"cuda"` means different things in `x.to("cuda")` (a device in use), `device == "cuda"` (a test),
 `{"cuda": torch.cuda.empty_cache}` (the key of a per-device dispatch table), `choices=["cuda", "cpu"]`
 or `Literal["nccl", "gloo"]` (a list of what is allowed) and `hasattr(torch.backends, "cuda")` (an
-attribute name). Checkers ask `literal_role` once and decide per role.
+attribute name), and nothing at all in `print("cuda")` or `logger.info("using nccl")` (the text of a
+message). Checkers ask `literal_role` once and decide per role.
 """
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -17,12 +20,40 @@ ROLE_TEST = "test"  # compared: ==, !=, in, not in (also as a member of the comp
 ROLE_KEY = "key"  # a dict key or a subscript index: it names an entry of a table
 ROLE_OPTION = "option"  # an element of `choices=[...]` or of `typing.Literal[...]`: it lists what is allowed
 ROLE_ATTRIBUTE = "attribute"  # an attribute name given to getattr/hasattr/setattr/delattr/patch.object
+ROLE_MESSAGE = "message"  # an argument of print(), a logging call, warnings.warn or an exception: text
 
 _ATTRIBUTE_FUNCTIONS = frozenset(
     {"getattr", "hasattr", "setattr", "delattr", "object"}
 )  # `object`: mock.patch.object
 _TEST_METHODS = frozenset({"startswith", "endswith", "__contains__"})
 _CONTAINERS = (cst.Element, cst.List, cst.Tuple, cst.Set)
+# Methods of a logger (`logger.info(...)`, `logging.warning(...)`, `log.debug(...)`) and
+# `warnings.warn`: what they are given is the text of a message.
+_LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "critical", "exception", "fatal", "log"}
+)
+_LOGGER_NAME = re.compile(r"log|warnings", re.IGNORECASE)
+_EXCEPTION_NAME = re.compile(r"(Error|Exception|Warning)$")
+
+
+def _prints_message(call: cst.Call, ctx: FileContext) -> bool:
+    """`print(...)`, `logger.info(...)`, `logging.warning(...)`, `warnings.warn(...)`,
+    `ValueError(...)`: a call whose arguments are the text it shows (the built-in `print` only)."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        if func.value == "print":
+            return ctx.lookup("print") is None
+        return bool(_EXCEPTION_NAME.search(func.value))
+    if not isinstance(func, cst.Attribute):
+        return False
+    if func.attr.value not in _LOG_METHODS:
+        return bool(_EXCEPTION_NAME.search(func.attr.value))
+    owner = func.value
+    while isinstance(owner, cst.Attribute):
+        if _LOGGER_NAME.search(owner.attr.value):
+            return True
+        owner = owner.value
+    return isinstance(owner, cst.Name) and bool(_LOGGER_NAME.search(owner.value))
 
 
 def _callee_name(node: cst.BaseExpression) -> str:
@@ -42,6 +73,9 @@ def literal_role(node: cst.CSTNode, ctx: FileContext) -> str:
         if isinstance(parent, _CONTAINERS):
             child = parent  # `x in ["cuda", "xpu"]`, `("cuda", 7): ...`: judge the collection by its place
             continue
+        if isinstance(parent, cst.ConcatenatedString):
+            child = parent  # `"cu" "da"`, `"using " f"{x}"`: the string as a whole stands there
+            continue
         if isinstance(parent, cst.DictElement):
             return ROLE_KEY if parent.key is child else ROLE_VALUE
         if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.MatchValue)):
@@ -58,6 +92,8 @@ def literal_role(node: cst.CSTNode, ctx: FileContext) -> str:
             if parent.keyword is not None and parent.keyword.value == "choices":
                 return ROLE_OPTION
             if isinstance(call, cst.Call):
+                if child is parent.value and _prints_message(call, ctx):
+                    return ROLE_MESSAGE  # `print("cuda")`, `logger.info("nccl")`: the text of a message
                 name = _callee_name(call.func)
                 if name in _ATTRIBUTE_FUNCTIONS and len(call.args) > 1 and call.args[1] is parent:
                     # monkeypatch.setattr("pkg.mod.device", "cuda") takes a dotted path first: then the value follows

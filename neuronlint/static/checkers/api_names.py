@@ -151,8 +151,69 @@ _LOW_PRECISION = re.compile(r"torch\.float[48]_")
 
 
 def _dtype_name(node: cst.BaseExpression, ctx: FileContext) -> str | None:
-    name = ctx.qualname(node)
+    """A torch dtype named directly, or looked up with a fallback: `getattr(torch, "float8_e5m2", d)`."""
+    if isinstance(node, cst.Call) and _torch_getattr(node, ctx):
+        names = ctx.strings(node.args[1].value)
+        name = f"torch.{names[0]}" if names and len(names) == 1 else None
+    else:
+        name = ctx.qualname(node)
     return name if name is not None and _TORCH_DTYPE.fullmatch(name) else None
+
+
+def _torch_getattr(call: cst.Call, ctx: FileContext) -> bool:
+    """`getattr(torch, "name", ...)`: a torch attribute that may not exist in this torch version."""
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "getattr"
+        and ctx.lookup("getattr") is None
+        and len(call.args) >= 2
+        and ctx.qualname(call.args[0].value) == "torch"
+    )
+
+
+def _enum_of_dtypes(assign: cst.CSTNode, ctx: FileContext) -> bool:
+    """`class QuantDType(Enum): int8 = torch.int8; float8_e4m3fn = torch.float8_e4m3fn`: the
+    assignment is a member of an enum whose members are dtypes, a table of the choices a
+    configuration offers (held to the same test as a dict or set of dtypes)."""
+    if not isinstance(assign, cst.Assign):
+        return False
+    body, owner = ctx.parent(2), ctx.parent(3)
+    classdef = ctx.parent(4)
+    if not (
+        isinstance(body, cst.SimpleStatementLine)
+        and isinstance(owner, cst.IndentedBlock)
+        and isinstance(classdef, cst.ClassDef)
+        and any((ctx.qualname(b.value) or _base_name(b.value)).endswith("Enum") for b in classdef.bases)
+    ):
+        return False
+    dtypes = [
+        name
+        for line in classdef.body.body
+        if isinstance(line, cst.SimpleStatementLine)
+        for statement in line.body
+        if isinstance(statement, cst.Assign) and (name := _dtype_name(statement.value, ctx))
+    ]
+    return len(dtypes) >= 2 and not all(_LOW_PRECISION.match(name) for name in dtypes)
+
+
+def _base_name(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else ""
+
+
+def _keeps_dtype(ifexp: cst.IfExp, node: cst.CSTNode, ctx: FileContext) -> bool:
+    """`torch.float64 if dtype == torch.float64 else torch.float32`: the branch keeps the dtype the
+    caller already has (tested in the condition); it chooses no new precision."""
+    if ifexp.body is not node or not isinstance(ifexp.test, cst.Comparison):
+        return False
+    name = ctx.qualname(node)
+    test = ifexp.test
+    return any(
+        isinstance(c.operator, (cst.Equal, cst.Is))
+        and name in (ctx.qualname(test.left), ctx.qualname(c.comparator))
+        for c in test.comparisons
+    )
 
 
 def _dtype_in(node: cst.BaseExpression, ctx: FileContext) -> str | None:
@@ -190,7 +251,9 @@ def _dtype_table(collection: cst.CSTNode, ctx: FileContext, depth: int) -> bool:
 def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
     """Whether the dtype name being visited is only compared, a dict key, asked about (finfo), or an
     entry of a dtype table (`{"fp64": torch.float64, "fp32": torch.float32}`, `VALID = [torch.float32,
-    torch.float64]`, `((torch.float64, "float64"), ...)`): no tensor of that type is made there. A
+    torch.float64]`, `((torch.float64, "float64"), ...)`, the members of an enum of dtypes), or kept
+    where the caller has it already (`torch.float64 if dtype == torch.float64 else torch.float32`):
+    no tensor of that type is made there. A
     table is looked up where a dtype is chosen, and that choice (a configuration value) is not in
     the code."""
     parent = ctx.parent()
@@ -210,7 +273,19 @@ def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
         return isinstance(ctx.parent(3), cst.Element) and _dtype_table(ctx.parent(4), ctx, 4)
     if isinstance(parent, cst.Arg):
         call = ctx.parent(2)
+        if (
+            isinstance(call, cst.Call)
+            and _torch_getattr(call, ctx)
+            and isinstance(ctx.parent(3), cst.Element)
+        ):
+            # `{torch.float8_e4m3fn, getattr(torch, "float8_e5m2", torch.float8_e4m3fn)}`: the
+            # fallback of a table entry
+            return isinstance(ctx.parent(4), _COLLECTIONS) and _dtype_table(ctx.parent(4), ctx, 4)
         return isinstance(call, cst.Call) and ctx.qualname(call.func) in _DTYPE_INFO
+    if isinstance(parent, cst.IfExp):
+        return _keeps_dtype(parent, node, ctx)
+    if isinstance(parent, cst.Assign) and parent.value is node:
+        return _enum_of_dtypes(parent, ctx)
     return False
 
 

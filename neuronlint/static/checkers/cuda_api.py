@@ -2,7 +2,8 @@
 
 A `'cuda'` literal is judged by where it stands (neuronlint.static.literal_roles): used as a value it
 places tensors on CUDA (NL101) or selects CUDA autocast (NL107); compared, it is a CUDA check (NL111);
-as a dispatch-table key, an allowed choice, a `Literal[...]` member or an attribute name it is neither.
+as a dispatch-table key, an allowed choice, a `Literal[...]` member, an attribute name, the text of a
+message (`print("cuda")`) or the name of an implementation (`impl="cuda"`) it is neither.
 """
 
 from __future__ import annotations
@@ -70,7 +71,43 @@ def _falls_back(ctx: FileContext) -> bool:
     return False
 
 
+# Names that hold which implementation of an operation runs (`impl="cuda"` against `impl="ref"`):
+# a "cuda" there names a kernel (reported where it is built or loaded), not a device.
+_IMPL_NAME = re.compile(r"(^|_)(impl|implementation)$", re.IGNORECASE)
+
+
+def _names_implementation(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """`def op(x, impl="cuda")`, `op(x, impl="cuda")`, `impl = "cuda"`, `impl == "cuda"`,
+    `assert impl in ["ref", "cuda"]`: the literal selects an implementation by name."""
+    child: cst.CSTNode = node
+    for parent in reversed(ctx.parents):
+        if isinstance(parent, (cst.Element, cst.List, cst.Tuple, cst.Set)):
+            child = parent
+            continue
+        if isinstance(parent, cst.Param):
+            return parent.default is child and bool(_IMPL_NAME.search(parent.name.value))
+        if isinstance(parent, cst.Arg):
+            return parent.keyword is not None and bool(_IMPL_NAME.search(parent.keyword.value))
+        if isinstance(parent, cst.Assign):
+            return len(parent.targets) == 1 and _impl_named(parent.targets[0].target)
+        if isinstance(parent, cst.ComparisonTarget):
+            continue
+        if isinstance(parent, cst.Comparison):
+            sides = [parent.left, *(c.comparator for c in parent.comparisons)]
+            return any(_impl_named(side) for side in sides if side is not child)
+        return False
+    return False
+
+
+def _impl_named(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Attribute):
+        node = node.attr
+    return isinstance(node, cst.Name) and bool(_IMPL_NAME.search(node.value))
+
+
 def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
+    if _names_implementation(node, ctx):
+        return  # `impl="cuda"`: the name of a kernel implementation; the kernel is the finding
     role = literal_role(node, ctx)
     if role == ROLE_TEST:
         ctx.report("NL111", node, symbol=f"comparison with {value!r}")

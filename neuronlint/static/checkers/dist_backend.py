@@ -8,7 +8,14 @@ import libcst as cst
 
 from neuronlint.static.calls import kwarg
 from neuronlint.static.context import FileContext
-from neuronlint.static.literal_roles import ROLE_ATTRIBUTE, ROLE_OPTION, ROLE_TEST, ROLE_VALUE, literal_role
+from neuronlint.static.literal_roles import (
+    ROLE_ATTRIBUTE,
+    ROLE_MESSAGE,
+    ROLE_OPTION,
+    ROLE_TEST,
+    ROLE_VALUE,
+    literal_role,
+)
 from neuronlint.static.registry import Checker, on
 
 _ENV = re.compile(
@@ -77,7 +84,7 @@ class DistBackend(Checker):
         if value.lower() == "nccl" or ("nccl" in value.lower() and _DEVICE_BACKEND_MAP.match(value)):
             role = literal_role(node, ctx)
             if role not in (ROLE_VALUE, ROLE_TEST):
-                return  # a dispatch-table key, a `choices=`/`Literal[...]` option, an attribute name
+                return  # a dispatch-table key, a `choices=`/`Literal[...]` option, an attribute name, text
             ctx.report(
                 "NL201",
                 node,
@@ -86,5 +93,5 @@ class DistBackend(Checker):
                 fallback=_falls_back(node, ctx),
                 xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None,
             )
-        elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):
+        elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE, ROLE_MESSAGE):
             ctx.report("NL204", node, symbol=value)

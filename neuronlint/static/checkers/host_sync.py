@@ -122,6 +122,14 @@ def _self_is_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
     return scope is not None and scope.module_class
 
 
+def implements_cpu_move(ctx: FileContext) -> bool:
+    """Inside a method named `cpu` (`def cpu(self): return self.to("cpu")`): a class's own
+    implementation of the move its callers ask for; the copy happens, and is reported, where a
+    caller calls `.cpu()` on a device value."""
+    function = ctx.enclosing(cst.FunctionDef)
+    return function is not None and function.name.value == "cpu"
+
+
 def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     """For a `.item()`/`.tolist()`/`.numpy()`/`.cpu()` call: can this copy a device tensor to the host?
 
@@ -140,7 +148,9 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     receiver = func.value
     if isinstance(receiver, _LITERALS) or ctx.is_host_value(receiver):
         return False
-    if func.attr.value == "cpu" and (names_module(receiver) or _self_is_module(receiver, ctx)):
+    if func.attr.value == "cpu" and (
+        names_module(receiver) or _self_is_module(receiver, ctx) or implements_cpu_move(ctx)
+    ):
         return False
     return not _copied_before(receiver, ctx) and not ctx.in_error_path()
 
@@ -268,6 +278,8 @@ class HostSync(Checker):
             return
         if names_module(receiver) or _self_is_module(receiver, ctx):
             return  # `model.to("cpu")` moves a module's weights; no value is read
+        if implements_cpu_move(ctx):
+            return  # `def cpu(self): return self.to("cpu")`: the callers' `.cpu()` is the copy
         ctx.report("NL703", func.attr, end_node=node, symbol='.to("cpu")', **periodic_facts(node, ctx))
 
     @on(cst.Call)

@@ -10,7 +10,13 @@ from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.calls import name_of, positional
 from neuronlint.static.checkers.custom_kernel import called_chain, neuron_op_namespace
 from neuronlint.static.context import FileContext
-from neuronlint.static.literal_roles import ROLE_ATTRIBUTE, ROLE_KEY, ROLE_OPTION, literal_role
+from neuronlint.static.literal_roles import (
+    ROLE_ATTRIBUTE,
+    ROLE_KEY,
+    ROLE_MESSAGE,
+    ROLE_OPTION,
+    literal_role,
+)
 from neuronlint.static.registry import Checker, on
 
 # Import prefix -> (rule, what it is). Longest prefix first.
@@ -50,8 +56,8 @@ _PROCESS_GROUP_CALLS = frozenset(
 def _device_use(node: cst.CSTNode, ctx: FileContext) -> str | None:
     """What an 'xla'/'neuron' literal names where it stands, or None where it names nothing in use."""
     role = literal_role(node, ctx)
-    if role in (ROLE_KEY, ROLE_OPTION, ROLE_ATTRIBUTE):
-        return None  # a per-device dispatch table, an allowed choice, `hasattr(torch, "neuron")`
+    if role in (ROLE_KEY, ROLE_OPTION, ROLE_ATTRIBUTE, ROLE_MESSAGE):
+        return None  # a per-device dispatch table, an allowed choice, `hasattr(torch, "neuron")`, text
     parent, call = ctx.parent(), ctx.parent(2)
     if isinstance(parent, cst.Arg) and isinstance(call, cst.Call):
         keyword = parent.keyword.value if parent.keyword is not None else None
@@ -234,12 +240,12 @@ class NeuronLockin(Checker):
         value = ctx.literal_value(node)
         if value is None:
             return
-        if value == _XLA_INIT_METHOD and literal_role(node, ctx) not in (ROLE_KEY, ROLE_OPTION):
+        if value == _XLA_INIT_METHOD and literal_role(node, ctx) not in (ROLE_KEY, ROLE_OPTION, ROLE_MESSAGE):
             ctx.report("NL902", node, symbol=repr(value), what="process-group init method (XLA rendezvous)")
             return
         if _XLA_DEVICE.match(value) and "torch" in ctx.imports_seen():
             what = _device_use(node, ctx)
             if what is not None:
                 ctx.report("NL902", node, symbol=repr(value), what=what)
-        elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE):
+        elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE, ROLE_MESSAGE):
             ctx.report("NL907", node, symbol=value)
