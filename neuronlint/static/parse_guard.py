@@ -370,7 +370,11 @@ def isolated(fn: Callable[..., T], *args: Any, timeout: float = ISOLATED_TIMEOUT
     try:
         kind, value = pickle.loads(b"".join(chunks))
     except Exception:  # noqa: BLE001 - no or partial result: the child died
-        if os.WIFSIGNALED(status) and usage.ru_utime + usage.ru_stime >= math.ceil(timeout):
+        # SIGXCPU at the soft limit; SIGKILL at the hard one (a second later) if the child ignored
+        # it. The kernel's accounting can report a hair under the limit, hence the half second.
+        cpu = usage.ru_utime + usage.ru_stime
+        signalled = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        if signalled == signal.SIGXCPU or (signalled == signal.SIGKILL and cpu >= math.ceil(timeout) - 0.5):
             raise Isolated(f"the parser did not finish within {timeout:g} s of CPU time") from None
         if os.WIFSIGNALED(status):
             name = signal.Signals(os.WTERMSIG(status)).name
