@@ -117,14 +117,15 @@ def test_one_random_number_is_a_host_number(tmp_path):
                     1 + max(0, x.shape[1] - signal_len),
                     (1,),
                 ).item()  # ok: NL701
-                scalar = torch.randn(())
-                flag = scalar.item()  # ok: NL701
+                flag = torch.randn(()).item()  # ok: NL701
+                width = torch.randint(1, signal_len, (1,))[0]
+                window = x[:, :width]  # expect: NL604
                 noise = torch.randn(4, 4)
                 level = noise.mean().item()  # expect: NL701
                 on_device = torch.rand(1, device=x.device).item()  # expect: NL701
                 seeded = torch.randint(n, (1,), generator=model.gen).item()  # expect: NL701
-                loss = model(x[:, start : start + signal_len])
-                print(loss.item(), ratio, idx, flag, level, on_device, seeded)  # expect: NL701
+                loss = model(x[:, start : start + signal_len])  # expect: NL604
+                print(loss.item(), ratio, idx, flag, level, on_device, seeded, window)  # expect: NL701
         """,
     )
 

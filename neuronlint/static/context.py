@@ -660,8 +660,6 @@ class FileContext:
                 return self._host_side(node.args[0].value, copies, kinds, by_name)  # torch.cat(cpu_list)
             if by_name and name.startswith("torch.") and self._on_cpu_device(node):
                 return True  # torch.randint(..., device="cpu")
-            if by_name and name in _RANDOM_FACTORIES and self._draws_one_number(node, name):
-                return True  # `torch.rand(1)`, `torch.randint(n, (1,))`: one random number, on the CPU
             if by_name and name in _RANGES and self._tabulates_numbers(node):
                 return True  # `torch.linspace(0, rate, depth)`: a table of Python numbers, on the CPU
             if by_name and self._computes_on_host(node, name):
@@ -768,9 +766,16 @@ class FileContext:
                 value = value.value
         return False
 
-    def _draws_one_number(self, call: cst.Call, name: str) -> bool:
+    def draws_one_number(self, call: cst.BaseExpression) -> bool:
         """`torch.rand(1)`, `torch.randn(())`, `torch.randint(lo, hi, (1,))`, `torch.randint(n, size=[1])`:
-        a random factory without `device=` or `generator=` whose size is one element."""
+        a random factory without `device=` or `generator=` whose size is one element, a CPU random
+        number. Reading it (`.item()`) syncs nothing; a name bound to its value stays a number read
+        from a tensor for the dynamic-shape checks (a slice bound drawn at random varies per step)."""
+        if not isinstance(call, cst.Call):
+            return False
+        name = self.qualname(call.func) or ""
+        if name not in _RANDOM_FACTORIES:
+            return False
         if any(
             a.keyword is not None and a.keyword.value in ("device", "generator", "out") for a in call.args
         ):

@@ -148,6 +148,8 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     receiver = func.value
     if isinstance(receiver, _LITERALS) or ctx.is_host_value(receiver):
         return False
+    if ctx.draws_one_number(receiver):
+        return False  # `torch.rand(1).item()`: a random number drawn on the CPU
     if func.attr.value == "cpu" and (
         names_module(receiver) or _self_is_module(receiver, ctx) or implements_cpu_move(ctx)
     ):
@@ -225,7 +227,7 @@ def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             and not _keyed_by_name(receiver)
         ):
             return f"... .{method}()"
-    if ctx.is_tensor(value) and not ctx.is_host_value(value):
+    if ctx.is_tensor(value) and not ctx.is_host_value(value) and not ctx.draws_one_number(value):
         return "<tensor>"
     return None
 
