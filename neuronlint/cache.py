@@ -131,6 +131,7 @@ _RESULT_KEYS = frozenset(
         "suppressions",
         "import_sites",
         "python_names",
+        "kernel_entries",
     }
 )
 
@@ -152,6 +153,8 @@ def valid_result(value: Any) -> bool:
         and all(type(s) is dict for s in value["suppressions"])
         and type(value["import_sites"]) is list
         and all(map(_import_site, value["import_sites"]))
+        and type(value["kernel_entries"]) is dict
+        and all(type(k) is str and type(v) is str for k, v in value["kernel_entries"].items())
     )
 
 

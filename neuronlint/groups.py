@@ -127,7 +127,7 @@ def _subject_key(f: Finding) -> tuple[str, str] | None:
         return "dependency", str(facts.get("library") or facts.get("package") or f.snippet)
     if f.category == "cuda-only-lib":
         return "library", str(facts.get("library") or "bitsandbytes")
-    if f.rule == "NL306":
+    if f.rule in ("NL306", "NL308"):
         return "kernel-module", str(facts.get("module", ""))
     if f.rule in KERNEL_DEFINITION_RULES:
         return "kernel-module", module_name(str(f.facts.get("module_path", f.path)))
@@ -254,14 +254,17 @@ def _headline(cause: RootCause, db: RuleDB) -> str:
     if cause.kind == "dependency":
         return f"{cause.subject} declared as a dependency in {', '.join(cause.files)}"
     if cause.kind == "kernel-module":
-        defined = sum(1 for f in group if f.rule != "NL306" and not f.facts.get("launch"))
+        defined = sum(1 for f in group if f.rule not in ("NL306", "NL308") and not f.facts.get("launch"))
         launches = sum(1 for f in group if f.facts.get("launch"))
         importers = len({f.path for f in group if f.rule == "NL306"})
+        calls = sum(1 for f in group if f.rule == "NL308")
         parts = [_plural(defined, "kernel")] if defined else []
         if launches:
             parts.append(_plural(launches, "launch") if launches == 1 else f"{launches} launches")
         if importers:
             parts.append(f"imported by {_plural(importers, 'file')}")
+        if calls:
+            parts.append(_plural(calls, "call") + " from other files")
         return f"GPU kernels in {cause.subject}: {', '.join(parts) or _plural(cause.count, 'site')}"
     if cause.kind == "extension":
         return f"compiled extension {cause.subject}: {_plural(cause.count, 'use')} in {_where(cause)}"

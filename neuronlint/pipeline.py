@@ -297,7 +297,7 @@ def _held(result: dict[str, Any]) -> dict[str, Any]:
 def _drop_link_inputs(results: list[dict[str, Any]]) -> None:
     """After linking across files, the import sites and kernel/extension lists have done their work."""
     for result in results:
-        for key in ("import_sites", "defines_kernels", "extension_modules", "python_names"):
+        for key in ("import_sites", "defines_kernels", "extension_modules", "python_names", "kernel_entries"):
             result.pop(key, None)
 
 
@@ -420,7 +420,7 @@ def run_scan(
     for file, result in zip(files, results, strict=True):
         result["module_path"] = result["path"]  # path inside its scan root: module names come from it
         result["path"] = relative_posix(file, base)
-    links = link_across_files(results)
+    links = link_across_files(results, files=files)
     _drop_link_inputs(results)
     findings, unused = findings_in_frame(results, db, ctx, options)
     left_out: Counter = Counter()

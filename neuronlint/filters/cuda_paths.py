@@ -29,7 +29,7 @@ from neuronlint.scope import BENCHMARK, TEST
 
 LEFT_OUT_SCOPES = frozenset({TEST, BENCHMARK})
 _CUDA_ONLY = frozenset({"gated", "skip", "branch", "fallback"})
-_KERNEL_RULES = frozenset({"NL301", "NL305", "NL306", "NL307"})
+_KERNEL_RULES = frozenset({"NL301", "NL305", "NL306", "NL307", "NL308"})
 
 
 def _feature_files(findings: list[Finding]) -> set[str]:

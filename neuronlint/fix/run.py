@@ -203,7 +203,7 @@ class FixReport:
 
 class Rescanner:
     """Scan one file's new text in-process as the scan did: its imports of the project's kernel
-    modules and compiled extensions linked against the scan's index (NL306, NL303: what a file
+    modules and compiled extensions linked against the scan's index (NL306, NL303, NL308: what a file
     alone cannot show), judged in the scan's frame with its rule selection, then the scan's noise
     filters (one finding per line and category, notes dropped...), so a rescan's findings are
     comparable, one for one, with the scan's."""
@@ -236,7 +236,8 @@ class Rescanner:
         data = analyze_python(module_path, code.encode("utf-8"), self.static_data).to_dict()
         if not notebook:  # the scan links a Python file's imports of in-repo kernels, never a notebook's
             data["module_path"] = module_path
-            link_result(data, self.result.links, self._modules())
+            text = code.encode("utf-8")
+            link_result(data, self.result.links, self._modules(), lambda: text)
         return self._judged(path, data, folded)
 
     def notebook_findings(self, path: str, text: str) -> list[Finding]:

@@ -121,6 +121,8 @@ class FileResult:
     suppressions: list[dict[str, Any]] = field(default_factory=list)
     import_sites: list[list] = field(default_factory=list)
     python_names: list[str] = field(default_factory=list)  # top-level defs named like extensions
+    # Of a module that defines kernels: its entry points (static.kernel_calls), for NL308 elsewhere.
+    kernel_entries: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict; the lists are this result's own (dataclasses.asdict would deep-copy
@@ -136,6 +138,7 @@ class FileResult:
             "suppressions": self.suppressions,
             "import_sites": self.import_sites,
             "python_names": self.python_names,
+            "kernel_entries": self.kernel_entries,
         }
 
 
@@ -303,6 +306,10 @@ def _analyze_python(
     result.imports = sorted(ctx.imports)
     result.defines_kernels = sorted(set(ctx.defines_kernels))
     result.extension_modules = sorted(ctx.extension_modules)
+    if result.defines_kernels:
+        from neuronlint.static.kernel_calls import file_kernel_entries
+
+        result.kernel_entries = file_kernel_entries(tree, data, result.detections)
     return result
 
 

@@ -1,10 +1,12 @@
 """Cross-file linking, after every file is analysed: imports of in-repo modules that define GPU
-kernels (NL306) or that are compiled extensions built by this project (NL303)."""
+kernels (NL306) and the calls of their kernel entry points (NL308, static.kernel_calls), imports
+of compiled extensions built by this project (NL303)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from neuronlint.static.registry import Checker, Emitter
@@ -13,7 +15,7 @@ from neuronlint.static.registry import Checker, Emitter
 class CrossFileLink(Emitter):
     """Reads the per-file results (import sites, kernels defined, extensions built), never a tree."""
 
-    emits = {"NL306": ("module", "kernels")}
+    emits = {"NL306": ("module", "kernels"), "NL308": ("name", "module", "reaches")}
     also_emits = {"NL303": ("module", "kind")}  # home: the custom-kernel checker (in-file sites)
 
 
@@ -47,8 +49,9 @@ def _import_rules(checkers: Sequence[type[Checker]]) -> frozenset[str]:
 class LinkIndex:
     """What linking reads of the whole scan: the package directories, the in-repo modules that
     define GPU kernels (importable name -> (full name, kernel kinds)), the compiled extensions the
-    project builds, and the extension-like names modules define in Python (importable name ->
-    names; only modules that define some). Kept on the scan's result, so that a file analysed again
+    project builds, the extension-like names modules define in Python (importable name -> names;
+    only modules that define some), and the kernel entry points of each kernel module (full name ->
+    static.kernel_calls.kernel_entries). Kept on the scan's result, so that a file analysed again
     alone (a fix's rescan) is linked as the scan linked it; small (a few names per such module)."""
 
     packages: frozenset[str] = frozenset()
@@ -56,6 +59,7 @@ class LinkIndex:
     extensions: frozenset[str] = frozenset()
     import_rules: frozenset[str] = frozenset()
     python_names: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    kernel_entries: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def modules(self, module_paths: Iterable[str]) -> dict[str, frozenset[str]]:
         """Every importable name of the scan's Python files -> the extension-like names it defines."""
@@ -98,19 +102,30 @@ def link_index(
     )
     modules = _defined_names(python, packages)
     kernel_modules: dict[str, tuple[str, tuple[str, ...]]] = {}
+    entries: dict[str, dict[str, str]] = {}
     for result in python:
         if result["defines_kernels"]:
             full, names = module_names(result["module_path"], packages)
             for name in names:
                 kernel_modules[name] = (full, tuple(result["defines_kernels"]))
+            if result.get("kernel_entries"):
+                entries[full] = dict(result["kernel_entries"])
     extensions = frozenset(name for r in results for name in r["extension_modules"])
     defined = {name: names for name, names in modules.items() if names}
-    return LinkIndex(packages, kernel_modules, extensions, _import_rules(checkers), defined), modules
+    index = LinkIndex(packages, kernel_modules, extensions, _import_rules(checkers), defined, entries)
+    return index, modules
 
 
-def link_result(result: dict[str, Any], index: LinkIndex, modules: Mapping[str, frozenset[str]]) -> None:
+def link_result(
+    result: dict[str, Any],
+    index: LinkIndex,
+    modules: Mapping[str, frozenset[str]],
+    source: Callable[[], bytes | None] | None = None,
+) -> None:
     """Link one Python file (its `detections` and `import_sites`): drop the NL303 of names the tree
-    defines in Python, add the NL306 / NL303 of its imports of in-repo kernels and built extensions.
+    defines in Python, add the NL306 / NL303 of its imports of in-repo kernels and built extensions,
+    and the NL308 of its calls of their kernel entry points, read from the file's text (`source`,
+    asked for only when the file imports a kernel module that has some; None or no text: no NL308).
     `modules` is LinkIndex.modules of the scan's files."""
     if not result["module_path"].endswith(".py"):
         return
@@ -119,10 +134,13 @@ def link_result(result: dict[str, Any], index: LinkIndex, modules: Mapping[str, 
         return
     own, _ = module_names(result["module_path"], index.packages)
     flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in index.import_rules}
+    imported: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, kernel module with entries)
     for module, line, column, end in result["import_sites"]:
+        found = index.kernel_modules.get(module)
+        if found and found[0] != own and found[0] in index.kernel_entries:
+            imported.setdefault(line, []).append((module, found[0]))
         if line in flagged_lines:
             continue
-        found = index.kernel_modules.get(module)
         if found and found[0] != own:
             result["detections"].append(
                 _site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1]))
@@ -140,17 +158,41 @@ def link_result(result: dict[str, Any], index: LinkIndex, modules: Mapping[str, 
                 )
             )
             flagged_lines.add(line)
+    text = source() if imported and source is not None else None
+    if text:
+        from neuronlint.static.kernel_calls import kernel_calls
+
+        kernel_lines = {d["line"] for d in result["detections"] if d["rule"] in _KERNEL_SITE_RULES}
+        result["detections"].extend(kernel_calls(text, imported, index.kernel_entries, kernel_lines))
+
+
+# A line that already reports a kernel launch, a build or an extension use gets no NL308 as well.
+_KERNEL_SITE_RULES = frozenset({"NL301", "NL302", "NL303", "NL305", "NL307"})
 
 
 def link_across_files(
-    results: list[dict[str, Any]], checkers: Sequence[type[Checker]] | None = None
+    results: list[dict[str, Any]],
+    checkers: Sequence[type[Checker]] | None = None,
+    files: Sequence[Path] | None = None,
 ) -> LinkIndex:
     """Link every Python file's result (dicts with `module_path`); returns the index they were
-    linked against, for files analysed again alone (LinkIndex.modules rebuilds the table)."""
+    linked against, for files analysed again alone (LinkIndex.modules rebuilds the table).
+    `files`: the results' files, in order, read again for NL308 (only those that import a kernel
+    module with entry points); without them no NL308 is linked."""
     index, modules = link_index(results, checkers)
-    for result in results:
-        link_result(result, index, modules)
+    for i, result in enumerate(results):
+        link_result(result, index, modules, _reader(files[i]) if files is not None else None)
     return index
+
+
+def _reader(file: Path) -> Callable[[], bytes | None]:
+    def read() -> bytes | None:
+        try:
+            return file.read_bytes()
+        except OSError:
+            return None
+
+    return read
 
 
 def _drop_python_extensions(result: dict[str, Any], modules: Mapping[str, frozenset[str]]) -> None:

@@ -330,6 +330,10 @@ class ApiNames(Checker):
     Its rules and their facts come from the table (`declared`): a table-driven rule is one row.
     """
 
+    # A kernel module's entry points (NL308 in other files) are the functions holding its
+    # extension builds (`cpp_extension.load`), jiterator kernels and other GPU-kernel APIs.
+    feeds = ("NL308",)
+
     triggers = (
         "torch.",
         "cuda",

@@ -207,7 +207,7 @@ class CudaOnlyLib(Checker):
         return cls.triggers + tuple(sorted({m.split(".")[0] for m in modules}))
 
     # Cross-file linking adds no finding on a line that already reports a library import.
-    feeds = ("NL303", "NL306")
+    feeds = ("NL303", "NL306", "NL308")
     import_findings = frozenset({"NL401"})
 
     @on(cst.Import)

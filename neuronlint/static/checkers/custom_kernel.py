@@ -229,7 +229,7 @@ class CustomKernel(Checker):
         "grid",
     )
     # The extension modules and kernels a file defines (FileContext) are what cross-file linking reads.
-    feeds = ("NL303", "NL306")
+    feeds = ("NL303", "NL306", "NL308")
     import_findings = frozenset({"NL303"})
 
     @on(cst.Call)

@@ -1,0 +1,304 @@
+"""Kernel entry points of a module that defines GPU kernels, and their call sites in other files
+(NL308).
+
+A kernel module (one that defines Triton kernels or builds CUDA extensions) also holds plain Python
+helpers: RNG trackers, shape utilities, `@triton.jit` device functions that only other kernels call.
+Only its *entry points* make a call site elsewhere worth a finding, because only there does the
+calling code reach a GPU kernel and need a Neuron path:
+
+- a function whose body launches a Triton kernel, builds or loads a C++/CUDA extension, uses a
+  compiled extension module, or runs another GPU kernel (the custom-kernel detections the scan
+  already made in that module);
+- a function or method that calls one of those in the same module (`def rms_norm(x): return
+  _RMSNorm.apply(x)`, `self._launch(x)`), and a module-level alias of one (`fused = _Fn.apply`);
+- a kernel itself (`@triton.jit`), when launched from another file (`kernel[grid](...)`).
+
+Both halves read Python's own parser's tree: the entry points in the worker that analysed the kernel
+module (from its detections), the call sites after the scan, from the few files that import a kernel
+module.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# The custom-kernel detections that make the function holding them reach a GPU kernel (NL304 is a
+# CUDA source file, never inside a function).
+_REACHING = frozenset({"NL301", "NL302", "NL303", "NL305", "NL307"})
+KERNEL = "kernel"  # the entry kind of a kernel itself: its call sites are launches
+_KERNEL_DECORATOR_ENDS = frozenset({"jit", "autotune", "heuristics", "kernel", "rawkernel"})
+_NEURON_DECORATOR_STARTS = ("nki", "neuronxcc", "nkilib")
+
+
+def _reach(detection: dict[str, Any]) -> str | None:
+    """What a custom-kernel detection inside a function says that function does."""
+    rule, facts = detection["rule"], detection["facts"]
+    if rule == "NL301":
+        return f"launches the Triton kernel `{facts.get('kernel')}`" if facts.get("launch") else None
+    if rule == "NL302":
+        if facts.get("builder") == "import":
+            return None  # `from torch.utils import cpp_extension` inside a function: its calls count
+        return f"builds a C++/CUDA extension (`{facts.get('api')}`)"
+    if rule == "NL303":
+        if facts.get("kind") == "custom operator namespace":
+            return f"calls the custom operators of `{facts.get('module')}`"
+        return f"uses the compiled extension `{facts.get('module')}`"
+    if rule == "NL305":
+        return f"runs the GPU kernel `{facts.get('kernel')}`"
+    if rule == "NL307":
+        return f"compiles a CUDA kernel at run time (`{facts.get('api')}`)"
+    return None
+
+
+def _dotted(node: ast.expr) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _is_kernel_def(node: ast.AST) -> bool:
+    """A function decorated as a GPU kernel (`@triton.jit`, `@triton.autotune(...)`, `@helion.kernel`,
+    `@numba.cuda.jit`, `@jit` imported from triton): its body is device code, never a host call site."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for decorator in node.decorator_list:
+        name = _dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
+        if name and name.rsplit(".", 1)[-1] in _KERNEL_DECORATOR_ENDS:
+            if not name.startswith(_NEURON_DECORATOR_STARTS):
+                return True
+    return False
+
+
+def _first_line(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", ())
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+class _Unit:
+    """A module-level function, a method (`Cls.m`) or a module-level alias: what it calls, and
+    whether its own lines hold a custom-kernel detection."""
+
+    def __init__(self, name: str, node: ast.AST, owner: str | None) -> None:
+        self.name, self.node, self.owner = name, node, owner
+        self.reach: str | None = None
+        self.calls: list[str] = []
+
+
+def _callee_units(node: ast.AST, owner: str | None) -> list[str]:
+    """Names of same-module units a function body refers to: `f(...)` or `f` passed on, `Cls.apply`,
+    `Cls.m(...)`, and `self.m(...)` / `cls.m(...)` inside class `owner`."""
+    found = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            found.append(sub.id)
+        elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+            base = sub.value.id
+            if base in ("self", "cls") and owner:
+                found.append(f"{owner}.{sub.attr}")
+            else:
+                found.append(f"{base}.{sub.attr}")
+    return found
+
+
+def kernel_entries(tree: ast.Module, detections: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Entry point name (`f`, `Cls.apply`, `Cls.m`, `Cls` for its constructor) -> what it does (a
+    phrase for the message, or KERNEL for a kernel launched by subscript), for a module that defines
+    GPU kernels."""
+    reaching = sorted(
+        (d["line"], d.get("end_line", d["line"]), text)
+        for d in detections
+        if d["rule"] in _REACHING and (text := _reach(d))
+    )
+    units: dict[str, _Unit] = {}
+    kernels: dict[str, str] = {}
+    aliases: list[tuple[str, ast.expr]] = []
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for stmt in tree.body:
+        if isinstance(stmt, functions):
+            if _is_kernel_def(stmt):
+                kernels[stmt.name] = KERNEL
+            else:
+                units[stmt.name] = _Unit(stmt.name, stmt, None)
+        elif isinstance(stmt, ast.ClassDef):
+            for item in stmt.body:
+                if isinstance(item, functions) and not _is_kernel_def(item):
+                    units[f"{stmt.name}.{item.name}"] = _Unit(f"{stmt.name}.{item.name}", item, stmt.name)
+            if any(_dotted(b).rsplit(".", 1)[-1] == "Function" for b in stmt.bases):
+                aliases.append((f"{stmt.name}.apply", ast.Attribute(ast.Name(stmt.name), "forward")))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    aliases.append((target.id, stmt.value))
+    for unit in units.values():
+        first, last = _first_line(unit.node), unit.node.end_lineno or unit.node.lineno
+        unit.reach = next((text for start, _end, text in reaching if first <= start <= last), None)
+        unit.calls = _callee_units(unit.node, unit.owner)
+    entries: dict[str, str] = dict(kernels)
+    for name, unit in units.items():
+        if unit.reach:
+            entries[name] = unit.reach
+    changed = True
+    while changed:  # a function that calls an entry point is one (the kernel it reaches, and through what)
+        changed = False
+        for name, unit in units.items():
+            if name in entries:
+                continue
+            callee = next(
+                (c for c in unit.calls if c in entries and entries[c] != KERNEL and c != name), None
+            )
+            if callee is not None:
+                entries[name] = _through(entries[callee], callee)
+                changed = True
+        for name, value in aliases:
+            if name in entries:
+                continue
+            target = _dotted(value)  # `fused = _Fn.apply`; `_Fn.apply` itself runs `_Fn.forward`
+            if target in entries and entries[target] != KERNEL:
+                forward = name.endswith(".apply") and target == name.removesuffix(".apply") + ".forward"
+                entries[name] = entries[target] if forward else _through(entries[target], target)
+                changed = True
+    for name in list(entries):  # a class whose constructor reaches a kernel: `Cls(...)` is the call
+        if name.endswith(".__init__"):
+            entries[name.removesuffix(".__init__")] = entries[name]
+    return entries
+
+
+def _through(reach: str, callee: str) -> str:
+    return reach if " (through `" in reach else f"{reach} (through `{callee}`)"
+
+
+def file_kernel_entries(
+    tree: ast.Module | None, data: bytes, detections: list[dict[str, Any]]
+) -> dict[str, str]:
+    """kernel_entries of a file's bytes (its stdlib tree when the parse guard already made one)."""
+    if tree is None:
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+    try:
+        return kernel_entries(tree, detections)
+    except RecursionError:
+        return {}
+
+
+def kernel_calls(
+    source: bytes,
+    imported: Mapping[int, list[tuple[str, str]]],
+    entries: Mapping[str, Mapping[str, str]],
+    kernel_lines: Iterable[int] = (),
+) -> list[dict[str, Any]]:
+    """NL308 detections at each host call, in a file's `source`, of a kernel entry point imported
+    from a kernel module. `imported`: import line -> [(importable name, kernel module's full
+    name)] of that line's import sites that are kernel modules; `entries`: kernel module full name
+    -> kernel_entries. Calls inside kernel bodies and on `kernel_lines` (lines already holding a
+    custom-kernel detection of this file) are left out. A file Python's parser rejects (changed
+    since its analysis, or too deep for this process) adds nothing."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    # local name -> (kernel module, dotted name in it; "" for the module itself)
+    bound: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or node.lineno not in imported:
+            continue
+        found = dict(imported[node.lineno])
+        for alias in node.names:
+            if isinstance(node, ast.Import):
+                if alias.name in found:
+                    if alias.asname:
+                        bound[alias.asname] = (found[alias.name], "")
+                    else:  # `import pkg.kernels`: `pkg.kernels.f(...)` is read whole
+                        bound[alias.name] = (found[alias.name], "")
+                continue
+            local = alias.asname or alias.name
+            tail, written = "." + alias.name, node.module or ""
+            as_module = next(  # `from pkg import kernels`: the name is the module (pkg.kernels)
+                (
+                    m
+                    for name, m in found.items()
+                    if name.endswith(tail) and name[: -len(tail)].endswith(written)
+                ),
+                None,
+            )
+            if as_module is not None:
+                bound[local] = (as_module, "")
+            elif alias.name != "*" and found:
+                bound[local] = (found[min(found, key=len)], alias.name)  # the from-module itself
+    if not bound:
+        return []
+    skip = set(kernel_lines)
+    lines = source.decode("utf-8", "replace").splitlines()
+    sites: list[dict[str, Any]] = []
+    for call in _host_calls(tree):
+        func, launch = call.func, False
+        if isinstance(func, ast.Subscript):
+            func, launch = func.value, True
+        target = _resolve(_dotted(func), bound)
+        if target is None:
+            continue
+        module, name = target
+        reach = entries.get(module, {}).get(name)
+        if reach is None or (reach == KERNEL) != launch or call.lineno in skip:
+            continue
+        skip.add(call.lineno)  # one finding per line
+        sites.append(
+            _detection(call, lines, name, module, "is a GPU kernel, launched here" if launch else reach)
+        )
+    return sites
+
+
+def _resolve(dotted: str, bound: Mapping[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """(kernel module, name in it) of a called dotted name, by the longest bound prefix."""
+    if not dotted:
+        return None
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        found = bound.get(".".join(parts[:end]))
+        if found is not None:
+            module, name = found
+            rest = ".".join(parts[end:])
+            full = ".".join(p for p in (name, rest) if p)
+            return (module, full) if full else None
+    return None
+
+
+def _host_calls(tree: ast.Module) -> list[ast.Call]:
+    """Every call outside the bodies of kernel definitions (`@triton.jit` functions call their device
+    helpers; the kernel is reported where it is defined)."""
+    calls: list[ast.Call] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if _is_kernel_def(node):
+            continue
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    calls.sort(key=lambda c: (c.lineno, c.col_offset))
+    return calls
+
+
+def _detection(call: ast.Call, lines: list[str], name: str, module: str, reach: str) -> dict[str, Any]:
+    text = lines[call.lineno - 1].encode("utf-8") if call.lineno <= len(lines) else b""
+    column = len(text[: call.col_offset].decode("utf-8", "replace")) + 1  # offsets are in bytes
+    end_offset = call.end_col_offset if call.end_lineno == call.lineno and call.end_col_offset else len(text)
+    end = len(text[:end_offset].decode("utf-8", "replace")) + 1
+    return {
+        "rule": "NL308",
+        "line": call.lineno,
+        "column": column,
+        "end_line": call.lineno,
+        "end_column": end,
+        "facts": {"in_loop": False, "name": name, "module": module, "reaches": reach},
+        "snippet": text[call.col_offset : end_offset].decode("utf-8", "replace"),
+    }

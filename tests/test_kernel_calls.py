@@ -1,0 +1,309 @@
+"""NL308: host calls, in other files, of a kernel module's entry points (functions that launch a
+Triton kernel, build or use a CUDA extension, directly or through the module's other functions),
+never of its plain helpers, never inside kernel bodies."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from neuronlint.static.kernel_calls import KERNEL, kernel_calls, kernel_entries
+from tests.conftest import scan_paths
+
+KERNELS = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+def block_size(n):
+    """A plain helper of the kernel module."""
+    return triton.next_power_of_2(n)
+
+
+@triton.jit
+def _combine(a, b):
+    return a + b
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, _combine(tl.load(x_ptr + offs, mask=mask), tl.load(y_ptr + offs, mask=mask)), mask=mask)
+
+
+def _launch(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+    return out
+
+
+def fused_add(x, y):
+    if not x.is_cuda:
+        return x + y
+    return _launch(x, y)
+
+
+class FusedAdd(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        return fused_add(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+fused_add_fn = FusedAdd.apply
+'''
+
+BUILD = """\
+import os
+
+from torch.utils import cpp_extension
+
+_ext = None
+
+
+def _build():
+    global _ext
+    _ext = cpp_extension.load(name="fused_softmax_cuda", sources=["softmax.cpp", "softmax_cuda.cu"])
+
+
+def init():
+    os.environ["FUSED"] = "1"
+    _build()
+
+
+def cuda_home():
+    return cpp_extension.CUDA_HOME
+"""
+
+MODEL = """\
+import torch
+
+import pkg.ops.kernels
+from pkg.ops import kernels as K
+from pkg.ops.build import cuda_home, init
+from pkg.ops.kernels import FusedAdd, add_kernel, block_size, fused_add, fused_add_fn
+
+import triton
+
+
+@triton.jit
+def local_kernel(x_ptr):
+    pkg.ops.kernels._combine(1, 2)  # device code: the kernel is the finding
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        init()
+        self.home = cuda_home()  # a plain helper
+
+    def forward(self, x, y):
+        n = block_size(x.numel())  # a plain helper
+        z = fused_add(x, y)
+        z = K.fused_add(fused_add_fn(z, y), y)
+        w = "é"; z = FusedAdd.apply(z, y)
+        z = pkg.ops.kernels.fused_add(
+            z,
+            y,
+        )
+        add_kernel[(n,)](x, y, z, n, BLOCK=n)
+        fn = fused_add  # a reference, not a call
+        return fn(z, y)
+"""
+
+
+def _project(root: Path) -> Path:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": "",
+        "pkg/ops/kernels.py": KERNELS,
+        "pkg/ops/build.py": BUILD,
+        "pkg/model.py": MODEL,
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def _nl308(root: Path, **kwargs) -> list[tuple[str, int, int, str, str]]:
+    result = scan_paths([root], cwd=root, **kwargs)
+    return [
+        (f.path, f.line, f.column, f.facts["name"], f.facts["reaches"])
+        for f in result.active
+        if f.rule == "NL308"
+    ]
+
+
+LAUNCH = "launches the Triton kernel `add_kernel`"
+BUILT = "builds a C++/CUDA extension (`torch.utils.cpp_extension.load`)"
+
+
+def test_entry_points_of_a_kernel_module_are_reported_where_other_files_call_them(tmp_path: Path) -> None:
+    found = _nl308(_project(tmp_path), select=["ALL"])
+    through = f"{LAUNCH} (through `_launch`)"
+    assert found == [
+        ("pkg/model.py", 19, 9, "init", f"{BUILT} (through `_build`)"),
+        ("pkg/model.py", 24, 13, "fused_add", through),
+        ("pkg/model.py", 25, 13, "fused_add", through),  # one finding per line: the outer call
+        ("pkg/model.py", 26, 22, "FusedAdd.apply", through),  # columns in characters, not bytes
+        ("pkg/model.py", 27, 13, "fused_add", through),
+    ]
+    # The launch of the imported kernel (line 31) is already NL301's (a kernel-named callee with a
+    # grid); the plain helpers, the reference, the kernel body's device call are no finding.
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
+    assert ("NL301", 31) in {(f.rule, f.line) for f in result.active if f.path == "pkg/model.py"}
+    message = next(f.message for f in result.active if f.rule == "NL308")
+    assert message.startswith(
+        "Calls `init` from `pkg.ops.build`, which builds a C++/CUDA extension "
+        "(`torch.utils.cpp_extension.load`) (through `_build`); that does not run on Neuron"
+    )
+
+
+def test_selecting_nl308_alone_finds_the_same_calls(tmp_path: Path) -> None:
+    # The entry points come from the kernel module's own detections (the cpp_extension.load call
+    # is the table-driven API checker's): they run when only NL308 is selected.
+    project = _project(tmp_path)
+    assert _nl308(project, select=["NL308"]) == _nl308(project, select=["ALL"])
+
+
+def test_a_call_on_its_own_line_of_a_kernel_not_named_like_one_is_a_launch(tmp_path: Path) -> None:
+    _project(tmp_path)
+    (tmp_path / "pkg/ops/kernels.py").write_text(KERNELS.replace("add_kernel", "fused_add_impl"))
+    (tmp_path / "pkg/run.py").write_text(
+        "from pkg.ops.kernels import fused_add_impl, _combine\n\n\n"
+        "def run(x, y, out, n):\n"
+        "    fused_add_impl[(n,)](x, y, out, n, BLOCK=1024)\n"
+        "    return _combine(x, y)  # a kernel called without a grid from host code: not a launch\n"
+    )
+    found = [(path, line, name) for path, line, _c, name, _r in _nl308(tmp_path) if path == "pkg/run.py"]
+    assert found == [("pkg/run.py", 5, "fused_add_impl")]
+
+
+def test_entry_points_follow_calls_methods_and_autograd_functions() -> None:
+    tree = ast.parse(KERNELS + BUILD.replace("import os\n", ""))
+    detections = [
+        {"rule": "NL301", "line": 12, "facts": {"kernel": "_combine", "launch": False}},
+        {"rule": "NL301", "line": 17, "facts": {"kernel": "add_kernel", "launch": False}},
+        {"rule": "NL301", "line": 27, "facts": {"kernel": "add_kernel", "launch": True}},
+    ]
+    entries = kernel_entries(tree, detections)
+    assert entries["add_kernel"] == entries["_combine"] == KERNEL
+    assert entries["_launch"] == LAUNCH
+    assert entries["fused_add"] == entries["FusedAdd.forward"] == f"{LAUNCH} (through `_launch`)"
+    assert entries["FusedAdd.apply"] == entries["fused_add_fn"] == f"{LAUNCH} (through `_launch`)"
+    assert "block_size" not in entries and "FusedAdd.backward" not in entries
+    assert "init" not in entries  # no build detection given: `_build` is a plain function here
+
+
+def test_a_constructor_that_builds_an_extension_is_an_entry_point() -> None:
+    code = "class Softmax:\n    def __init__(self):\n        self.ext = load_ext()\n\n    def scale(self):\n        return 2\n"
+    code += "\n\ndef load_ext():\n    return cpp_extension.load(name='s', sources=['s.cu'])\n"
+    detections = [
+        {"rule": "NL302", "line": 10, "facts": {"api": "torch.utils.cpp_extension.load", "builder": "load"}}
+    ]
+    entries = kernel_entries(ast.parse(code), detections)
+    assert entries["Softmax"] == entries["Softmax.__init__"]
+    assert "Softmax.scale" not in entries
+
+
+def test_a_file_python_cannot_parse_adds_no_call_sites() -> None:
+    # The worker's result can come from a cache while the file changed since: linking reads the
+    # file again and skips it when it no longer parses.
+    imported = {1: [("pkg.kernels", "pkg.kernels")]}  # the import line's sites that are kernel modules
+    entries = {"pkg.kernels": {"f": LAUNCH, "kernels": LAUNCH}}
+    assert kernel_calls(b"from pkg.kernels import f\nf(\n", imported, entries) == []
+    assert [d["line"] for d in kernel_calls(b"from pkg.kernels import f\nf(1)\n", imported, entries)] == [2]
+    # A function named like its module's last part is still a function of that module.
+    called = kernel_calls(b"from pkg.kernels import kernels\nkernels(1)\n", imported, entries)
+    assert [(d["line"], d["facts"]["name"]) for d in called] == [(2, "kernels")]
+
+
+def test_the_fix_rescan_links_nl308_as_the_scan_does(tmp_path: Path) -> None:
+    from neuronlint.fix.run import Rescanner
+    from neuronlint.pipeline import ScanOptions, run_scan
+
+    project = _project(tmp_path)
+    options = ScanOptions(paths=[project], base=project, jobs=1, show_ok=True)
+    result = run_scan(options)
+    scanned = sorted((f.rule, f.line) for f in result.findings if f.path == "pkg/model.py")
+    assert ("NL308", 24) in scanned
+    again = Rescanner(result, options).findings("pkg/model.py", (project / "pkg/model.py").read_text())
+    assert sorted((f.rule, f.line) for f in again) == scanned
+
+
+MIRRORS = Path("/work/.mirror")
+
+
+def _lay_out(tmp_path: Path, repo: str, paths: list[str]) -> Path:
+    git = MIRRORS / repo / "repo"
+    if not git.is_dir():
+        pytest.skip(f"{repo} mirror not present")
+    for rel in paths:
+        blob = subprocess.run(
+            ["git", "--git-dir", str(git), "show", f"HEAD:{rel}"], capture_output=True, check=False
+        )
+        if blob.returncode != 0:
+            pytest.skip(f"{rel} not in the mirror")
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(blob.stdout)
+    return tmp_path
+
+
+def test_fused_kernel_builds_of_gpt_neox_are_found(tmp_path: Path) -> None:
+    # EleutherAI/gpt-neox builds its fused softmax kernels with cpp_extension.load in
+    # megatron/fused_kernels/__init__.py (`load`) and imports the built modules in
+    # `load_fused_kernels`; the model and the kernel tests call both from other files.
+    root = _lay_out(
+        tmp_path,
+        "EleutherAI+gpt-neox",
+        [
+            "megatron/__init__.py",
+            "megatron/fused_kernels/__init__.py",
+            "megatron/model/__init__.py",
+            "megatron/model/fused_softmax.py",
+            "tests/model/test_fused_kernels.py",
+        ],
+    )
+    found = {(path, name) for path, _line, _col, name, _reach in _nl308(root, select=["ALL"])}
+    assert ("megatron/model/fused_softmax.py", "load_fused_kernels") in found
+    assert ("tests/model/test_fused_kernels.py", "load") in found
+    assert all(path != "megatron/fused_kernels/__init__.py" for path, _ in found)
+
+
+def test_megatron_plain_helpers_and_device_functions_of_kernel_modules_are_not_calls(tmp_path: Path) -> None:
+    # NVIDIA/Megatron-LM: tensor_parallel/random.py defines a Triton kernel but get_cuda_rng_tracker
+    # is a plain helper; the symmetric-memory kernels call multimem_asm's @triton.jit helpers inside
+    # kernel bodies; nccl_allocator.init() builds a CUDA extension (load_inline) and is an entry point.
+    git = MIRRORS / "NVIDIA+Megatron-LM" / "repo"
+    if not git.is_dir():
+        pytest.skip("Megatron-LM mirror not present")
+    listed = subprocess.run(
+        ["git", "--git-dir", str(git), "ls-tree", "-r", "--name-only", "HEAD", "megatron/core"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    wanted = {
+        "megatron/core/nccl_allocator.py",
+        "megatron/core/distributed/param_and_grad_buffer.py",
+        "megatron/core/tensor_parallel/random.py",
+        "megatron/core/tensor_parallel/layers.py",
+    }
+    symm = "megatron/core/inference/communication/torch_symm_triton/"
+    paths = sorted(p for p in listed if p in wanted or p.startswith(symm) or p.endswith("__init__.py"))
+    root = _lay_out(tmp_path, "NVIDIA+Megatron-LM", paths)
+    found = _nl308(root, select=["ALL"])
+    names = {(path, name) for path, _line, _col, name, _reach in found}
+    assert ("megatron/core/distributed/param_and_grad_buffer.py", "init") in names
+    assert not [n for n in names if n[1] in ("get_cuda_rng_tracker", "ld_128", "st_128", "sync_threads")]
+    assert all(not path.startswith(symm) or "._" not in name for path, name in names)
