@@ -7,7 +7,6 @@ them when a binding changes; that is observed through real scans."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import libcst as cst
@@ -17,23 +16,46 @@ from tests.annotated_source import check
 
 ROOT = Path(__file__).resolve().parent.parent
 STATIC = sorted((ROOT / "neuronlint" / "static").rglob("*.py"))
-_TYPE_IS = re.compile(r"\btype\((?:[^()]|\([^()]*\))*\) is (?:not )?cst\.(\w+)|\btp is (?:not )?cst\.(\w+)")
+_EXACT = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 
 
-def _named_classes() -> set[str]:
-    names: set[str] = set()
-    for path in STATIC:
-        for match in _TYPE_IS.finditer(path.read_text(encoding="utf-8")):
-            names.add(match.group(1) or match.group(2))
-    return names
+def _compared_by_type(source: str) -> set[str]:
+    """Names X of every `cst.X` compared with `type(...)` (`type(n) is cst.X`, `type(n) in (cst.A,
+    cst.B)`, `tp is cst.X` after `tp = type(n)`), found by parsing the source (not by a pattern)."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Comparison(self, node: cst.Comparison) -> None:
+            left = node.left
+            by_type = (
+                isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "type"
+            ) or (isinstance(left, cst.Name) and left.value == "tp")
+            if not by_type:
+                return
+            for target in node.comparisons:
+                if isinstance(target.operator, _EXACT):
+                    found.update(_attributes(target.comparator))
+
+    cst.parse_module(source).visit(Finder())
+    return found
+
+
+def _attributes(node: cst.CSTNode) -> list[str]:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "cst":
+        return [node.attr.value]
+    if isinstance(node, cst.Tuple):
+        return [name for element in node.elements for name in _attributes(element.value)]
+    return []
 
 
 def test_classes_compared_by_type_have_no_subclasses():
-    names = _named_classes()
-    assert {"Name", "Attribute", "Subscript", "ConcatenatedString"} <= names  # the scan finds them
+    names: set[str] = set()
+    for path in STATIC:
+        names |= _compared_by_type(path.read_text(encoding="utf-8"))
+    assert {"Name", "Attribute", "Subscript", "ConcatenatedString", "Call", "If", "FunctionDef"} <= names
     for name in sorted(names):
         cls = getattr(cst, name)
-        assert cls.__subclasses__() == [], f"cst.{name} has subclasses; type() is would miss them"
+        assert cls.__subclasses__() == [], f"cst.{name} has subclasses; a type() test would miss them"
     for cls in api_names._NOT_A_USE_TYPES:
         assert cls.__subclasses__() == [], cls
 

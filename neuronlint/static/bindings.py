@@ -26,9 +26,9 @@ from neuronlint.static.registry import Checker, on
 
 def dotted(node: cst.CSTNode | None) -> str:
     """'a.b.c' for a Name/Attribute chain as written in an import."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return f"{dotted(node.value)}.{node.attr.value}"
     return ""
 
@@ -59,16 +59,16 @@ _REDUCTIONS = frozenset(
 
 def _host_read(value: cst.BaseExpression) -> str | None:
     """'<tensor>.item()' for `t.item()`, 'int(<tensor>)' for `int(t.max())`: one level deep, no subtree walk."""
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _READ_METHODS and not value.args:
+        if type(func) is cst.Attribute and func.attr.value in _READ_METHODS and not value.args:
             return f"<tensor>.{func.attr.value}()"
         if (
-            isinstance(func, cst.Name)
+            type(func) is cst.Name
             and func.value in _NUMBER_BUILTINS
             and len(value.args) == 1
-            and isinstance(value.args[0].value, cst.Call)
-            and isinstance(value.args[0].value.func, cst.Attribute)
+            and type(value.args[0].value) is cst.Call
+            and type(value.args[0].value.func) is cst.Attribute
             and value.args[0].value.func.attr.value in _REDUCTIONS
         ):
             return f"{func.value}(<tensor>)"
@@ -77,10 +77,10 @@ def _host_read(value: cst.BaseExpression) -> str | None:
 
 def _reads_host_value(call: cst.BaseExpression, ctx: FileContext) -> bool:
     """`c.item()` where c is already on the host: a Python number, but not read from the device."""
-    if not isinstance(call, cst.Call):
+    if type(call) is not cst.Call:
         return False
     func = call.func
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return ctx.is_host_value(func.value)
     return bool(call.args) and ctx.is_host_value(call.args[0].value)
 
@@ -88,13 +88,13 @@ def _reads_host_value(call: cst.BaseExpression, ctx: FileContext) -> bool:
 def _derived_read(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     """`end = start + k.shape[2]` after `start = t.max().item()`, or `int(t.max()) + 1`: arithmetic on a
     host read is a host read too."""
-    while isinstance(value, cst.BinaryOperation):
+    while type(value) is cst.BinaryOperation:
         for side in (value.left, value.right):
-            if isinstance(side, cst.Name):
+            if type(side) is cst.Name:
                 binding = ctx.lookup(side.value)
                 if binding is not None and binding[0] == "read":
                     return binding[1]
-            elif isinstance(side, cst.Call):
+            elif type(side) is cst.Call:
                 read = _host_read(side)
                 if read is not None:
                     return read
@@ -129,20 +129,20 @@ _TEXT = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 def _is_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
     """Whether a value is a boolean mask: a comparison, `~m`, `a & b` of masks, `.bool()`, `x.eq(y)`."""
-    if isinstance(value, cst.Comparison):
+    if type(value) is cst.Comparison:
         operands = [value.left, *(c.comparator for c in value.comparisons)]
         return all(isinstance(c.operator, _ORDERING) for c in value.comparisons) and not any(
             isinstance(o, _TEXT) for o in operands
         )
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.BitInvert):
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.BitInvert:
         return True
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.BitAnd, cst.BitOr)):
+    if type(value) is cst.BinaryOperation and type(value.operator) in (cst.BitAnd, cst.BitOr):
         return _is_mask(value.left, ctx) or _is_mask(value.right, ctx) or _names_mask(value.left, ctx)
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         func = value.func
         if _keeps_mask(value, ctx):
             return True
-        if isinstance(func, cst.Attribute) and func.attr.value in _MASK_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in _MASK_METHODS:
             qualname = ctx.qualname(func)
             if qualname is None:
                 return not ctx.is_numpy(func.value)
@@ -187,7 +187,7 @@ _MASK_KEEPING = frozenset(
 def _keeps_mask(value: cst.Call, ctx: FileContext) -> bool:
     """`m.roll(1, -1)`, `torch.roll(m, 1, -1)`, `m.scatter(1, idx, m)`: still a mask when m is one."""
     func = value.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in _MASK_KEEPING:
+    if type(func) is not cst.Attribute or func.attr.value not in _MASK_KEEPING:
         return False
     qualname = ctx.qualname(func)
     if qualname is None:
@@ -196,11 +196,11 @@ def _keeps_mask(value: cst.Call, ctx: FileContext) -> bool:
         source = value.args[0].value
     else:
         return False
-    return _names_mask(source, ctx) or (isinstance(source, cst.Call) and _keeps_mask(source, ctx))
+    return _names_mask(source, ctx) or (type(source) is cst.Call and _keeps_mask(source, ctx))
 
 
 def _names_mask(node: cst.BaseExpression, ctx: FileContext) -> bool:
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return False
     binding = ctx.lookup(node.value)
     return binding is not None and binding[0] == "mask"
@@ -208,27 +208,27 @@ def _names_mask(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ctx: FileContext) -> None:
     """Record what an assignment gives a name. Unpacking binds element-wise when the value is a tuple."""
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         elements = [e.value for e in target.elements]
-        values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else None
+        values = [e.value for e in value.elements] if type(value) in (cst.Tuple, cst.List) else None
         if (
             values is not None
             and len(values) == len(elements)
-            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
+            and not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements))
         ):
             for element, item in zip(elements, values, strict=True):
                 _bind_value(element, item, ctx)
             return
         kind = _host_kind(value, ctx) if value is not None else None
         for element in elements:
-            if kind is not None and isinstance(element, cst.Name):
+            if kind is not None and type(element) is cst.Name:
                 ctx.bind(element.value, kind)
             else:
                 _shadow(element, ctx)
         return
     if (
-        isinstance(target, cst.Attribute)
-        and isinstance(target.value, cst.Name)
+        type(target) is cst.Attribute
+        and type(target.value) is cst.Name
         and target.value.value == "self"
         and value is not None
     ):
@@ -236,7 +236,7 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         if kind is not None and kind[0] == "module":
             ctx.bind_instance(target.attr.value, kind)  # `self.xm = xm`: `self.xm.mark_step()` is xm's
         return
-    if not isinstance(target, cst.Name) or value is None:
+    if type(target) is not cst.Name or value is None:
         return
     name = target.value
     kind = _kind_of(value, ctx)
@@ -248,13 +248,13 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
                 kind = ("str", tuple(dict.fromkeys((*previous[1], *kind[1]))))
         ctx.bind(name, kind)
         return
-    if isinstance(value, cst.List) and not value.elements:
+    if type(value) is cst.List and not value.elements:
         ctx.bind(name, EMPTY_LIST)  # shadows like any other value; `.append` under an `if` may filter it
         return
     previous = ctx.lookup(name)
     if previous is None:
         return
-    if previous[0] == "module" and isinstance(value, cst.Name) and value.value == "None":
+    if previous[0] == "module" and type(value) is cst.Name and value.value == "None":
         return  # `except ImportError: np = None`: code that runs uses the import
     # Any other assignment shadows whatever the name meant before.
     ctx.bind(name, ("other", None))
@@ -264,11 +264,11 @@ def _in_other_branch(ctx: FileContext) -> bool:
     """In an `else:` or `elif` block (of the innermost function): the values assigned before the
     `if` or in its body may be the ones that hold after it."""
     for node in reversed(ctx.parents):
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             return False
-        if isinstance(node, cst.Else):
+        if type(node) is cst.Else:
             return True
-        if isinstance(node, cst.If):
+        if type(node) is cst.If:
             parent_if = _enclosing_if(ctx, node)
             if parent_if is not None and parent_if.orelse is node:
                 return True
@@ -278,7 +278,7 @@ def _in_other_branch(ctx: FileContext) -> bool:
 def _enclosing_if(ctx: FileContext, node: cst.If) -> cst.If | None:
     index = next((i for i in range(len(ctx.parents) - 1, -1, -1) if ctx.parents[i] is node), 0)
     parent = ctx.parents[index - 1] if index > 0 else None
-    return parent if isinstance(parent, cst.If) else None
+    return parent if type(parent) is cst.If else None
 
 
 _STRING_VALUES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.IfExp)
@@ -336,12 +336,12 @@ _LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
 
 def _literal_display(node: cst.BaseExpression) -> bool:
     """A list or tuple display of number and string literals (nested ones too)."""
-    if isinstance(node, cst.UnaryOperation):
+    if type(node) is cst.UnaryOperation:
         node = node.expression
     if isinstance(node, _LITERALS):
         return True
-    if isinstance(node, (cst.List, cst.Tuple)):
-        elements = [e.value for e in node.elements if isinstance(e, cst.Element)]
+    if type(node) in (cst.List, cst.Tuple):
+        elements = [e.value for e in node.elements if type(e) is cst.Element]
         return bool(elements) and len(elements) == len(node.elements) and all(map(_literal_display, elements))
     return False
 
@@ -360,7 +360,7 @@ def _cuda_amp_partial(call: cst.Call, ctx: FileContext) -> str | None:
     """`custom_fwd = partial(torch.amp.custom_fwd, device_type="cuda")` makes the name mean the CUDA
     decorator (`torch.cuda.amp.custom_fwd`), so that each `@custom_fwd` is reported as its use."""
     func = call.func
-    if not (isinstance(func, (cst.Name, cst.Attribute)) and func_name(func) == "partial"):
+    if not (type(func) in (cst.Name, cst.Attribute) and func_name(func) == "partial"):
         return None
     inner = ctx.qualname(call.args[0].value) if call.args[0].keyword is None else None
     if inner not in _AMP_DECORATORS:
@@ -374,13 +374,7 @@ def _cuda_amp_partial(call: cst.Call, ctx: FileContext) -> str | None:
 
 
 def func_name(node: cst.BaseExpression) -> str:
-    return (
-        node.value
-        if isinstance(node, cst.Name)
-        else node.attr.value
-        if isinstance(node, cst.Attribute)
-        else ""
-    )
+    return node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
 
 
 def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool = False) -> Binding | None:
@@ -436,23 +430,19 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     `nms(boxes, scores, 0.5)`, `t.unique().long()`, or a name bound to one; None otherwise."""
     node = value
     while True:
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             index = node.slice[0].slice if len(node.slice) == 1 else None
-            if (
-                isinstance(index, cst.Index)
-                and _is_mask(index.value, ctx)
-                and not ctx.is_host_value(node.value)
-            ):
+            if type(index) is cst.Index and _is_mask(index.value, ctx) and not ctx.is_host_value(node.value):
                 return "boolean mask"
             node = node.value
-        elif isinstance(node, cst.Call):
+        elif type(node) is cst.Call:
             func = node.func
             qualname = ctx.qualname(func)
             if qualname in _SIZE_BY_DATA_FUNCTIONS:
                 return qualname.rpartition(".")[2]
             if qualname == "torch.where" and len(node.args) == 1:
                 return "where"
-            if qualname is not None or not isinstance(func, cst.Attribute):
+            if qualname is not None or type(func) is not cst.Attribute:
                 return None
             method = func.attr.value
             if method in _SIZE_BY_DATA_METHODS:
@@ -460,7 +450,7 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             if method not in _SIZE_KEEPING:
                 return None
             node = func.value
-        elif isinstance(node, cst.Name):
+        elif type(node) is cst.Name:
             binding = ctx.lookup(node.value)
             return binding[1] or None if binding is not None and binding[0] == "tensor" else None
         else:
@@ -488,11 +478,11 @@ def _filters_in_loop(ctx: FileContext) -> bool:
     """Whether the call being visited runs under an `if` inside a loop of the same function."""
     seen_if = False
     for ancestor in reversed(ctx.parents):
-        if isinstance(ancestor, (cst.If, cst.CompIf)):
+        if type(ancestor) in (cst.If, cst.CompIf):
             seen_if = True
-        elif isinstance(ancestor, (cst.For, cst.While)):
+        elif type(ancestor) in (cst.For, cst.While):
             return seen_if
-        elif isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        elif type(ancestor) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             return False
     return False
 
@@ -503,15 +493,15 @@ _REGISTERS = frozenset({"register_buffer", "register_parameter"})
 def _register_attribute(node: cst.Call, ctx: FileContext) -> None:
     """`self.register_buffer("name", tensor)`: `self.name` holds a tensor in this class."""
     func = node.func
-    assert isinstance(func, cst.Attribute)
+    assert type(func) is cst.Attribute
     scope = ctx.class_scope()
     if scope is None or scope.tensor_attrs is None or len(node.args) < 2:
         return
-    if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
+    if not (type(func.value) is cst.Name and func.value.value == "self"):
         return
     names = ctx.strings(node.args[0].value)
     value = node.args[1].value
-    if names and len(names) == 1 and not (isinstance(value, cst.Name) and value.value == "None"):
+    if names and len(names) == 1 and not (type(value) is cst.Name and value.value == "None"):
         scope.tensor_attrs.add(names[0])
 
 
@@ -520,12 +510,12 @@ _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 def _tensor_attribute(target: cst.Attribute, value: cst.BaseExpression, ctx: FileContext) -> None:
     """`self.scale = torch.ones(1)` / `nn.Parameter(...)`: `self.scale` holds a tensor in this class."""
-    if not (isinstance(target.value, cst.Name) and target.value.value == "self"):
+    if not (type(target.value) is cst.Name and target.value.value == "self"):
         return
     scope = ctx.class_scope()
     if scope is None or scope.tensor_attrs is None:
         return
-    if isinstance(value, cst.Call) and ctx.qualname(value.func) in _PARAMETERS or ctx.is_tensor(value):
+    if type(value) is cst.Call and ctx.qualname(value.func) in _PARAMETERS or ctx.is_tensor(value):
         if not ctx.is_host_value(value):
             scope.tensor_attrs.add(target.attr.value)
 
@@ -533,7 +523,7 @@ def _tensor_attribute(target: cst.Attribute, value: cst.BaseExpression, ctx: Fil
 def _moves_to_device(node: cst.Call, ctx: FileContext) -> bool:
     """`x.to(device)`, `x.to("cuda")`, `x.cuda()`: not `x.to("cpu")`, nor `x.to(torch.float32)`."""
     func = node.func
-    assert isinstance(func, cst.Attribute)
+    assert type(func) is cst.Attribute
     if func.attr.value == "cuda":
         return True
     value = node.args[0].value if node.args[0].keyword is None else None
@@ -542,23 +532,23 @@ def _moves_to_device(node: cst.Call, ctx: FileContext) -> bool:
         if device is None:
             return False
         value = device
-    if (ctx.qualname(value) or "").startswith("torch.") and not isinstance(value, cst.Call):
+    if (ctx.qualname(value) or "").startswith("torch.") and type(value) is not cst.Call:
         return False  # a dtype
     values = ctx.strings(value)
     if values:
         return not all(v == "cpu" for v in values)
-    last = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", "")
+    last = value.attr.value if type(value) is cst.Attribute else getattr(value, "value", "")
     return not (isinstance(last, str) and "dtype" in last)  # `.to(self.dtype)` converts, `.to(rank)` moves
 
 
 def _shadow(target: cst.CSTNode, ctx: FileContext) -> None:
     """A name (or names in a tuple target) rebound to something we do not track."""
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         target = target.value
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         if ctx.lookup(target.value) is not None:
             ctx.bind(target.value, ("other", None))
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif type(target) in (cst.Tuple, cst.List):
         for element in target.elements:
             _shadow(element.value, ctx)
 
@@ -566,13 +556,13 @@ def _shadow(target: cst.CSTNode, ctx: FileContext) -> None:
 def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: FileContext) -> None:
     """`for row in np_array` makes row a numpy value and `for n in t.tolist()` a host number; any
     other loop target just rebinds its names."""
-    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(iterable, cst.Call):
+    if type(target) in (cst.Tuple, cst.List) and type(iterable) is cst.Call:
         # `for seq, n in zip(seqs, lengths.tolist())`, `for i, n in enumerate(counts.tolist())`
-        name = iterable.func.value if isinstance(iterable.func, cst.Name) else ""
+        name = iterable.func.value if type(iterable.func) is cst.Name else ""
         elements = [e.value for e in target.elements]
         sources = [a.value for a in iterable.args if a.keyword is None and not a.star]
         if name == "enumerate" and len(elements) == 2 and len(sources) == 1:
-            if isinstance(elements[0], cst.Name) and ctx.lookup("enumerate") is None:
+            if type(elements[0]) is cst.Name and ctx.lookup("enumerate") is None:
                 ctx.bind(elements[0].value, ("python", ""))  # the index: a Python int
             else:
                 _shadow(elements[0], ctx)
@@ -582,21 +572,21 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
             for element, source in zip(elements, sources, strict=True):
                 _loop_target(element, source, ctx)
             return
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         # `for i, j in indices` over host values (scipy's matches, numpy rows): each part is host
         kind = _host_kind(iterable, ctx)
         for element in target.elements:
-            if kind is not None and isinstance(element.value, cst.Name):
+            if kind is not None and type(element.value) is cst.Name:
                 ctx.bind(element.value.value, kind)
             else:
                 _shadow(element.value, ctx)
-    elif not isinstance(target, cst.Name):
+    elif type(target) is not cst.Name:
         _shadow(target, ctx)
     elif _host_read(iterable) == "<tensor>.tolist()":
         ctx.bind(target.value, ("read", "<tensor>.tolist()"))
     elif (
-        isinstance(iterable, cst.Call)
-        and isinstance(iterable.func, cst.Name)
+        type(iterable) is cst.Call
+        and type(iterable.func) is cst.Name
         and iterable.func.value == "range"
         and ctx.lookup("range") is None
     ):
@@ -618,7 +608,7 @@ def _bind_kind_or_shadow(target: cst.Name, kind: tuple[str, str] | None, ctx: Fi
 def _decorator_names(node: cst.FunctionDef, ctx: FileContext) -> list[str]:
     out = []
     for dec in node.decorators:
-        expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+        expr = dec.decorator.func if type(dec.decorator) is cst.Call else dec.decorator
         out.append(ctx.qualname(expr) or dotted(expr))
     return out
 
@@ -712,11 +702,11 @@ def _device_layer(node: cst.ClassDef) -> bool:
         _DEVICE_LAYER_CLASS.search(dotted(b.value) or "") for b in node.bases
     ):
         return True
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    body = node.body.body if type(node.body) is cst.IndentedBlock else ()
     kinds = {
         _DEVICE_FAMILY.get(match.group(1).lower(), match.group(1).lower())
         for statement in body
-        if isinstance(statement, cst.FunctionDef)
+        if type(statement) is cst.FunctionDef
         for match in _DEVICE_TYPE_WORD.finditer(statement.name.value)
     }
     return len(kinds) >= 2
@@ -748,7 +738,7 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
     if _device_layer(node):
         return SITE_DEVICE_LAYER
     for base in node.bases:
-        expr = base.value.value if isinstance(base.value, cst.Subscript) else base.value  # Sampler[int]
+        expr = base.value.value if type(base.value) is cst.Subscript else base.value  # Sampler[int]
         base_name = dotted(expr)
         if not base_name:
             continue
@@ -783,19 +773,19 @@ def _names_epochs(node: cst.BaseExpression) -> bool:
     stack = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, cst.Name):
+        if type(item) is cst.Name:
             if _EPOCH.search(item.value):
                 return True
-        elif isinstance(item, cst.Attribute):
+        elif type(item) is cst.Attribute:
             if _EPOCH.search(item.attr.value):
                 return True
-        elif isinstance(item, cst.Call):
+        elif type(item) is cst.Call:
             stack.extend(a.value for a in item.args)
-        elif isinstance(item, (cst.Tuple, cst.List)):
+        elif type(item) in (cst.Tuple, cst.List):
             stack.extend(e.value for e in item.elements)
-        elif isinstance(item, (cst.Comparison, cst.BinaryOperation)):
+        elif type(item) in (cst.Comparison, cst.BinaryOperation):
             stack.append(item.left)
-            if isinstance(item, cst.BinaryOperation):
+            if type(item) is cst.BinaryOperation:
                 stack.append(item.right)
             else:
                 stack.extend(c.comparator for c in item.comparisons)
@@ -817,7 +807,7 @@ class Bindings(Checker):
             full = dotted(alias.name)
             ctx.imports.add(full)
             ctx.note_import(full)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 ctx.bind(alias.asname.name.value, ("module", full))
             else:
                 root = full.split(".")[0]
@@ -830,13 +820,11 @@ class Bindings(Checker):
             return
         ctx.imports.add(module)
         ctx.note_import(module)
-        if isinstance(node.names, cst.ImportStar):
+        if type(node.names) is cst.ImportStar:
             return  # a star import binds names we cannot list: they stay unresolved (never guessed)
         for alias in node.names:
             name = dotted(alias.name)
-            local = (
-                alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
-            )
+            local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
             ctx.bind(local, ("module", f"{module}.{name}"))
             ctx.imports.add(f"{module}.{name}")
 
@@ -844,14 +832,14 @@ class Bindings(Checker):
     def assign(self, node: cst.Assign, ctx: FileContext) -> None:
         for target in node.targets:
             _bind_value(target.target, node.value, ctx)
-            if isinstance(target.target, cst.Attribute):
+            if type(target.target) is cst.Attribute:
                 _tensor_attribute(target.target, node.value, ctx)
 
     @on(cst.AugAssign, leave=True)
     def aug_assign(self, node: cst.AugAssign, ctx: FileContext) -> None:
         """`total_loss += loss.detach().float()`: the accumulator is a tensor from then on."""
         target = node.target
-        if isinstance(target, cst.Name) and ctx.is_tensor(node.value) and not ctx.is_host_value(node.value):
+        if type(target) is cst.Name and ctx.is_tensor(node.value) and not ctx.is_host_value(node.value):
             previous = ctx.lookup(target.value)
             if previous is None or previous[0] == "other":
                 ctx.bind(target.value, ("tensor", ""))
@@ -862,14 +850,14 @@ class Bindings(Checker):
         `self.register_buffer("n", torch.zeros(1))` makes `self.n` a tensor, `x.to(device)` moves
         values to a device."""
         func = node.func
-        if not isinstance(func, cst.Attribute) or not node.args:
-            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+        if type(func) is not cst.Attribute or not node.args:
+            if type(func) is cst.Attribute and func.attr.value == "cuda":
                 ctx.moves_to_device = True
             return
         method = func.attr.value
         if method in _LIST_FILLS:
             receiver = func.value
-            if not isinstance(receiver, cst.Name):
+            if type(receiver) is not cst.Name:
                 return
             previous = ctx.lookup(receiver.value)
             value = node.args[0].value
@@ -897,7 +885,7 @@ class Bindings(Checker):
     @on(cst.AnnAssign, leave=True)
     def ann_assign(self, node: cst.AnnAssign, ctx: FileContext) -> None:
         if node.value is None:
-            if isinstance(node.target, cst.Name):
+            if type(node.target) is cst.Name:
                 kind = _annotated_kind(node.annotation.annotation, ctx)
                 if kind is not None:
                     ctx.bind(node.target.value, kind)
@@ -913,7 +901,7 @@ class Bindings(Checker):
     def with_item(self, node: cst.WithItem, ctx: FileContext) -> None:
         if node.asname is not None:
             target = node.asname.name
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 _bind_kind_or_shadow(target, _host_kind(node.item, ctx), ctx)
             else:
                 _shadow(target, ctx)
@@ -942,7 +930,7 @@ class Bindings(Checker):
             kind = _annotated_kind(annotation.annotation, ctx) if annotation is not None else None
             scope.bindings[param.name.value] = kind or ("other", None)
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 scope.bindings[star.name.value] = ("other", None)
         ctx.push_scope(scope)
 
@@ -954,7 +942,7 @@ class Bindings(Checker):
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             scope.bindings[param.name.value] = ("other", None)
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 scope.bindings[star.name.value] = ("other", None)
         ctx.push_scope(scope)
 

@@ -7,11 +7,11 @@ import libcst as cst
 
 def method(node: cst.Call) -> str | None:
     """'cuda' for `x.cuda()`; None for calls of plain names."""
-    return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+    return node.func.attr.value if type(node.func) is cst.Attribute else None
 
 
 def receiver(node: cst.Call) -> cst.BaseExpression | None:
-    return node.func.value if isinstance(node.func, cst.Attribute) else None
+    return node.func.value if type(node.func) is cst.Attribute else None
 
 
 def kwarg(node: cst.Call, name: str) -> cst.Arg | None:
@@ -35,13 +35,13 @@ def arg_value(node: cst.Call, index: int, name: str) -> cst.BaseExpression | Non
 
 
 def is_true(node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
+    return type(node) is cst.Name and node.value == "True"
 
 
 def name_of(node: cst.CSTNode | None) -> str:
     """Last identifier of a Name/Attribute chain ('rank' for `args.local_rank`... -> 'local_rank')."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
     return ""

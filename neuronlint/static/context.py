@@ -224,9 +224,9 @@ _DATA_PATH = re.compile(
 
 def _root_name(node: cst.BaseExpression) -> str | None:
     """The name an attribute, subscript or method chain starts from (`out["boxes"].tensor` -> out)."""
-    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
-        node = node.func if isinstance(node, cst.Call) else node.value
-    return node.value if isinstance(node, cst.Name) else None
+    while type(node) in (cst.Attribute, cst.Subscript, cst.Call):
+        node = node.func if type(node) is cst.Call else node.value
+    return node.value if type(node) is cst.Name else None
 
 
 def _file_site(path: str) -> str:
@@ -326,26 +326,24 @@ def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
 def filters_own_columns(node: cst.Subscript, module: cst.Module) -> bool:
     """`df[(df["task"] == t) & (df["model"] == m)]`: the index reads a column of the receiver by a
     string key, which a tensor has not; the receiver is a DataFrame (pandas work on the host)."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
         return False
     code = None
     stack: list[cst.BaseExpression] = [node.slice[0].slice.value]
     while stack:
         item = stack.pop()
-        if isinstance(item, cst.Subscript):
+        if type(item) is cst.Subscript:
             key = item.slice[0].slice if len(item.slice) == 1 else None
-            if isinstance(key, cst.Index) and isinstance(
-                key.value, (cst.SimpleString, cst.ConcatenatedString)
-            ):
+            if type(key) is cst.Index and type(key.value) in (cst.SimpleString, cst.ConcatenatedString):
                 code = code if code is not None else module.code_for_node(node.value)
                 if module.code_for_node(item.value) == code:
                     return True
-        elif isinstance(item, (cst.BinaryOperation, cst.BooleanOperation)):
+        elif type(item) in (cst.BinaryOperation, cst.BooleanOperation):
             stack.extend((item.left, item.right))
-        elif isinstance(item, cst.Comparison):
+        elif type(item) is cst.Comparison:
             stack.append(item.left)
             stack.extend(c.comparator for c in item.comparisons)
-        elif isinstance(item, cst.UnaryOperation):
+        elif type(item) is cst.UnaryOperation:
             stack.append(item.expression)
     return False
 
@@ -440,7 +438,7 @@ class FileContext:
     def is_tensor_attribute(self, node: cst.CSTNode) -> bool:
         """`self.num_updates` after `self.register_buffer("num_updates", torch.tensor(0))` (or an
         assignment of a tensor or `nn.Parameter` to it) in the class being visited."""
-        if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+        if not (type(node) is cst.Attribute and type(node.value) is cst.Name):
             return False
         if node.value.value != "self":
             return False
@@ -474,7 +472,7 @@ class FileContext:
             self._tensor_imports.add(self._function_id())
 
     def _function_id(self) -> int | None:
-        function = next((p for p in reversed(self.parents) if isinstance(p, cst.FunctionDef)), None)
+        function = next((p for p in reversed(self.parents) if type(p) is cst.FunctionDef), None)
         return id(function) if function is not None else None
 
     @property
@@ -509,7 +507,7 @@ class FileContext:
             if base:
                 return f"{base}.{node.attr.value}"
             value = node.value
-            if isinstance(value, cst.Name) and value.value == "self":
+            if type(value) is cst.Name and value.value == "self":
                 binding = self.instance_binding(node.attr.value)
                 return binding[1] if binding is not None else None
         return None
@@ -552,7 +550,7 @@ class FileContext:
         if tp is cst.FormattedString:
             parts = []
             for part in node.parts:
-                parts.append(part.value if isinstance(part, cst.FormattedStringText) else "{}")
+                parts.append(part.value if type(part) is cst.FormattedStringText else "{}")
             return ("".join(parts),)
         if tp is cst.ConcatenatedString:
             left, right = self.strings(node.left), self.strings(node.right)
@@ -590,7 +588,7 @@ class FileContext:
                 if by_name and filters_own_columns(node, self.module):
                     return True
                 value = node.value
-                if isinstance(value, cst.Attribute) and value.attr.value in _PANDAS_ACCESSORS:
+                if type(value) is cst.Attribute and value.attr.value in _PANDAS_ACCESSORS:
                     return True  # `df.iloc[rows]`, `df.loc[mask, "col"]`: a pandas selection
                 node = value
             elif tp is cst.Attribute and not self.qualname(node):
@@ -613,7 +611,7 @@ class FileContext:
                     if not (
                         (by_name and self._is_number(o))
                         or o in elements
-                        or (elements and isinstance(o, (cst.Integer, cst.Float)))
+                        or (elements and type(o) in (cst.Integer, cst.Float))
                     )
                 ]
                 if not arrays:
@@ -626,7 +624,7 @@ class FileContext:
         if by_name and (tp is cst.List or tp is cst.Tuple):
             # `[a.cpu(), b.cpu()]`: tensors concatenated with a host tensor must be on the host too
             return any(
-                isinstance(e, cst.Element) and self._host_side(e.value, copies, kinds, by_name)
+                type(e) is cst.Element and self._host_side(e.value, copies, kinds, by_name)
                 for e in node.elements
             )
         if by_name and tp is cst.ListComp:
@@ -634,7 +632,7 @@ class FileContext:
         if by_name and (tp is cst.Dict or tp is cst.DictComp):
             # `{"boxes": boxes.cpu(), "scores": scores.cpu()}`: a dict of host values
             values = (
-                [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+                [e.value for e in node.elements if type(e) is cst.DictElement]
                 if tp is cst.Dict
                 else [node.value]
             )
@@ -664,19 +662,19 @@ class FileContext:
                 return True  # `torch.linspace(0, rate, depth)`: a table of Python numbers, on the CPU
             if by_name and self._computes_on_host(node, name):
                 return True  # torch.where(host_mask), torch.flip(host_tensor, ...): runs where its input is
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method in copies or (by_name and "tokenizer" in method.lower()):
                     return True
                 receiver = func.value
-                if isinstance(receiver, cst.Attribute) and receiver.attr.value == "str":
+                if type(receiver) is cst.Attribute and receiver.attr.value == "str":
                     return True  # `series.str.lower()`: pandas string methods
                 if method == "to" and by_name and self._only_dtype(node):
                     return self._host_side(receiver, copies, kinds, by_name)  # `.to(torch.float32)` stays
                 if method in _DEVICE_MOVES:  # x.to(device): on the device now, unless the device is "cpu"
                     return by_name and method == "to" and self._to_cpu(node)
                 return self._host_side(func.value, copies, kinds, by_name)
-            return by_name and isinstance(func, cst.Name) and "tokenizer" in func.value.lower()
+            return by_name and type(func) is cst.Name and "tokenizer" in func.value.lower()
         if tp is cst.Name:
             binding = self.lookup(node.value)
             if binding is not None and binding[0] in kinds:
@@ -695,7 +693,7 @@ class FileContext:
         reads a bare `.numpy()` from (`instances.scores.numpy()`): those raise on a device tensor,
         so the name holds host data in that function.
         Computed once per function, only in files that import a host library."""
-        function = next((p for p in reversed(self.parents) if isinstance(p, cst.FunctionDef)), None)
+        function = next((p for p in reversed(self.parents) if type(p) is cst.FunctionDef), None)
         if function is None:
             return frozenset()
         names = self._numpy_args.get(id(function))
@@ -714,21 +712,21 @@ class FileContext:
         stack: list[cst.CSTNode] = [function.body]
         while stack:
             node = stack.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
                 continue  # their names are their own
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            if type(node) is cst.Call and type(node.func) is cst.Name:
                 if node.func.value in ("isinstance", "type"):
                     return set()  # `isinstance(box, np.ndarray)`: the function takes tensors or arrays
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute:
                 method = node.func.attr.value
                 if method == "cpu" or (method == "to" and self._to_cpu(node)):
                     root = _root_name(node.func.value)
                     if root is not None:
                         copied.add(root)
             if (
-                isinstance(node, cst.Call)
+                type(node) is cst.Call
                 and not node.args
-                and isinstance(node.func, cst.Attribute)
+                and type(node.func) is cst.Attribute
                 and node.func.attr.value == "numpy"
                 and not self._copies_to_host(node.func.value)
             ):
@@ -737,27 +735,27 @@ class FileContext:
                 root = _root_name(node.func.value)
                 if root is not None and root != "self":
                     found.add(root)
-            if isinstance(node, cst.Call) and node.args:
+            if type(node) is cst.Call and node.args:
                 name = self.qualname(node.func) or ""
                 if name.split(".", 1)[0] in HOST_LIBRARIES or name == "torch.from_numpy":
                     values = [arg.value for arg in node.args]
                     for value in values:
-                        if isinstance(value, (cst.List, cst.Tuple)):
+                        if type(value) in (cst.List, cst.Tuple):
                             values += [e.value for e in value.elements]  # `np.array([u[m], v[m]])`
                             continue
-                        while isinstance(value, cst.Subscript):
+                        while type(value) is cst.Subscript:
                             value = value.value
-                        if isinstance(value, cst.Name):
+                        if type(value) is cst.Name:
                             found.add(value.value)
             stack.extend(children_of(node))
         return found - copied
 
     def _copies_to_host(self, value: cst.BaseExpression) -> bool:
         """`x.cpu()`, `x.detach().numpy()`, `x.to("cpu")[0]`: a chain with a host copy in it."""
-        while isinstance(value, (cst.Call, cst.Subscript, cst.Attribute)):
-            if isinstance(value, cst.Call):
+        while type(value) in (cst.Call, cst.Subscript, cst.Attribute):
+            if type(value) is cst.Call:
                 func = value.func
-                if isinstance(func, cst.Attribute) and (
+                if type(func) is cst.Attribute and (
                     func.attr.value in _HOST_COPIES or (func.attr.value == "to" and self._to_cpu(value))
                 ):
                     return True
@@ -790,16 +788,16 @@ class FileContext:
                 size = positional[-1].value if len(positional) in (2, 3) else None
             else:
                 values = [a.value for a in positional]
-                if len(values) == 1 and isinstance(values[0], (cst.Tuple, cst.List)):
+                if len(values) == 1 and type(values[0]) in (cst.Tuple, cst.List):
                     size = values[0]
                 elif values:
                     size = cst.Tuple([cst.Element(v) for v in values])
-        if isinstance(size, cst.Integer):
+        if type(size) is cst.Integer:
             return size.value == "1"
-        if isinstance(size, (cst.Tuple, cst.List)):
-            dims = [e.value for e in size.elements if isinstance(e, cst.Element)]
-            return all(isinstance(d, cst.Integer) and d.value == "1" for d in dims) and not any(
-                isinstance(e, cst.StarredElement) for e in size.elements
+        if type(size) in (cst.Tuple, cst.List):
+            dims = [e.value for e in size.elements if type(e) is cst.Element]
+            return all(type(d) is cst.Integer and d.value == "1" for d in dims) and not any(
+                type(e) is cst.StarredElement for e in size.elements
             )
         return False
 
@@ -846,49 +844,47 @@ class FileContext:
 
     def _holds_device_tensors(self, node: cst.BaseExpression) -> bool:
         """A known device tensor, or a list/tuple display or comprehension of them (nested too)."""
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        if type(node) in (cst.ListComp, cst.GeneratorExp):
             return self._holds_device_tensors(node.elt)
-        if isinstance(node, (cst.List, cst.Tuple)):
-            return any(
-                isinstance(e, cst.Element) and self._holds_device_tensors(e.value) for e in node.elements
-            )
+        if type(node) in (cst.List, cst.Tuple):
+            return any(type(e) is cst.Element and self._holds_device_tensors(e.value) for e in node.elements)
         return self.is_tensor(node) and not self.is_host_value(node)
 
     def is_config_value(self, node: cst.CSTNode) -> bool:
         """`self.config.sizes`, `args.lengths`, `cfg.model.ids`: a field of a configuration object,
         which holds Python values (never tensors)."""
-        if not isinstance(node, cst.Attribute):
+        if type(node) is not cst.Attribute:
             return False
         owner = node.value
-        while isinstance(owner, cst.Attribute):
+        while type(owner) is cst.Attribute:
             if _CONFIG_NAME.fullmatch(owner.attr.value):
                 return True
             owner = owner.value
-        return isinstance(owner, cst.Name) and bool(_CONFIG_NAME.fullmatch(owner.value))
+        return type(owner) is cst.Name and bool(_CONFIG_NAME.fullmatch(owner.value))
 
     def is_python_data(self, node: cst.CSTNode) -> bool:
         """Host data: numbers, strings and their lists, host values (`is_host_value`), `len(x)`."""
-        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or self._is_number(node):
+        if type(node) in (cst.Integer, cst.Float, cst.SimpleString) or self._is_number(node):
             return True
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             return self.is_python_data(node.expression)
-        if isinstance(node, (cst.List, cst.Tuple)):
-            elements = [e.value for e in node.elements if isinstance(e, cst.Element)]
+        if type(node) in (cst.List, cst.Tuple):
+            elements = [e.value for e in node.elements if type(e) is cst.Element]
             return bool(elements) and all(self.is_python_data(e) for e in elements)
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        if type(node) in (cst.ListComp, cst.GeneratorExp):
             return self.is_python_data(node.elt)
         if self.is_config_value(node):
             return True  # `self.config.token_ids`, `args.sizes`: configuration values are Python data
         if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
+            type(node) is cst.Call
+            and type(node.func) is cst.Name
             and node.func.value in _PYTHON_VALUES
             and self.lookup(node.func.value) is None
         ):
             return node.func.value == "len" or all(self.is_python_data(a.value) for a in node.args)
         if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
+            type(node) is cst.Call
+            and type(node.func) is cst.Name
             and node.func.value in _PYTHON_LISTS
             and self.lookup(node.func.value) is None
         ):
@@ -897,41 +893,41 @@ class FileContext:
 
     def is_python_int(self, node: cst.CSTNode) -> bool:
         """A loop counter or enumerate index (bound as Python data), or a literal integer."""
-        if isinstance(node, cst.Integer):
+        if type(node) is cst.Integer:
             return True
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return self.lookup(node.value) == ("python", "")
         return False
 
     def _element(self, node: cst.CSTNode) -> bool:
         """A name bound to an element of a numpy array a loop runs over (bindings.NUMPY_ELEMENT),
         and arithmetic of such names with numbers (`i + 1`): a numpy number."""
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             sides = (node.left, node.right)
             return any(map(self._element, sides)) and all(
-                self._element(n) or isinstance(n, (cst.Integer, cst.Float)) for n in sides
+                self._element(n) or type(n) in (cst.Integer, cst.Float) for n in sides
             )
-        return isinstance(node, cst.Name) and self.lookup(node.value) == ("numpy", "element")
+        return type(node) is cst.Name and self.lookup(node.value) == ("numpy", "element")
 
     def _is_number(self, node: cst.CSTNode) -> bool:
         """A Python number: a numeric literal, a name holding a value read from a tensor, `.item()`."""
-        if isinstance(node, (cst.Integer, cst.Float)):
+        if type(node) in (cst.Integer, cst.Float):
             return True
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             binding = self.lookup(node.value)
             return binding is not None and (
                 binding[0] in ("read", "python") or binding == ("numpy", "element")
             )
         return (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
             and node.func.attr.value == "item"
             and not node.args
         )
 
     def _names_cpu(self, value: cst.BaseExpression) -> bool:
         """Whether every string the value may take is "cpu" (a `torch.device(...)` is read through)."""
-        if isinstance(value, cst.Call) and self.qualname(value.func) == "torch.device" and value.args:
+        if type(value) is cst.Call and self.qualname(value.func) == "torch.device" and value.args:
             value = value.args[0].value
         values = self.strings(value)
         return bool(values) and all(v == "cpu" for v in values)
@@ -999,7 +995,7 @@ class FileContext:
             qualname = self.qualname(func)
             if qualname is not None:
                 return makes_tensor(qualname)
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method in TENSOR_ONLY_METHODS:
                     return not self.is_host_value(func.value)
@@ -1034,7 +1030,7 @@ class FileContext:
                 break
             best = ancestor
         # An Annotation cannot be generated on its own (its ':' or '->' depends on the parent).
-        return best.annotation if isinstance(best, cst.Annotation) else best
+        return best.annotation if type(best) is cst.Annotation else best
 
     # ---- reporting ------------------------------------------------------------------------
     def report(self, rule: str, node: cst.CSTNode, end_node: cst.CSTNode | None = None, **facts: Any) -> None:
@@ -1089,13 +1085,13 @@ class FileContext:
         """
         chain = [*self.parents, node]
         for i in range(len(chain) - 1, 0, -1):
-            if isinstance(chain[i], (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
-                chain[i - 1], (cst.Module, cst.IndentedBlock)
-            ):
+            if isinstance(chain[i], (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and type(
+                chain[i - 1]
+            ) in (cst.Module, cst.IndentedBlock):
                 indents = tuple(
                     (b.indent if b.indent is not None else self.module.default_indent)
                     for b in chain[:i]
-                    if isinstance(b, cst.IndentedBlock)
+                    if type(b) is cst.IndentedBlock
                 )
                 return chain[i], indents
         return None, ()
@@ -1106,13 +1102,13 @@ class FileContext:
         parents = self.parents
         for index in range(len(parents) - 1, 0, -1):
             ancestor = parents[index - 1]
-            if isinstance(ancestor, cst.If) and parents[index] is ancestor.body:
+            if type(ancestor) is cst.If and parents[index] is ancestor.body:
                 test = ancestor.test
                 name = (
                     test.value
-                    if isinstance(test, cst.Name)
+                    if type(test) is cst.Name
                     else test.attr.value
-                    if isinstance(test, cst.Attribute)
+                    if type(test) is cst.Attribute
                     else ""
                 )
                 if name == "TYPE_CHECKING":
@@ -1125,9 +1121,9 @@ class FileContext:
         parents = self.parents
         for index in range(len(parents) - 1, 0, -1):
             ancestor = parents[index]
-            if isinstance(ancestor, cst.Raise):
+            if type(ancestor) is cst.Raise:
                 return True
-            if isinstance(ancestor, cst.Assert):
+            if type(ancestor) is cst.Assert:
                 return index + 1 < len(parents) and parents[index + 1] is ancestor.msg
             if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 return False

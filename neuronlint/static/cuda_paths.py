@@ -54,9 +54,9 @@ def _code(ctx, node: cst.CSTNode) -> str:
 
 
 def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         inner = _dotted(node.value)
         return f"{inner}.{node.attr.value}" if inner else ""
     return ""
@@ -81,22 +81,22 @@ def _has_cuda(text: str) -> bool:
 
 def gate_expression(ctx, expr: cst.BaseExpression, aliases: bool = True) -> bool:
     """A decorator (or `pytestmark` value) that skips the test without CUDA."""
-    if isinstance(expr, (cst.List, cst.Tuple)):
+    if type(expr) in (cst.List, cst.Tuple):
         return any(gate_expression(ctx, e.value, aliases) for e in expr.elements)
-    func = expr.func if isinstance(expr, cst.Call) else expr
+    func = expr.func if type(expr) is cst.Call else expr
     name = _dotted(func)
     if not name:
         return False
     last = name.rsplit(".", 1)[-1]
-    if isinstance(expr, cst.Call) and last.lower() in ("skipif", "skip_if"):
+    if type(expr) is cst.Call and last.lower() in ("skipif", "skip_if"):
         return bool(expr.args) and _missing_cuda(_code(ctx, expr.args[0].value))
-    if isinstance(expr, cst.Call) and last.lower() in ("skipunless", "skip_unless"):
+    if type(expr) is cst.Call and last.lower() in ("skipunless", "skip_unless"):
         return bool(expr.args) and _has_cuda(_code(ctx, expr.args[0].value))
     if name.startswith(("pytest.mark.", "mark.")):
         return False  # a selection marker (`@pytest.mark.gpu`): the test is ported, not skipped
     if _REQUIRE_NAME.search(last) and _CUDA_WORD.search(last) and not _GENERIC.search(last):
         return True
-    if aliases and isinstance(func, cst.Name):
+    if aliases and type(func) is cst.Name:
         value = _module_aliases(ctx).get(func.value)
         return value is not None and gate_expression(ctx, value, aliases=False)
     return False
@@ -108,13 +108,13 @@ def _module_aliases(ctx) -> dict[str, cst.BaseExpression]:
     if found is None:
         found = {}
         for stmt in ctx.module.body:
-            if isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
                     if (
-                        isinstance(small, cst.Assign)
+                        type(small) is cst.Assign
                         and len(small.targets) == 1
-                        and isinstance(small.targets[0].target, cst.Name)
-                        and isinstance(small.value, cst.Call)
+                        and type(small.targets[0].target) is cst.Name
+                        and type(small.value) is cst.Call
                     ):
                         found[small.targets[0].target.value] = small.value
         ctx.cuda_path_cache["aliases"] = found
@@ -123,19 +123,19 @@ def _module_aliases(ctx) -> dict[str, cst.BaseExpression]:
 
 def _is_skip_body(block: cst.BaseSuite) -> bool:
     """The body of an `if` that skips or leaves: `pytest.skip(...)`, `raise SkipTest`, `return`."""
-    statements = block.body if isinstance(block, cst.IndentedBlock) else (block,)
+    statements = block.body if type(block) is cst.IndentedBlock else (block,)
     for stmt in statements:
-        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()
-        if isinstance(stmt, cst.SimpleStatementSuite):
+        smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else ()
+        if type(stmt) is cst.SimpleStatementSuite:
             smalls = stmt.body
         for small in smalls:
-            if isinstance(small, cst.Return):
+            if type(small) is cst.Return:
                 return True
-            if isinstance(small, cst.Raise) and small.exc is not None:
-                target = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+            if type(small) is cst.Raise and small.exc is not None:
+                target = small.exc.func if type(small.exc) is cst.Call else small.exc
                 if _SKIP_CALLS.search(_dotted(target)):
                     return True
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if type(small) is cst.Expr and type(small.value) is cst.Call:
                 if _SKIP_CALLS.search(_dotted(small.value.func)):
                     return True
     return False
@@ -144,7 +144,7 @@ def _is_skip_body(block: cst.BaseSuite) -> bool:
 def _skip_if(ctx, stmt: cst.CSTNode, any_polarity: bool = False) -> bool:
     """`if not torch.cuda.is_available(): pytest.skip(...)` (or return / raise SkipTest); with
     `any_polarity`, also a skip *when* CUDA is there (a skip condition all the same)."""
-    if not (isinstance(stmt, cst.If) and stmt.orelse is None and _is_skip_body(stmt.body)):
+    if not (type(stmt) is cst.If and stmt.orelse is None and _is_skip_body(stmt.body)):
         return False
     test = _code(ctx, stmt.test)
     return _missing_cuda(test) or (any_polarity and bool(_CUDA_WORD.search(test)))
@@ -152,7 +152,7 @@ def _skip_if(ctx, stmt: cst.CSTNode, any_polarity: bool = False) -> bool:
 
 def _skip_condition(ctx, expr: cst.BaseExpression) -> bool:
     """A skip decorator whose condition asks about CUDA, whichever way (`skipif(torch.cuda...)`)."""
-    if not isinstance(expr, cst.Call) or not expr.args:
+    if type(expr) is not cst.Call or not expr.args:
         return False
     last = _dotted(expr.func).rsplit(".", 1)[-1].lower()
     return last in ("skipif", "skip_if", "skipunless", "skip_unless", "xfail") and bool(
@@ -167,12 +167,12 @@ def _module_gated(ctx) -> bool:
         for stmt in ctx.module.body:
             if _skip_if(ctx, stmt):
                 found = True
-            elif isinstance(stmt, cst.SimpleStatementLine):
+            elif type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
                     if (
-                        isinstance(small, cst.Assign)
+                        type(small) is cst.Assign
                         and any(
-                            isinstance(t.target, cst.Name) and t.target.value == "pytestmark"
+                            type(t.target) is cst.Name and t.target.value == "pytestmark"
                             for t in small.targets
                         )
                         and gate_expression(ctx, small.value)
@@ -191,24 +191,24 @@ def classify(ctx, node: cst.CSTNode) -> dict[str, str]:
     in_function = False
     for index in range(len(chain) - 2, -1, -1):
         ancestor, child = chain[index], chain[index + 1]
-        if isinstance(ancestor, cst.Decorator):
+        if type(ancestor) is cst.Decorator:
             if gate_expression(ctx, ancestor.decorator) or _skip_condition(ctx, ancestor.decorator):
                 return {"cuda_path": SKIP}
-        elif isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+        elif type(ancestor) in (cst.FunctionDef, cst.ClassDef):
             if child is ancestor.body:
                 if any(gate_expression(ctx, d.decorator) for d in ancestor.decorators):
                     return {**facts, "cuda_path": GATED}
-                if isinstance(ancestor, cst.FunctionDef) and _early_exit(ctx, ancestor, chain, index):
+                if type(ancestor) is cst.FunctionDef and _early_exit(ctx, ancestor, chain, index):
                     return {**facts, "cuda_path": GATED}
             in_function = True
-        elif isinstance(ancestor, cst.Lambda):
+        elif type(ancestor) is cst.Lambda:
             in_function = True
-        elif isinstance(ancestor, (cst.If, cst.IfExp)) and child is ancestor.orelse:
+        elif type(ancestor) in (cst.If, cst.IfExp) and child is ancestor.orelse:
             if "cuda_path" not in facts and _accelerator_test(ctx, ancestor.test):
                 facts["cuda_path"] = FALLBACK
-            if isinstance(ancestor, cst.If):
+            if type(ancestor) is cst.If:
                 continue
-        elif isinstance(ancestor, cst.If):
+        elif type(ancestor) is cst.If:
             if child is ancestor.test or child is ancestor.body:
                 if _skip_if(ctx, ancestor, any_polarity=True):
                     return {"cuda_path": SKIP}
@@ -219,7 +219,7 @@ def classify(ctx, node: cst.CSTNode) -> dict[str, str]:
                 if _has_cuda(_code(ctx, ancestor.test)):
                     facts["cuda_path"] = BRANCH
                     facts["cuda_guard"] = str(id(ancestor))
-        elif isinstance(ancestor, cst.Assign) and index == 2 and isinstance(chain[0], cst.Module):
+        elif type(ancestor) is cst.Assign and index == 2 and type(chain[0]) is cst.Module:
             # `pytestmark = pytest.mark.skipif(...)`, `requires_cuda = pytest.mark.skipif(...)`
             if child is ancestor.value and gate_expression(ctx, ancestor.value, aliases=False):
                 return {"cuda_path": SKIP}
@@ -236,7 +236,7 @@ def _accelerator_test(ctx, test: cst.BaseExpression) -> bool:
 def _early_exit(ctx, function: cst.FunctionDef, chain: list[cst.CSTNode], index: int) -> bool:
     """An `if not <cuda>: return/skip` statement of the function's body before the node's statement."""
     body = function.body
-    if not isinstance(body, cst.IndentedBlock) or index + 2 >= len(chain):
+    if type(body) is not cst.IndentedBlock or index + 2 >= len(chain):
         return False
     current = chain[index + 2]
     for stmt in body.body:

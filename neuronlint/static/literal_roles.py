@@ -40,26 +40,26 @@ def _prints_message(call: cst.Call, ctx: FileContext) -> bool:
     """`print(...)`, `logger.info(...)`, `logging.warning(...)`, `warnings.warn(...)`,
     `ValueError(...)`: a call whose arguments are the text it shows (the built-in `print` only)."""
     func = call.func
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         if func.value == "print":
             return ctx.lookup("print") is None
         return bool(_EXCEPTION_NAME.search(func.value))
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return False
     if func.attr.value not in _LOG_METHODS:
         return bool(_EXCEPTION_NAME.search(func.attr.value))
     owner = func.value
-    while isinstance(owner, cst.Attribute):
+    while type(owner) is cst.Attribute:
         if _LOGGER_NAME.search(owner.attr.value):
             return True
         owner = owner.value
-    return isinstance(owner, cst.Name) and bool(_LOGGER_NAME.search(owner.value))
+    return type(owner) is cst.Name and bool(_LOGGER_NAME.search(owner.value))
 
 
 def _callee_name(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
     return ""
 
@@ -73,31 +73,31 @@ def literal_role(node: cst.CSTNode, ctx: FileContext) -> str:
         if isinstance(parent, _CONTAINERS):
             child = parent  # `x in ["cuda", "xpu"]`, `("cuda", 7): ...`: judge the collection by its place
             continue
-        if isinstance(parent, cst.ConcatenatedString):
+        if type(parent) is cst.ConcatenatedString:
             child = parent  # `"cu" "da"`, `"using " f"{x}"`: the string as a whole stands there
             continue
-        if isinstance(parent, cst.DictElement):
+        if type(parent) is cst.DictElement:
             return ROLE_KEY if parent.key is child else ROLE_VALUE
-        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.MatchValue)):
+        if type(parent) in (cst.Comparison, cst.ComparisonTarget, cst.MatchValue):
             return ROLE_TEST
-        if isinstance(parent, cst.Index):
+        if type(parent) is cst.Index:
             subscript = parents[index - 2] if index >= 2 else None
-            if isinstance(subscript, cst.Subscript) and _callee_name(subscript.value) == "Literal":
+            if type(subscript) is cst.Subscript and _callee_name(subscript.value) == "Literal":
                 return ROLE_OPTION
             return ROLE_KEY
-        if isinstance(parent, cst.Annotation):
+        if type(parent) is cst.Annotation:
             return ROLE_OPTION
-        if isinstance(parent, cst.Arg):
+        if type(parent) is cst.Arg:
             call = parents[index - 1] if index >= 1 else None
             if parent.keyword is not None and parent.keyword.value == "choices":
                 return ROLE_OPTION
-            if isinstance(call, cst.Call):
+            if type(call) is cst.Call:
                 if child is parent.value and _prints_message(call, ctx):
                     return ROLE_MESSAGE  # `print("cuda")`, `logger.info("nccl")`: the text of a message
                 name = _callee_name(call.func)
                 if name in _ATTRIBUTE_FUNCTIONS and len(call.args) > 1 and call.args[1] is parent:
                     # monkeypatch.setattr("pkg.mod.device", "cuda") takes a dotted path first: then the value follows
-                    if not isinstance(call.args[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+                    if type(call.args[0].value) not in (cst.SimpleString, cst.ConcatenatedString):
                         return ROLE_ATTRIBUTE
                 if name in _TEST_METHODS:
                     return ROLE_TEST

@@ -153,7 +153,7 @@ def _parse_starts(
         if index >= len(tree.body):
             return None
         top_lines.append(first_line(tree.body[index]))
-        index += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+        index += len(stmt.body) if type(stmt) is cst.SimpleStatementLine else 1
     if index != len(tree.body):
         return None
     return starts, top_lines

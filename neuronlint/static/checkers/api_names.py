@@ -59,9 +59,9 @@ def _under_cuda_check(node: cst.CSTNode, ctx: FileContext) -> bool:
     chain = [*ctx.parents, node]
     for index in range(len(chain) - 2, -1, -1):
         ancestor = chain[index]
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(ancestor) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             return False
-        if isinstance(ancestor, (cst.If, cst.IfExp)) and chain[index + 1] is ancestor.body:
+        if type(ancestor) in (cst.If, cst.IfExp) and chain[index + 1] is ancestor.body:
             if _CUDA_CHECK.search(ctx.module.code_for_node(ancestor.test)):
                 return True
     return False
@@ -88,18 +88,10 @@ def _not_a_call_site(node: cst.Attribute, qualname: str, ctx: FileContext) -> bo
     if qualname != "torch.cuda":
         return False
     parent, call = ctx.parent(), ctx.parent(2)
-    if not (
-        isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and call.args and call.args[0] is parent
-    ):
+    if not (type(parent) is cst.Arg and type(call) is cst.Call and call.args and call.args[0] is parent):
         return False
     func = call.func
-    name = (
-        func.value
-        if isinstance(func, cst.Name)
-        else func.attr.value
-        if isinstance(func, cst.Attribute)
-        else ""
-    )
+    name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
     return name in _REFLECTION or name == "object"
 
 
@@ -108,10 +100,10 @@ def _stubbed(node: cst.CSTNode, ctx: FileContext) -> bool:
     stub (a CUDA spoof); nothing queries CUDA there."""
     parent, assign = ctx.parent(), ctx.parent(2)
     return (
-        isinstance(parent, cst.AssignTarget)
+        type(parent) is cst.AssignTarget
         and parent.target is node
-        and isinstance(assign, cst.Assign)
-        and isinstance(assign.value, cst.Lambda)
+        and type(assign) is cst.Assign
+        and type(assign.value) is cst.Lambda
     )
 
 
@@ -124,15 +116,15 @@ def _type_checked(entry: dict, node: cst.CSTNode, qualname: str, ctx: FileContex
         return False
     depth = 1
     parent = ctx.parent(depth)
-    if isinstance(parent, cst.Element):
+    if type(parent) is cst.Element:
         depth += 2  # Element -> Tuple -> Arg
         parent = ctx.parent(depth)
     call = ctx.parent(depth + 1)
-    if not (isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and len(call.args) == 2):
+    if not (type(parent) is cst.Arg and type(call) is cst.Call and len(call.args) == 2):
         return False
     return (
         call.args[1] is parent
-        and isinstance(call.func, cst.Name)
+        and type(call.func) is cst.Name
         and call.func.value in ("isinstance", "issubclass")
         and ctx.lookup(call.func.value) is None
     )
@@ -152,7 +144,7 @@ _LOW_PRECISION = re.compile(r"torch\.float[48]_")
 
 def _dtype_name(node: cst.BaseExpression, ctx: FileContext) -> str | None:
     """A torch dtype named directly, or looked up with a fallback: `getattr(torch, "float8_e5m2", d)`."""
-    if isinstance(node, cst.Call) and _torch_getattr(node, ctx):
+    if type(node) is cst.Call and _torch_getattr(node, ctx):
         names = ctx.strings(node.args[1].value)
         name = f"torch.{names[0]}" if names and len(names) == 1 else None
     else:
@@ -163,7 +155,7 @@ def _dtype_name(node: cst.BaseExpression, ctx: FileContext) -> str | None:
 def _torch_getattr(call: cst.Call, ctx: FileContext) -> bool:
     """`getattr(torch, "name", ...)`: a torch attribute that may not exist in this torch version."""
     return (
-        isinstance(call.func, cst.Name)
+        type(call.func) is cst.Name
         and call.func.value == "getattr"
         and ctx.lookup("getattr") is None
         and len(call.args) >= 2
@@ -175,42 +167,42 @@ def _enum_of_dtypes(assign: cst.CSTNode, ctx: FileContext) -> bool:
     """`class QuantDType(Enum): int8 = torch.int8; float8_e4m3fn = torch.float8_e4m3fn`: the
     assignment is a member of an enum whose members are dtypes, a table of the choices a
     configuration offers (held to the same test as a dict or set of dtypes)."""
-    if not isinstance(assign, cst.Assign):
+    if type(assign) is not cst.Assign:
         return False
     body, owner = ctx.parent(2), ctx.parent(3)
     classdef = ctx.parent(4)
     if not (
-        isinstance(body, cst.SimpleStatementLine)
-        and isinstance(owner, cst.IndentedBlock)
-        and isinstance(classdef, cst.ClassDef)
+        type(body) is cst.SimpleStatementLine
+        and type(owner) is cst.IndentedBlock
+        and type(classdef) is cst.ClassDef
         and any((ctx.qualname(b.value) or _base_name(b.value)).endswith("Enum") for b in classdef.bases)
     ):
         return False
     dtypes = [
         name
         for line in classdef.body.body
-        if isinstance(line, cst.SimpleStatementLine)
+        if type(line) is cst.SimpleStatementLine
         for statement in line.body
-        if isinstance(statement, cst.Assign) and (name := _dtype_name(statement.value, ctx))
+        if type(statement) is cst.Assign and (name := _dtype_name(statement.value, ctx))
     ]
     return len(dtypes) >= 2 and not all(_LOW_PRECISION.match(name) for name in dtypes)
 
 
 def _base_name(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
-    return node.value if isinstance(node, cst.Name) else ""
+    return node.value if type(node) is cst.Name else ""
 
 
 def _keeps_dtype(ifexp: cst.IfExp, node: cst.CSTNode, ctx: FileContext) -> bool:
     """`torch.float64 if dtype == torch.float64 else torch.float32`: the branch keeps the dtype the
     caller already has (tested in the condition); it chooses no new precision."""
-    if ifexp.body is not node or not isinstance(ifexp.test, cst.Comparison):
+    if ifexp.body is not node or type(ifexp.test) is not cst.Comparison:
         return False
     name = ctx.qualname(node)
     test = ifexp.test
     return any(
-        isinstance(c.operator, (cst.Equal, cst.Is))
+        type(c.operator) in (cst.Equal, cst.Is)
         and name in (ctx.qualname(test.left), ctx.qualname(c.comparator))
         for c in test.comparisons
     )
@@ -218,9 +210,9 @@ def _keeps_dtype(ifexp: cst.IfExp, node: cst.CSTNode, ctx: FileContext) -> bool:
 
 def _dtype_in(node: cst.BaseExpression, ctx: FileContext) -> str | None:
     """The dtype an entry is, or pairs with something else: `(torch.float64, "float64")`."""
-    if isinstance(node, cst.Tuple):
+    if type(node) is cst.Tuple:
         for element in node.elements:
-            if isinstance(element, cst.Element) and (name := _dtype_name(element.value, ctx)):
+            if type(element) is cst.Element and (name := _dtype_name(element.value, ctx)):
                 return name
         return None
     return _dtype_name(node, ctx)
@@ -231,19 +223,19 @@ def _dtype_table(collection: cst.CSTNode, ctx: FileContext, depth: int) -> bool:
     dtypes: two or more of its values are dtypes (or pairs holding one), and it is not the argument
     of a call or the iterable of a loop, where each entry is used (`parametrize("dtype", [...])`,
     `for dtype in (...)`)."""
-    if isinstance(collection, cst.Dict):
-        values = [e.value for e in collection.elements if isinstance(e, cst.DictElement)]
+    if type(collection) is cst.Dict:
+        values = [e.value for e in collection.elements if type(e) is cst.DictElement]
     elif isinstance(collection, _COLLECTIONS):
-        values = [e.value for e in collection.elements if isinstance(e, cst.Element)]
+        values = [e.value for e in collection.elements if type(e) is cst.Element]
     else:
         return False
     dtypes = [name for v in values if (name := _dtype_in(v, ctx))]
     if len(dtypes) < 2 or all(_LOW_PRECISION.match(name) for name in dtypes):
         return False  # {"e4m3": torch.float8_e4m3fn, ...}: the formats a quantiser offers, each a choice
     holder = ctx.parent(depth + 1)
-    if isinstance(holder, cst.Arg):
+    if type(holder) is cst.Arg:
         return False
-    if isinstance(holder, (cst.For, cst.CompFor)) and holder.iter is collection:
+    if type(holder) in (cst.For, cst.CompFor) and holder.iter is collection:
         return False
     return True
 
@@ -257,34 +249,30 @@ def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
     table is looked up where a dtype is chosen, and that choice (a configuration value) is not in
     the code."""
     parent = ctx.parent()
-    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+    if type(parent) in (cst.Comparison, cst.ComparisonTarget):
         return True
-    if isinstance(parent, cst.DictElement):
+    if type(parent) is cst.DictElement:
         if parent.key is node:
             return True
         # {np.float64: torch.float64}: a numpy-to-torch conversion table lists every dtype
         return (ctx.qualname(parent.key) or "").startswith("numpy.") or _dtype_table(ctx.parent(2), ctx, 2)
-    if isinstance(parent, cst.Element) and isinstance(ctx.parent(2), _COLLECTIONS):
-        if isinstance(ctx.parent(3), cst.ComparisonTarget):
+    if type(parent) is cst.Element and isinstance(ctx.parent(2), _COLLECTIONS):
+        if type(ctx.parent(3)) is cst.ComparisonTarget:
             return True  # `dtype in (torch.float32, torch.float64)`
         if _dtype_table(ctx.parent(2), ctx, 2):
             return True
         # `(torch.float64, "float64")` as one entry of a table of pairs
-        return isinstance(ctx.parent(3), cst.Element) and _dtype_table(ctx.parent(4), ctx, 4)
-    if isinstance(parent, cst.Arg):
+        return type(ctx.parent(3)) is cst.Element and _dtype_table(ctx.parent(4), ctx, 4)
+    if type(parent) is cst.Arg:
         call = ctx.parent(2)
-        if (
-            isinstance(call, cst.Call)
-            and _torch_getattr(call, ctx)
-            and isinstance(ctx.parent(3), cst.Element)
-        ):
+        if type(call) is cst.Call and _torch_getattr(call, ctx) and type(ctx.parent(3)) is cst.Element:
             # `{torch.float8_e4m3fn, getattr(torch, "float8_e5m2", torch.float8_e4m3fn)}`: the
             # fallback of a table entry
             return isinstance(ctx.parent(4), _COLLECTIONS) and _dtype_table(ctx.parent(4), ctx, 4)
-        return isinstance(call, cst.Call) and ctx.qualname(call.func) in _DTYPE_INFO
-    if isinstance(parent, cst.IfExp):
+        return type(call) is cst.Call and ctx.qualname(call.func) in _DTYPE_INFO
+    if type(parent) is cst.IfExp:
         return _keeps_dtype(parent, node, ctx)
-    if isinstance(parent, cst.Assign) and parent.value is node:
+    if type(parent) is cst.Assign and parent.value is node:
         return _enum_of_dtypes(parent, ctx)
     return False
 
@@ -292,7 +280,7 @@ def _inspects_dtype(node: cst.CSTNode, ctx: FileContext) -> bool:
 def _moved_to_device(ctx: FileContext) -> bool:
     """Whether the call being visited is the receiver of `.to(<not "cpu">)` or `.cuda()`."""
     attribute, call = ctx.parent(), ctx.parent(2)
-    if not (isinstance(attribute, cst.Attribute) and isinstance(call, cst.Call) and call.func is attribute):
+    if not (type(attribute) is cst.Attribute and type(call) is cst.Call and call.func is attribute):
         return False
     if attribute.attr.value == "cuda":
         return True
@@ -318,7 +306,7 @@ def _called_on_host_data(entry: dict, node: cst.CSTNode, ctx: FileContext) -> bo
     if entry.get("receiver") != "device":
         return False
     call = ctx.parent()
-    if not isinstance(call, cst.Call) or call.func is not node or not call.args:
+    if type(call) is not cst.Call or call.func is not node or not call.args:
         return False
     first = call.args[0]
     return first.keyword is None and not first.star and ctx.is_host_value(first.value)
@@ -393,7 +381,7 @@ class ApiNames(Checker):
             return
         module = dotted(node.module)
         entry = ctx.data.imported_api(module)
-        if entry is None and not isinstance(node.names, cst.ImportStar):
+        if entry is None and type(node.names) is not cst.ImportStar:
             for alias in node.names:
                 entry = ctx.data.imported_api(f"{module}.{dotted(alias.name)}")
                 if entry is not None:
@@ -434,11 +422,11 @@ class ApiNames(Checker):
         parent = ctx.parent()
         if type(parent) is cst.Attribute:
             return  # roots and attribute names are handled with the whole chain
-        if isinstance(parent, _NOT_A_USE) or (isinstance(parent, cst.Param) and parent.name is node):
+        if isinstance(parent, _NOT_A_USE) or (type(parent) is cst.Param and parent.name is node):
             return
-        if isinstance(parent, cst.Arg) and parent.keyword is node:
+        if type(parent) is cst.Arg and parent.keyword is node:
             return
-        if isinstance(parent, cst.AssignTarget):
+        if type(parent) is cst.AssignTarget:
             return
         if ctx.enclosing(cst.Annotation) is not None:
             return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing

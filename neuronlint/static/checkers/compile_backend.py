@@ -25,7 +25,7 @@ def _module_compile(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> bo
     Only torch.compile's keywords and no positional arguments (regex and Keras `compile` take
     others), on a receiver that is a name or attribute (not `jax.jit(f).lower(x).compile()`).
     """
-    if not isinstance(func.value, (cst.Name, cst.Attribute)) or ctx.qualname(func) is not None:
+    if type(func.value) not in (cst.Name, cst.Attribute) or ctx.qualname(func) is not None:
         return False
     for arg in node.args:
         if arg.star == "**":
@@ -46,7 +46,7 @@ def _option_keys(value: cst.Dict, ctx: FileContext) -> list[tuple[cst.BaseExpres
         return None
     keys = []
     for element in value.elements:
-        if not isinstance(element, cst.DictElement):
+        if type(element) is not cst.DictElement:
             continue  # `{**base, "max_autotune": True}`: the keys of `base` are chosen where it is written
         names = ctx.strings(element.key)
         if not names:
@@ -68,10 +68,10 @@ def _report_options(options: cst.Arg, ctx: FileContext) -> None:
     a parameter forwarded by a wrapper; `options=cfg.options`) passes on keys chosen elsewhere: the
     keys are reported where they are written, if in Python, and the call is the NL801 finding."""
     value = options.value
-    if isinstance(value, cst.Dict):
+    if type(value) is cst.Dict:
         for key_node, key in _option_keys(value, ctx) or ():
             ctx.report("NL803", key_node, option=f"options[{key!r}]")
-    elif isinstance(value, cst.Name):
+    elif type(value) is cst.Name:
         local = _dict_key(value.value, ctx)
         ctx.release(local if local in ctx.deferred else f"dict:{value.value}")
 
@@ -80,7 +80,7 @@ def _backend_default(node: cst.SimpleString, ctx: FileContext) -> bool:
     """`os.environ.get("COMPILE_BACKEND", "inductor")`, `backend: str = "inductor"`,
     `add_argument("--backend", default="inductor")`: Inductor chosen as a default."""
     parent, grand = ctx.parent(), ctx.parent(2)
-    if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
+    if type(parent) is cst.Arg and type(grand) is cst.Call:
         if parent.keyword is None:
             return (
                 ctx.qualname(grand.func) in _ENV_LOOKUPS and len(grand.args) > 1 and grand.args[1] is parent
@@ -88,19 +88,19 @@ def _backend_default(node: cst.SimpleString, ctx: FileContext) -> bool:
         if parent.keyword.value == "default":
             return any("backend" in (ctx.strings(a.value) or ("",))[0] for a in grand.args if a is not parent)
         return False
-    if isinstance(parent, cst.Param):
+    if type(parent) is cst.Param:
         return "backend" in parent.name.value
-    if isinstance(parent, (cst.Assign, cst.AnnAssign)):
-        targets = parent.targets if isinstance(parent, cst.Assign) else ()
+    if type(parent) in (cst.Assign, cst.AnnAssign):
+        targets = parent.targets if type(parent) is cst.Assign else ()
         names = [t.target for t in targets] if targets else [parent.target]
         return any("backend" in (dotted_name(t) or "").lower() for t in names)
     return False
 
 
 def dotted_name(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
     return ""
 
@@ -126,7 +126,7 @@ class CompileBackend(Checker):
             api = "torch.compile" if ctx.qualname(func) == "torch.compile" else None
             if api is None and _module_compile(node, func, ctx):
                 api = "nn.Module.compile"
-        elif isinstance(func, cst.Name):
+        elif type(func) is cst.Name:
             api = (
                 "torch.compile" if ctx.qualname(func) == "torch.compile" else None
             )  # `from torch import compile`
@@ -166,13 +166,13 @@ class CompileBackend(Checker):
     def option_dict(self, node: cst.Assign, ctx: FileContext) -> None:
         """A dict with string keys (module level or in a function) may be passed as `options=NAME`
         later: keep its keys until it is."""
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
             return
         if ctx.scope.kind not in ("module", "function"):
             return
         key = _dict_key(node.targets[0].target.value, ctx)
         ctx.forget(key)
-        if not isinstance(node.value, cst.Dict):
+        if type(node.value) is not cst.Dict:
             if ctx.scope.kind == "function":
                 ctx.deferred[key] = []  # a local name shadows a module-level dict of that name
             return
@@ -186,5 +186,5 @@ class CompileBackend(Checker):
 
     @on(cst.Decorator)
     def compile_decorator(self, node: cst.Decorator, ctx: FileContext) -> None:
-        if not isinstance(node.decorator, cst.Call) and ctx.qualname(node.decorator) == "torch.compile":
+        if type(node.decorator) is not cst.Call and ctx.qualname(node.decorator) == "torch.compile":
             ctx.report("NL801", node.decorator, api="torch.compile", backend="the default backend, Inductor")

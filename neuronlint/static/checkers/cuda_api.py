@@ -62,11 +62,11 @@ def _autocast_api(call: cst.Call, ctx: FileContext) -> str | None:
 def _falls_back(ctx: FileContext) -> bool:
     """Inside a conditional keyed on CUDA (`"cuda" if torch.cuda.is_available() else "cpu"`)."""
     for ancestor in reversed(ctx.parents):
-        if isinstance(ancestor, (cst.IfExp, cst.If)) and _FALLBACK_TEST.search(
+        if type(ancestor) in (cst.IfExp, cst.If) and _FALLBACK_TEST.search(
             ctx.module.code_for_node(ancestor.test)
         ):
             return True
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+        if type(ancestor) in (cst.FunctionDef, cst.ClassDef):
             return False
     return False
 
@@ -81,18 +81,18 @@ def _names_implementation(node: cst.CSTNode, ctx: FileContext) -> bool:
     `assert impl in ["ref", "cuda"]`: the literal selects an implementation by name."""
     child: cst.CSTNode = node
     for parent in reversed(ctx.parents):
-        if isinstance(parent, (cst.Element, cst.List, cst.Tuple, cst.Set)):
+        if type(parent) in (cst.Element, cst.List, cst.Tuple, cst.Set):
             child = parent
             continue
-        if isinstance(parent, cst.Param):
+        if type(parent) is cst.Param:
             return parent.default is child and bool(_IMPL_NAME.search(parent.name.value))
-        if isinstance(parent, cst.Arg):
+        if type(parent) is cst.Arg:
             return parent.keyword is not None and bool(_IMPL_NAME.search(parent.keyword.value))
-        if isinstance(parent, cst.Assign):
+        if type(parent) is cst.Assign:
             return len(parent.targets) == 1 and _impl_named(parent.targets[0].target)
-        if isinstance(parent, cst.ComparisonTarget):
+        if type(parent) is cst.ComparisonTarget:
             continue
-        if isinstance(parent, cst.Comparison):
+        if type(parent) is cst.Comparison:
             sides = [parent.left, *(c.comparator for c in parent.comparisons)]
             return any(_impl_named(side) for side in sides if side is not child)
         return False
@@ -100,9 +100,9 @@ def _names_implementation(node: cst.CSTNode, ctx: FileContext) -> bool:
 
 
 def _impl_named(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         node = node.attr
-    return isinstance(node, cst.Name) and bool(_IMPL_NAME.search(node.value))
+    return type(node) is cst.Name and bool(_IMPL_NAME.search(node.value))
 
 
 def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
@@ -115,11 +115,11 @@ def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
     if role != ROLE_VALUE:
         return  # a dispatch-table key, an allowed choice, a Literal[...] member or an attribute name
     parent = ctx.parent()
-    if isinstance(parent, cst.Arg):
+    if type(parent) is cst.Arg:
         call = ctx.parent(2)
-        if isinstance(call, cst.Call) and registers_cuda_kernel(call, ctx):
+        if type(call) is cst.Call and registers_cuda_kernel(call, ctx):
             return  # a kernel registered for CUDA: the registration is the finding (NL116)
-        api = _autocast_api(call, ctx) if isinstance(call, cst.Call) else None
+        api = _autocast_api(call, ctx) if type(call) is cst.Call else None
         if api:
             ctx.report("NL107", node, api=api, symbol=f"device_type {value!r}", **_alternatives(node, value))
             return
@@ -128,7 +128,7 @@ def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
 
 def _alternatives(node: cst.CSTNode, value: str) -> dict:
     """The same literal naming the Neuron device on each backend (a plain string only, not an f-string)."""
-    if not isinstance(node, cst.SimpleString):
+    if type(node) is not cst.SimpleString:
         return {}
     alternatives = {"native_alt": node.value.replace("cuda", "neuron", 1)}
     if ":" not in value:  # the XLA device takes no CUDA ordinal
@@ -141,23 +141,23 @@ def _tensor_type_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> Non
         ctx.report("NL111", node, symbol=f"comparison with {value!r}")
         return
     parent, call = ctx.parent(), ctx.parent(2)
-    if isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and name_of(call.func) == "type":
+    if type(parent) is cst.Arg and type(call) is cst.Call and name_of(call.func) == "type":
         ctx.report("NL101", node, symbol=f".type({value!r})")  # `x.type("torch.cuda.FloatTensor")` moves x
 
 
 def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return True
-    if isinstance(node, (cst.Name, cst.Attribute)) and ctx.qualname(node) is None:
+    if type(node) in (cst.Name, cst.Attribute) and ctx.qualname(node) is None:
         return bool(_ORDINAL_NAME.search(name_of(node).lower()))
     return False
 
 
 def _is_index(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     """`torch.device(i)`, `torch.device(int(rank))`: an integer that can only be a device index."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "int":
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "int":
         return True
-    if isinstance(node, cst.Name) and _INDEX_NAME.match(node.value):
+    if type(node) is cst.Name and _INDEX_NAME.match(node.value):
         binding = ctx.lookup(node.value)
         return binding is None or binding[0] in ("other", "python")  # `for i in range(n)`: an int
     return False
@@ -166,11 +166,11 @@ def _is_index(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
 def _pin_memory_key(node: cst.CSTNode, ctx: FileContext) -> cst.BaseExpression | None:
     """The value given to a `"pin_memory"` key: `{"pin_memory": True}`, `kwargs["pin_memory"] = True`."""
     parent = ctx.parent()
-    if isinstance(parent, cst.DictElement) and parent.key is node:
+    if type(parent) is cst.DictElement and parent.key is node:
         return parent.value
-    if isinstance(parent, cst.Index) and isinstance(ctx.parent(4), cst.AssignTarget):
+    if type(parent) is cst.Index and type(ctx.parent(4)) is cst.AssignTarget:
         assign = ctx.parent(5)
-        return assign.value if isinstance(assign, cst.Assign) else None
+        return assign.value if type(assign) is cst.Assign else None
     return None
 
 
@@ -227,7 +227,7 @@ class CudaApi(Checker):
             for v in (ctx.strings(a.value) or ())
             if "::" in v or v.lower() not in ("cuda", "autogradcuda")
         ]
-        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        receiver = node.func.value if type(node.func) is cst.Attribute else None
         op = names[0] if names else (ctx.module.code_for_node(receiver) if receiver is not None else "")
         ctx.report("NL116", node.func, symbol=name_of(node.func), op=op or "the operator")
 
@@ -235,7 +235,7 @@ class CudaApi(Checker):
     def pin_memory(self, node: cst.Arg, ctx: FileContext) -> None:
         if node.keyword is not None and node.keyword.value == "pin_memory":
             value = node.value
-            if isinstance(value, cst.Name) and value.value == "False":
+            if type(value) is cst.Name and value.value == "False":
                 return
             ctx.report("NL110", node, symbol="pin_memory=" + ctx.module.code_for_node(value))
 
@@ -246,7 +246,7 @@ class CudaApi(Checker):
             return
         if value == "pin_memory":
             given = _pin_memory_key(node, ctx)
-            if given is not None and not (isinstance(given, cst.Name) and given.value == "False"):
+            if given is not None and not (type(given) is cst.Name and given.value == "False"):
                 ctx.report("NL110", node, symbol='"pin_memory": ' + ctx.module.code_for_node(given))
             return
         if CUDA_DEVICE.match(value):

@@ -38,18 +38,18 @@ def _guarded(ctx: FileContext, lib: dict, node: cst.CSTNode | None = None) -> bo
         parents.append(node)
     for i in range(len(parents) - 1, 0, -1):
         node = parents[i - 1]
-        if isinstance(node, cst.Try) and parents[i] is node.body:
+        if type(node) is cst.Try and parents[i] is node.body:
             for handler in node.handlers:
                 if handler.type is None:
                     return True
                 names = (
                     {dotted(e.value) for e in handler.type.elements}
-                    if isinstance(handler.type, cst.Tuple)
+                    if type(handler.type) is cst.Tuple
                     else {dotted(handler.type)}
                 )
                 if names & _IMPORT_ERRORS:
                     return True
-        elif isinstance(node, (cst.If, cst.IfExp)) and parents[i] is not node.test:
+        elif type(node) in (cst.If, cst.IfExp) and parents[i] is not node.test:
             test = ctx.module.code_for_node(node.test)
             if _AVAILABILITY_TEST.search(test) or any(m.split(".")[0] in test for m in lib["modules"]):
                 return True
@@ -64,13 +64,13 @@ def _tests_library_name(test: cst.BaseExpression, lib: dict, ctx: FileContext) -
     stack: list[cst.CSTNode] = [test]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             qualname = ctx.qualname(node) or ""
             if qualname.split(".")[0] in tops:
                 return True
-        elif isinstance(node, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+        elif type(node) in (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation):
             stack.extend(node.children)
-        elif isinstance(node, (cst.ComparisonTarget,)):
+        elif type(node) in (cst.ComparisonTarget,):
             stack.append(node.comparator)
     return False
 
@@ -121,11 +121,11 @@ def _optional(qualname: str, ctx: FileContext) -> bool:
 def _note_optional(node: cst.Import | cst.ImportFrom, lib: dict, ctx: FileContext) -> None:
     if not _guarded(ctx, lib):
         return
-    if isinstance(node, cst.Import):
+    if type(node) is cst.Import:
         ctx.optional_imports.update(dotted(a.name) for a in node.names)
         return
     module = absolute_module(node, ctx)
-    if isinstance(node.names, cst.ImportStar):
+    if type(node.names) is cst.ImportStar:
         ctx.optional_imports.add(module)
     else:
         ctx.optional_imports.update(f"{module}.{dotted(a.name)}" for a in node.names)
@@ -143,7 +143,7 @@ def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
 
 
 def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
-    if not isinstance(call, cst.Call):
+    if type(call) is not cst.Call:
         return False
     qualname = ctx.qualname(call.func) or ""
     return name_of(call.func) == "BitsAndBytesConfig" or qualname.endswith(".BitsAndBytesConfig")
@@ -227,7 +227,7 @@ class CudaOnlyLib(Checker):
             return
         module = absolute_module(node, ctx)
         lib = ctx.data.library(module)
-        if lib is None and not isinstance(node.names, cst.ImportStar):
+        if lib is None and type(node.names) is not cst.ImportStar:
             # `from apex import amp` and `from deepspeed import ops` name the library one level down.
             for alias in node.names:
                 lib = ctx.data.library(f"{module}.{dotted(alias.name)}")
@@ -283,18 +283,16 @@ class CudaOnlyLib(Checker):
         if len(node.targets) != 1 or not ctx.path.endswith("setup.py"):
             return
         target = node.targets[0].target
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             keys = (
-                ctx.strings(target.slice[0].slice.value)
-                if isinstance(target.slice[0].slice, cst.Index)
-                else None
+                ctx.strings(target.slice[0].slice.value) if type(target.slice[0].slice) is cst.Index else None
             )
             name, extra = dotted(target.value), (keys[0] if keys else "?")
         else:
             name, extra = dotted(target), ""
         if not _REQUIREMENT_NAME.search(name):
             return
-        optional = bool(extra) or "extra" in name.lower() or isinstance(node.value, cst.Dict)
+        optional = bool(extra) or "extra" in name.lower() or type(node.value) is cst.Dict
         _requirements(node.value, ctx, optional, extra)
 
     @on(cst.Arg)
@@ -311,7 +309,7 @@ _FLASH_ATTENTION = re.compile(r"^flash_attention_\d$")
 
 
 def _flash_attention(value: cst.BaseExpression, ctx: FileContext) -> None:
-    names = ctx.strings(value) if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) else None
+    names = ctx.strings(value) if type(value) in (cst.SimpleString, cst.ConcatenatedString) else None
     lib = ctx.data.library("flash_attn")
     if names and _FLASH_ATTENTION.match(names[0]) and lib is not None:
         facts = _lib_facts(lib, "flash_attn", ctx)
@@ -325,14 +323,14 @@ def _requirements(root: cst.BaseExpression, ctx: FileContext, optional: bool, fi
     stack: list[tuple[cst.BaseExpression, str]] = [(root, first_extra)]
     while stack:
         value, extra = stack.pop()
-        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        if type(value) in (cst.List, cst.Tuple, cst.Set):
             stack.extend((e.value, extra) for e in value.elements)
-        elif isinstance(value, cst.Dict):
+        elif type(value) is cst.Dict:
             for element in value.elements:
-                if isinstance(element, cst.DictElement):
-                    key = ctx.strings(element.key) if isinstance(element.key, cst.SimpleString) else []
+                if type(element) is cst.DictElement:
+                    key = ctx.strings(element.key) if type(element.key) is cst.SimpleString else []
                     stack.append((element.value, key[0] if key else "?"))
-        elif isinstance(value, cst.SimpleString):
+        elif type(value) is cst.SimpleString:
             text = ctx.strings(value)
             name = requirement_name(text[0]) if text else None
             lib = ctx.data.library_packages.get(name) if name else None

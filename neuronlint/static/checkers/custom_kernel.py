@@ -45,14 +45,14 @@ _BUILTIN_OP_NAMESPACES = frozenset(
 
 
 def _is_grid(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return "grid" in node.value.lower()
-    if isinstance(node, cst.Lambda):
+    if type(node) is cst.Lambda:
         return True
-    if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
+    if type(node) is cst.Call and type(node.func) in (cst.Name, cst.Attribute):
         return "grid" in dotted(node.func).lower() or "cdiv" in dotted(node.func)
-    if isinstance(node, cst.Tuple):
-        return any(isinstance(e.value, cst.Call) and "cdiv" in dotted(e.value.func) for e in node.elements)
+    if type(node) is cst.Tuple:
+        return any(type(e.value) is cst.Call and "cdiv" in dotted(e.value.func) for e in node.elements)
     return False
 
 
@@ -80,7 +80,7 @@ def neuron_op_namespace(namespace: str, ctx: FileContext) -> bool:
 
 
 def _is_grid_tuple(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Tuple, cst.List)) and bool(node.elements)
+    return type(node) in (cst.Tuple, cst.List) and bool(node.elements)
 
 
 _EXTENSIONS = {
@@ -97,10 +97,10 @@ def called_chain(node: cst.Attribute, ctx: FileContext) -> bool:
     `torch.ops.ns.op.default(x)`), as opposed to an op referenced by a graph pass (`n.target is ...`)."""
     chain: cst.CSTNode = node
     for ancestor in reversed(ctx.parents):
-        if isinstance(ancestor, cst.Attribute) and ancestor.value is chain:
+        if type(ancestor) is cst.Attribute and ancestor.value is chain:
             chain = ancestor
             continue
-        return isinstance(ancestor, cst.Call) and ancestor.func is chain
+        return type(ancestor) is cst.Call and ancestor.func is chain
     return False
 
 
@@ -113,7 +113,7 @@ def _cuda_dispatch(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     values = ctx.strings(node) if node is not None else None
     if values:
         return any(v.lower() in _CUDA_DISPATCH for v in values)
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+    if type(node) in (cst.List, cst.Tuple, cst.Set):
         return any(_cuda_dispatch(e.value, ctx) for e in node.elements)
     return False
 
@@ -238,17 +238,17 @@ class CustomKernel(Checker):
         if type(func) is not cst.Subscript or len(func.slice) != 1:
             return
         index = func.slice[0].slice
-        if not isinstance(index, cst.Index):
+        if type(index) is not cst.Index:
             return
         kernel = func.value
-        binding = ctx.lookup(kernel.value) if isinstance(kernel, cst.Name) else None
+        binding = ctx.lookup(kernel.value) if type(kernel) is cst.Name else None
         if binding is not None and binding[0] == "kernel" and binding[1] == "nki":
             return  # an NKI kernel launch is Neuron lock-in (NL905), never a CUDA kernel
         if _is_neuron_name(ctx.qualname(kernel)):
             return  # `flash_fwd[grid](...)` of a kernel imported from NKI or the NKI library
         if binding is not None and binding[0] == "kernel":
             ctx.report("NL301", func, kernel=kernel.value, launch=True, end_node=node)
-        elif isinstance(kernel, (cst.Name, cst.Attribute)) and (
+        elif type(kernel) in (cst.Name, cst.Attribute) and (
             _is_grid(index.value) or (_is_grid_tuple(index.value) and "kernel" in name_of(kernel).lower())
         ):
             # `handlers[key](x)` is an ordinary lookup; a kernel-named callee with a tuple of sizes is a launch.
@@ -316,7 +316,7 @@ class CustomKernel(Checker):
         from neuronlint.static.bindings import absolute_module
 
         module = absolute_module(node, ctx) or (dotted(node.module) if node.module else "")
-        names = [] if isinstance(node.names, cst.ImportStar) else node.names
+        names = [] if type(node.names) is cst.ImportStar else node.names
         candidates = [(module, node.module)] + [
             (f"{module}.{dotted(a.name)}" if module else dotted(a.name), a) for a in names
         ]

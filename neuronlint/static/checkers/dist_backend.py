@@ -36,7 +36,7 @@ def _falls_back(node: cst.CSTNode, ctx: FileContext) -> bool:
     """`"nccl" if torch.cuda.is_available() else "gloo"`, `"NCCL" if has_gpu else "GLOO"`: without
     CUDA the other backend is chosen, so on Neuron the collectives silently run through gloo on the CPU."""
     ifexp = ctx.parent()
-    if not isinstance(ifexp, cst.IfExp):
+    if type(ifexp) is not cst.IfExp:
         return False
     other = ifexp.orelse if ifexp.body is node else ifexp.body
     values = ctx.strings(other) or ()
@@ -73,7 +73,7 @@ class DistBackend(Checker):
             return
         for key in ("device_ids", "output_device"):
             arg = kwarg(node, key)
-            if arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+            if arg is not None and not (type(arg.value) is cst.Name and arg.value.value == "None"):
                 ctx.report("NL202", arg, symbol=f"{key}=" + ctx.module.code_for_node(arg.value))
 
     @on(cst.SimpleString)
@@ -91,7 +91,7 @@ class DistBackend(Checker):
                 symbol=repr(value),
                 comparison=role == ROLE_TEST,
                 fallback=_falls_back(node, ctx),
-                xla_alt=node.value.replace(value, "xla") if isinstance(node, cst.SimpleString) else None,
+                xla_alt=node.value.replace(value, "xla") if type(node) is cst.SimpleString else None,
             )
         elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE, ROLE_MESSAGE):
             ctx.report("NL204", node, symbol=value)

@@ -89,17 +89,17 @@ _COUNT_NAME = re.compile(r"(^|_)(lengths|lens|counts|sizes|repeats|durations|dur
 
 def _tensor_valued(expr: cst.BaseExpression, ctx: FileContext) -> bool:
     """Repeats that are a tensor: a known tensor, an indexed or computed value, or a name such as `lengths`."""
-    if isinstance(expr, (cst.Integer, cst.Attribute)):
+    if type(expr) in (cst.Integer, cst.Attribute):
         return False  # literals and config attributes (`self.cfg.clone_batch`) are Python ints
     if ctx.is_tensor(expr):
         return True
-    if isinstance(expr, cst.Name):  # `lengths`, `seq_lens`; not `num_repeats`, `n_rep` (Python ints)
+    if type(expr) is cst.Name:  # `lengths`, `seq_lens`; not `num_repeats`, `n_rep` (Python ints)
         return _COUNT_NAME.search(expr.value) is not None and not expr.value.startswith(("num_", "n_"))
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return _tensor_valued(expr.left, ctx) or _tensor_valued(expr.right, ctx)
-    if isinstance(expr, cst.Call):
-        return not isinstance(expr.func, cst.Name)  # int(...), len(...), min(...) are Python numbers
-    return isinstance(expr, cst.Subscript)
+    if type(expr) is cst.Call:
+        return type(expr.func) is not cst.Name  # int(...), len(...), min(...) are Python numbers
+    return type(expr) is cst.Subscript
 
 
 # Builtins whose argument's value (not its shape) becomes a Python number: `int(t)` reads t.
@@ -110,7 +110,7 @@ _SIZE_METHODS = frozenset({"numel", "size", "nelement", "__len__"})
 
 def _sized_by_data(node: cst.BaseExpression, ctx: FileContext) -> str | None:
     """'keep (from nms)' when `node` names a tensor whose size depends on its data."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         binding = ctx.lookup(node.value)
         if binding is not None and binding[0] == "tensor" and binding[1]:
             return f"{node.value}, from {binding[1]}"
@@ -128,7 +128,7 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
     stack: list[tuple[cst.BaseExpression, bool]] = [(expr, True)]
     while stack:
         node, value_position = stack.pop()
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
             qualname = ctx.qualname(func)
             if qualname in _VALUE_FUNCTIONS:
@@ -136,7 +136,7 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
                 if not tensors or not all(ctx.is_host_value(t) for t in tensors):
                     return qualname
                 continue  # torch.equal(ids_cpu, other_cpu): both on the host already
-            if qualname is None and isinstance(func, cst.Attribute):
+            if qualname is None and type(func) is cst.Attribute:
                 receiver = func.value
                 if func.attr.value in _VALUE_METHODS and _maybe_tensor(receiver, ctx):
                     return f".{func.attr.value}()"
@@ -145,24 +145,24 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
                     if sized is not None:
                         return f"{sized}: .{func.attr.value}()"
                 stack.append((receiver, False))
-            if isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1:
+            if type(func) is cst.Name and func.value == "len" and len(node.args) == 1:
                 sized = _sized_by_data(node.args[0].value, ctx)
                 if sized is not None:
                     return f"len({sized})"
-            numeric = isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS
+            numeric = type(func) is cst.Name and func.value in _NUMBER_BUILTINS
             stack.extend((a.value, numeric) for a in node.args)
-        elif isinstance(node, cst.Comparison):
+        elif type(node) is cst.Comparison:
             if not all(isinstance(c.operator, _IDENTITY) for c in node.comparisons):
                 stack.append((node.left, value_position))
                 stack.extend((c.comparator, value_position) for c in node.comparisons)
-        elif isinstance(node, (cst.BooleanOperation, cst.BinaryOperation)):
+        elif type(node) in (cst.BooleanOperation, cst.BinaryOperation):
             stack.append((node.left, value_position))
             stack.append((node.right, value_position))
-        elif isinstance(node, cst.UnaryOperation):
+        elif type(node) is cst.UnaryOperation:
             stack.append((node.expression, value_position))
-        elif isinstance(node, cst.Subscript):
+        elif type(node) is cst.Subscript:
             stack.append((node.value, value_position))
-        elif isinstance(node, cst.Attribute):
+        elif type(node) is cst.Attribute:
             if node.attr.value == "shape":
                 sized = _sized_by_data(node.value, ctx)
                 if sized is not None:
@@ -170,7 +170,7 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
             if value_position and ctx.is_tensor_attribute(node):
                 return ctx.module.code_for_node(node)  # `self.num_updates`, a registered buffer
             stack.append((node.value, value_position and node.attr.value in _TENSOR_VIEWS))
-        elif isinstance(node, cst.Name) and value_position:
+        elif type(node) is cst.Name and value_position:
             binding = ctx.lookup(node.value)
             if binding is not None:
                 if binding[0] == "tensor":
@@ -183,7 +183,7 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
 def _maybe_tensor(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
     if isinstance(receiver, _NOT_LITERAL_INDEXED) or ctx.is_host_value(receiver):
         return False
-    return not (isinstance(receiver, cst.Name) and receiver.value in _PLAIN_OBJECTS)
+    return not (type(receiver) is cst.Name and receiver.value in _PLAIN_OBJECTS)
 
 
 def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) -> None:
@@ -196,26 +196,26 @@ def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) ->
 
 def _mask_index(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
     """The boolean mask an index expression is, as short text for the message; None if not a mask."""
-    if isinstance(expr, cst.Comparison):
-        if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in expr.comparisons):
+    if type(expr) is cst.Comparison:
+        if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in expr.comparisons):
             return None
         return _short(expr, ctx)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.BitInvert:
         return _short(expr, ctx)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr)):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.BitAnd, cst.BitOr):
         if _looks_like_type(expr.left) or _looks_like_type(expr.right):
             return None  # `list[int | None]`: a type union, not a mask
         return _short(expr, ctx)
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         binding = ctx.lookup(expr.value)
         if binding is not None and binding[0] == "mask":
             return expr.value
         if _MASK_NAME.search(expr.value) and (binding is None or binding[0] in ("other", "tensor")):
             return expr.value
         return None
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "bool":
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "bool":
         return _short(expr, ctx)
-    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+    if type(expr) is cst.Subscript and type(expr.value) is cst.Name:
         return _short(expr, ctx) if _mask_index(expr.value, ctx) else None  # `x[mask[:, 1:]]`
     return None
 
@@ -227,15 +227,15 @@ _TYPE_NAMES = frozenset(
 
 def _looks_like_type(expr: cst.BaseExpression) -> bool:
     """`None`, `str`, `Tensor`, `nn.Module`, `list[str]`, `A | B`: operands of a type union."""
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         return _looks_like_type(expr.value)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.BitOr:
         return _looks_like_type(expr.left) or _looks_like_type(expr.right)
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value in _TYPE_NAMES or expr.value[:1].isupper()
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return expr.attr.value[:1].isupper()
-    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString))  # forward references
+    return type(expr) in (cst.SimpleString, cst.ConcatenatedString)  # forward references
 
 
 def _short(node: cst.CSTNode, ctx: FileContext) -> str:
@@ -249,18 +249,18 @@ _SEQUENCE_BUILTINS = frozenset({"sorted", "list", "tuple", "range", "reversed", 
 def _slices_python_object(ctx: FileContext) -> bool:
     """`self.config.layer_list[: n]`: slicing a configuration list or a literal, not a tensor."""
     subscript = ctx.parent(2)  # Slice -> SubscriptElement -> Subscript
-    if not isinstance(subscript, cst.Subscript):
+    if type(subscript) is not cst.Subscript:
         return False
     value = subscript.value
     if isinstance(value, _NOT_LITERAL_INDEXED) or ctx.is_host_value(value):
         return True
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+    if type(value) is cst.Call and type(value.func) is cst.Name:
         return value.func.value in _SEQUENCE_BUILTINS and ctx.lookup(value.func.value) is None
-    while isinstance(value, cst.Attribute):
+    while type(value) is cst.Attribute:
         value = value.value
-        if isinstance(value, cst.Attribute) and value.attr.value in _PLAIN_OBJECTS:
+        if type(value) is cst.Attribute and value.attr.value in _PLAIN_OBJECTS:
             return True
-    return isinstance(value, cst.Name) and value.value in _PLAIN_OBJECTS and value.value != "self"
+    return type(value) is cst.Name and value.value in _PLAIN_OBJECTS and value.value != "self"
 
 
 # Builtins whose result depends on tensor values compared or tested in Python.
@@ -271,14 +271,14 @@ def _filtered_rows(node: cst.Subscript, ctx: FileContext) -> None:
     """`logits[rows, :] = v` with `rows` a list a loop filled under an `if`: as many rows as the data
     selected, like a boolean mask."""
     first = node.slice[0].slice
-    if not isinstance(first, cst.Index) or not isinstance(first.value, cst.Name):
+    if type(first) is not cst.Index or type(first.value) is not cst.Name:
         return
     if ctx.lookup(first.value.value) != FILTERED_LIST:
         return
     if isinstance(node.value, _NOT_LITERAL_INDEXED) or ctx.is_host_value(node.value):
         return
     parent = ctx.parent()
-    write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node
+    write = type(parent) in (cst.AssignTarget, cst.AugAssign) and parent.target is node
     ctx.report("NL602", node.slice[0], mask=first.value.value, write=write, index="the filtered list")
 
 
@@ -338,7 +338,7 @@ class DynamicShape(Checker):
                     ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
             elif name == "repeat_interleave":
                 _repeat_interleave(node, func, ctx)
-        elif isinstance(func, cst.Name) and func.value in ("where", "repeat_interleave"):
+        elif type(func) is cst.Name and func.value in ("where", "repeat_interleave"):
             qualname = ctx.qualname(func)
             if qualname == "torch.where" and _where_on_device(node, ctx):
                 ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
@@ -367,10 +367,10 @@ class DynamicShape(Checker):
         if ctx.qualname(node.func) != "torch.nn.functional.pad":
             return
         widths = arg_value(node, 1, "pad")
-        if not isinstance(widths, (cst.Tuple, cst.List)):
+        if type(widths) not in (cst.Tuple, cst.List):
             return
         for element in widths.elements:
-            if isinstance(element.value, cst.Integer):
+            if type(element.value) is cst.Integer:
                 continue
             read = _value_read(element.value, ctx, host_reads=True)
             if read is not None:
@@ -403,26 +403,26 @@ class DynamicShape(Checker):
             _filtered_rows(node, ctx)
             return
         index = node.slice[0].slice
-        if not isinstance(index, cst.Index) or isinstance(node.value, _NOT_LITERAL_INDEXED):
+        if type(index) is not cst.Index or isinstance(node.value, _NOT_LITERAL_INDEXED):
             return
         mask = _mask_index(index.value, ctx)
         if mask is None:
             _filtered_rows(node, ctx)
             return
-        if isinstance(index.value, cst.Comparison) and _compares_numbers(index.value, ctx):
+        if type(index.value) is cst.Comparison and _compares_numbers(index.value, ctx):
             return  # `roles[j % 2 == 1]`: a Python bool of loop counters picks one item
         if ctx.is_host_value(node.value) or ctx.is_numpy(index.value):
             return  # numpy arrays and their masks: host work
         if filters_own_columns(node, ctx.module):
             return  # `df[df["task"] == name]`: a DataFrame filtered by its own column
         parent = ctx.parent()
-        write = isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node
+        write = type(parent) in (cst.AssignTarget, cst.AugAssign) and parent.target is node
         ctx.report("NL602", node.slice[0], mask=mask, write=write, index="the mask")
 
     @on(cst.Slice)
     def slice_bounds(self, node: cst.Slice, ctx: FileContext) -> None:
         for bound in (node.lower, node.upper):
-            if bound is None or isinstance(bound, cst.Integer):
+            if bound is None or type(bound) is cst.Integer:
                 continue
             read = _value_read(bound, ctx, host_reads=True)
             if read is not None:

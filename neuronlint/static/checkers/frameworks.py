@@ -34,7 +34,7 @@ _DEEPSPEED_CLASSES = {"DeepSpeedStrategy", "DeepSpeedPrecision"}
 
 
 def _value(node: cst.BaseExpression, ctx: FileContext) -> str | None:
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return node.value
     values = ctx.strings(node)
     return values[0] if values and len(values) == 1 else None
@@ -86,7 +86,7 @@ def _launch(node: cst.Call, qualname: str, ctx: FileContext) -> None:
                 setting = f"{qualname.rsplit('.', 1)[-1]}({keyword}={ctx.module.code_for_node(arg.value)})"
                 ctx.report("NL076", arg, setting=setting, kind="device_count", picks=_PICKS["device_count"])
         return
-    if qualname in _RUN_ENTRY and node.args and isinstance(node.args[0].value, cst.List):
+    if qualname in _RUN_ENTRY and node.args and type(node.args[0].value) is cst.List:
         previous = ""
         for element in node.args[0].value.elements:
             values = ctx.strings(element.value) or ()

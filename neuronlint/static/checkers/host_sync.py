@@ -61,7 +61,7 @@ def is_cpu_device(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     """`"cpu"`, a name bound to it (on every path), or `torch.device("cpu")`."""
     if node is None:
         return False
-    if isinstance(node, cst.Call) and ctx.qualname(node.func) == "torch.device":
+    if type(node) is cst.Call and ctx.qualname(node.func) == "torch.device":
         node = arg_value(node, 0, "type")
     values = ctx.strings(node)
     return bool(values) and all(value == "cpu" for value in values)
@@ -70,7 +70,7 @@ def is_cpu_device(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
 def copies_to_host(call: cst.Call, ctx: FileContext) -> bool:
     """`x.cpu()`, `x.numpy()`, `x.tolist()`, `x.item()` or `x.to("cpu")` (receiver not checked)."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not cst.Attribute:
         return False
     method = func.attr.value
     if method in HOST_COPY_METHODS:
@@ -82,11 +82,11 @@ def _copied_before(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
     """Whether a method chain already copied to the host: `x.cpu().numpy()`, `x.to("cpu").tolist()`."""
     node = receiver
     while True:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:
             if copies_to_host(node, ctx):
                 return True
             node = node.func.value
-        elif isinstance(node, (cst.Subscript, cst.Attribute)):
+        elif type(node) in (cst.Subscript, cst.Attribute):
             node = node.value
         else:
             return False
@@ -108,15 +108,15 @@ _MODEL_LOADERS = frozenset({"from_pretrained", "from_config", "from_single_file"
 def names_module(receiver: cst.BaseExpression) -> bool:
     """`model`, `self.encoder`, `ddp_model.module`, `Auto*.from_pretrained(...)`: the receiver is an
     `nn.Module` by its name or by the loader that made it."""
-    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+    if type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
         return receiver.func.attr.value in _MODEL_LOADERS
-    name = receiver.attr.value if isinstance(receiver, cst.Attribute) else getattr(receiver, "value", None)
+    name = receiver.attr.value if type(receiver) is cst.Attribute else getattr(receiver, "value", None)
     return isinstance(name, str) and bool(_MODULE_NAME.search(name))
 
 
 def _self_is_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
     """`self` in a method of an `nn.Module` subclass (`self.to("cpu")` moves the module)."""
-    if not (isinstance(receiver, cst.Name) and receiver.value == "self"):
+    if not (type(receiver) is cst.Name and receiver.value == "self"):
         return False
     scope = ctx.class_scope()
     return scope is not None and scope.module_class
@@ -140,7 +140,7 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     assert's message, which run only on the error path.
     """
     func = call.func
-    assert isinstance(func, cst.Attribute)
+    assert type(func) is cst.Attribute
     if any(arg.keyword is None for arg in call.args):
         return False
     if func.attr.value == "numpy" and not _forced(call):
@@ -166,7 +166,7 @@ def _forced(call: cst.Call) -> bool:
 
 
 def _false(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Name) and value.value == "False"
+    return type(value) is cst.Name and value.value == "False"
 
 
 def every_n_steps(node: cst.CSTNode, ctx: FileContext) -> bool:
@@ -174,31 +174,27 @@ def every_n_steps(node: cst.CSTNode, ctx: FileContext) -> bool:
     chain = [*ctx.parents, node]
     for index in range(len(chain) - 2, -1, -1):
         ancestor = chain[index]
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(ancestor) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             return False
-        if (
-            isinstance(ancestor, cst.If)
-            and chain[index + 1] is ancestor.body
-            and _tests_modulo(ancestor.test)
-        ):
+        if type(ancestor) is cst.If and chain[index + 1] is ancestor.body and _tests_modulo(ancestor.test):
             return True
     return False
 
 
 def _tests_modulo(test: cst.BaseExpression) -> bool:
     """`step % 100 == 0` or `not step % 100`, possibly joined with other conditions by `and`."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         return _tests_modulo(test.left) or _tests_modulo(test.right)
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = test.expression
-        return isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Modulo)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return type(inner) is cst.BinaryOperation and type(inner.operator) is cst.Modulo
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     comparison = test.comparisons[0]
-    if not isinstance(comparison.operator, cst.Equal):
+    if type(comparison.operator) is not cst.Equal:
         return False
     sides = (test.left, comparison.comparator)
-    return any(isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Modulo) for s in sides)
+    return any(type(s) is cst.BinaryOperation and type(s.operator) is cst.Modulo for s in sides)
 
 
 def periodic_facts(node: cst.CSTNode, ctx: FileContext) -> dict[str, bool]:
@@ -216,7 +212,7 @@ def periodic_facts(node: cst.CSTNode, ctx: FileContext) -> dict[str, bool]:
 
 def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     """What makes a value a device tensor, as text: a tensor reduction call or a known tensor."""
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+    if type(value) is cst.Call and type(value.func) is cst.Attribute:
         method = value.func.attr.value
         receiver = value.func.value
         if (
@@ -235,11 +231,11 @@ def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
 def in_step_closure(ctx: FileContext) -> bool:
     """Inside a lambda passed to `xm.add_step_closure(...)`, which defers it until the step has run."""
     for index in range(len(ctx.parents) - 1, 1, -1):
-        if isinstance(ctx.parents[index], cst.Lambda):
+        if type(ctx.parents[index]) is cst.Lambda:
             arg, call = ctx.parents[index - 1], ctx.parents[index - 2]
-            if isinstance(arg, cst.Arg) and isinstance(call, cst.Call):
+            if type(arg) is cst.Arg and type(call) is cst.Call:
                 name = ctx.qualname(call.func) or (
-                    call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+                    call.func.attr.value if type(call.func) is cst.Attribute else ""
                 )
                 return name.endswith("add_step_closure")
     return False
@@ -247,12 +243,10 @@ def in_step_closure(ctx: FileContext) -> bool:
 
 def _keyed_by_name(receiver: cst.BaseExpression) -> bool:
     """`df["loss"]`, `stats["acc"]`: a column or a dict entry, not a tensor (tensors take no string keys)."""
-    if not isinstance(receiver, cst.Subscript) or len(receiver.slice) != 1:
+    if type(receiver) is not cst.Subscript or len(receiver.slice) != 1:
         return False
     index = receiver.slice[0].slice
-    return isinstance(index, cst.Index) and isinstance(
-        index.value, (cst.SimpleString, cst.ConcatenatedString)
-    )
+    return type(index) is cst.Index and type(index.value) in (cst.SimpleString, cst.ConcatenatedString)
 
 
 _NUMBER_CONVERSIONS = frozenset({"float", "int"})
@@ -294,7 +288,7 @@ class HostSync(Checker):
             if ctx.in_error_path() or in_step_closure(ctx):
                 return
             for arg in node.args:
-                if arg.keyword is not None or isinstance(arg.value, cst.FormattedString):
+                if arg.keyword is not None or type(arg.value) is cst.FormattedString:
                     continue  # f-string fields are reported where they are formatted
                 what = _device_tensor(arg.value, ctx)
                 if what is not None:

@@ -59,7 +59,7 @@ def _device_use(node: cst.CSTNode, ctx: FileContext) -> str | None:
     if role in (ROLE_KEY, ROLE_OPTION, ROLE_ATTRIBUTE, ROLE_MESSAGE):
         return None  # a per-device dispatch table, an allowed choice, `hasattr(torch, "neuron")`, text
     parent, call = ctx.parent(), ctx.parent(2)
-    if isinstance(parent, cst.Arg) and isinstance(call, cst.Call):
+    if type(parent) is cst.Arg and type(call) is cst.Call:
         keyword = parent.keyword.value if parent.keyword is not None else None
         callee = name_of(call.func)
         if callee == "compile" and keyword == "backend":
@@ -91,10 +91,10 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
         return None
     if isinstance(parent, _NOT_A_USE) or ctx.enclosing(cst.Import, cst.ImportFrom) is not None:
         return None
-    if isinstance(node, cst.Name):
-        if isinstance(parent, cst.Param) and parent.name is node:
+    if type(node) is cst.Name:
+        if type(parent) is cst.Param and parent.name is node:
             return None
-        if isinstance(parent, cst.Arg) and parent.keyword is node:
+        if type(parent) is cst.Arg and parent.keyword is node:
             return None
     if ctx.enclosing(cst.Annotation) is not None:
         return None
@@ -112,14 +112,14 @@ def _kernel_site(node: cst.CSTNode, ctx: FileContext) -> bool:
     if ctx.enclosing(cst.Decorator) is not None:
         return True
     parent = ctx.parent()
-    return isinstance(parent, cst.Subscript) and parent.value is node and isinstance(ctx.parent(2), cst.Call)
+    return type(parent) is cst.Subscript and parent.value is node and type(ctx.parent(2)) is cst.Call
 
 
 def _in_nki_kernel(ctx: FileContext) -> bool:
     for ancestor in reversed(ctx.parents):
-        if isinstance(ancestor, cst.FunctionDef):
+        if type(ancestor) is cst.FunctionDef:
             for dec in ancestor.decorators:
-                expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+                expr = dec.decorator.func if type(dec.decorator) is cst.Call else dec.decorator
                 found = _neuron_module(ctx.qualname(expr) or "")
                 if found is not None and found[0] == "NL905":
                     return True
@@ -158,7 +158,7 @@ class NeuronLockin(Checker):
             return
         module = absolute_module(node, ctx)
         found = _neuron_module(module)
-        if module == "neuronxcc" and not isinstance(node.names, cst.ImportStar):
+        if module == "neuronxcc" and type(node.names) is not cst.ImportStar:
             for (
                 alias
             ) in node.names:  # `from neuronxcc import nki`: the legacy NKI namespace, not the compiler
