@@ -769,7 +769,7 @@ class FileContext:
         a random factory without `device=` or `generator=` whose size is one element, a CPU random
         number. Reading it (`.item()`) syncs nothing; a name bound to its value stays a number read
         from a tensor for the dynamic-shape checks (a slice bound drawn at random varies per step)."""
-        if not isinstance(call, cst.Call):
+        if type(call) is not cst.Call:
             return False
         name = self.qualname(call.func) or ""
         if name not in _RANDOM_FACTORIES:
