@@ -78,7 +78,11 @@ def test_repeat_interleave_only_with_tensor_repeats(tmp_path):
             frames = x.repeat_interleave(durations.view(-1), dim=1)  # expect: NL601
             owners = torch.repeat_interleave(lengths)  # expect: NL601
             bounded = torch.repeat_interleave(x, lengths, dim=0, output_size=512)
-            return heads, pairs, cloned, grouped, tokens, frames, owners, bounded
+            # A shape is a Python int, fixed for a given input shape (sam2's mask decoder spelling).
+            per_mask = torch.repeat_interleave(x, kv.shape[0], dim=0)
+            per_head = x.repeat_interleave(kv.size(1), dim=1)
+            picked = torch.repeat_interleave(x, lengths[0], dim=0)  # expect: NL601
+            return heads, pairs, cloned, grouped, tokens, frames, owners, bounded, per_mask, per_head, picked
         """,
     )
 

@@ -84,6 +84,8 @@ def _repeat_interleave(node: cst.Call, func: cst.BaseExpression, ctx: FileContex
         )
 
 
+# Methods whose result is a tensor's shape, not its values: static once the input shape is.
+_SHAPE_QUERIES = frozenset({"size", "numel", "dim", "nelement"})
 _COUNT_NAME = re.compile(r"(^|_)(lengths|lens|counts|sizes|repeats|durations|dur)$")
 
 
@@ -98,8 +100,13 @@ def _tensor_valued(expr: cst.BaseExpression, ctx: FileContext) -> bool:
     if type(expr) is cst.BinaryOperation:
         return _tensor_valued(expr.left, ctx) or _tensor_valued(expr.right, ctx)
     if type(expr) is cst.Call:
+        if type(expr.func) is cst.Attribute and expr.func.attr.value in _SHAPE_QUERIES:
+            return False  # x.size(0), x.numel(): a shape, fixed for a given input shape
         return type(expr.func) is not cst.Name  # int(...), len(...), min(...) are Python numbers
-    return type(expr) is cst.Subscript
+    if type(expr) is cst.Subscript:
+        value = expr.value  # x.shape[0] is a shape; counts[i] is a tensor's value
+        return not (type(value) is cst.Attribute and value.attr.value == "shape")
+    return False
 
 
 # Builtins whose argument's value (not its shape) becomes a Python number: `int(t)` reads t.
