@@ -200,6 +200,12 @@ def measure(root: Path, jobs: int, work: Path, interval: float) -> dict:
             tree = parent + sum(rss for rss, _ in workers)
             peaks["parent_hwm"] = max(peaks["parent_hwm"], parent_hwm)
             peaks["worker_hwm"] = max([peaks["worker_hwm"], *(hwm for _, hwm in workers)])
+            if tree > peaks["tree"]:  # the moment of the peak: which processes make it
+                peaks["at"] = (
+                    time.perf_counter() - started,
+                    parent,
+                    sorted((r for r, _ in workers), reverse=True),
+                )
             peaks["tree"] = max(peaks["tree"], tree)
             peaks["processes"] = max(peaks["processes"], 1 + len(workers))
             timeline.append((time.perf_counter() - started, parent, tree))
@@ -228,6 +234,7 @@ def measure(root: Path, jobs: int, work: Path, interval: float) -> dict:
         "worker": peaks["worker_hwm"] / 1024,
         "processes": peaks["processes"],
         "timeline": timeline,
+        "peak_at": peaks.get("at"),
     }
     shutil.rmtree(cache, ignore_errors=True)
     report.unlink()
@@ -260,7 +267,9 @@ def main() -> None:
             shutil.rmtree(root)
             rows.append((size, result))
             brief = {
-                k: round(v, 1) if isinstance(v, float) else v for k, v in result.items() if k != "timeline"
+                k: round(v, 1) if isinstance(v, float) else v
+                for k, v in result.items()
+                if k not in ("timeline", "peak_at")
             }
             print(f"{size} files: {brief}", file=sys.stderr)
     print(
@@ -288,6 +297,13 @@ def main() -> None:
         marks = [timeline[min(len(timeline) - 1, int(len(timeline) * k / 10))] for k in range(11)]
         print(f"\nParent / tree RSS over the {size:,}-file run (MiB, at each tenth of its wall time):")
         print(" ".join(f"{t:.0f}s:{p / 1024:.0f}/{tr / 1024:.0f}" for t, p, tr in marks))
+    for size, r in rows:
+        if r["peak_at"]:
+            t, parent, others = r["peak_at"]
+            print(
+                f"\n{size:,} files: the tree's peak at {t:.0f}s of {r['seconds']:.0f}s: parent {parent / 1024:.0f} MiB, "
+                f"its descendants {', '.join(f'{o / 1024:.0f}' for o in others) or 'none'} MiB"
+            )
 
 
 if __name__ == "__main__":

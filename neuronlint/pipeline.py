@@ -70,6 +70,10 @@ class ScanOptions:
     test_cap: Severity | None = Severity.WARNING  # test findings are at most this severe (None: no cap)
     show_ok: bool = False  # keep notes about supported, device-generic code (--show-ok)
     triage: bool = True  # False: every detection as judged (scopes set, no cap, no noise filters)
+    # Called with the rule database and the frame, returns the planner the pool's workers call on
+    # each Python file they analyse (neuronlint.fix.run.worker_planner): the fixes `scan` shows are
+    # then planned on the worker's tree, not parsed again in this process. None: no planning there.
+    fix_planner: Callable[[RuleDB, Context], Any] | None = None
     # (where, selectors) of every --select/--ignore/config selector, checked against the database
     selector_sources: list[tuple[str, list[str]]] = field(default_factory=list)
 
@@ -108,6 +112,10 @@ class ScanResult:
     # what cross-file linking read (kernel modules, extensions): a file analysed again alone (the
     # fix's rescans) is linked against it, as the scan linked it
     links: LinkIndex = field(default_factory=LinkIndex)
+    # fixes the pool's workers planned (ScanOptions.fix_planner), by reported path: (rule, line,
+    # column, end line, end column) of a detection -> its Plan or None; for the flavour below
+    fix_plans: dict[str, dict[tuple, Any]] = field(default_factory=dict)
+    fix_plans_flavour: Any = None
 
     @property
     def active(self) -> list[Finding]:
@@ -134,11 +142,15 @@ def _init_worker(
     fingerprint: str,
     checkers: tuple[type, ...] | None = None,
     in_pool: bool = False,
+    fix_planner: Callable[[bytes, list[dict[str, Any]]], Any] | None = None,
 ) -> None:
     from neuronlint.static import engine
     from neuronlint.static.engine import Engine, default_engine
 
-    engine.keep_trees = not in_pool  # a pool worker's trees never reach the fix planner
+    # A pool worker's trees never reach the parent's fix planner: it keeps one only while it plans
+    # that file's fixes itself (`fix_planner`, after which _analyze forgets it).
+    engine.keep_trees = not in_pool or fix_planner is not None
+    _WORKER["planner"] = fix_planner if in_pool else None
     _WORKER["engine"] = Engine(checkers, static_data) if checkers is not None else default_engine(static_data)
     _WORKER["data"] = static_data
     _WORKER["cache"] = Cache(Path(cache_dir)) if cache_dir else None
@@ -197,7 +209,16 @@ def _analyze(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
         result.detections.append(_tool_detection("NL002", 1, f"internal error: {type(exc).__name__}: {exc}"))
     value = result.to_dict()
     if cache:
-        cache.put(key, value)
+        cache.put(key, value)  # without the plans: a cached result is planned by the parent
+    planner = _WORKER["planner"]
+    if planner is not None:
+        from neuronlint.static.engine import forget_trees
+
+        if kind == "python":
+            plans = planner(data, value["detections"])
+            if plans is not None:
+                value["fix_plans"] = plans
+        forget_trees()
     return value
 
 
@@ -249,9 +270,12 @@ def analyse_files(
     progress: Callable[[int], None] | None = None,
     checkers: tuple[type, ...] | None = None,
     named: set[Path] | None = None,
+    fix_planner: Callable[[bytes, list[dict[str, Any]]], Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Analyse every file; `checkers` (default: all) are the static checkers to run; `named` are
-    the files named on the command line (an unknown kind is reported for them, NL004)."""
+    the files named on the command line (an unknown kind is reported for them, NL004);
+    `fix_planner`, when given, plans each Python file's fixes in the pool's worker that analysed
+    it (an analysis in this process keeps its trees for the fix planner instead)."""
     named = named or set()
     tasks = [(str(f), _module_path(f, roots), Path(os.path.abspath(f)) in named) for f in files]
     cache_arg = str(cache_dir) if cache_dir else None
@@ -273,7 +297,7 @@ def analyse_files(
         workers,
         _lost,
         initializer=_init_worker,
-        initargs=(static_data, cache_arg, fingerprint, checkers, True),
+        initargs=(static_data, cache_arg, fingerprint, checkers, True, fix_planner),
         batch=batch,
         task_timeout=TASK_TIMEOUT,
         progress=progress,
@@ -414,12 +438,26 @@ def run_scan(
     progress = progress_factory(len(files)) if progress_factory else None
     checkers, fingerprint = _selected_checkers(db, options)
     named = {Path(os.path.abspath(p)) for p in options.paths if not p.is_dir()}
+    planner = options.fix_planner(db, ctx) if options.fix_planner is not None else None
     results = analyse_files(
-        files, roots, static_data, fingerprint, options.jobs, options.cache_dir, progress, checkers, named
+        files,
+        roots,
+        static_data,
+        fingerprint,
+        options.jobs,
+        options.cache_dir,
+        progress,
+        checkers,
+        named,
+        planner,
     )
+    fix_plans: dict[str, dict[tuple, Any]] = {}
     for file, result in zip(files, results, strict=True):
         result["module_path"] = result["path"]  # path inside its scan root: module names come from it
         result["path"] = relative_posix(file, base)
+        plans = result.pop("fix_plans", None)
+        if plans is not None:
+            fix_plans[result["path"]] = plans
     links = link_across_files(results, files=files)
     _drop_link_inputs(results)
     findings, unused = findings_in_frame(results, db, ctx, options)
@@ -449,6 +487,8 @@ def run_scan(
         left_out=dict(left_out),
         folded_guards=folded,
         links=links,
+        fix_plans=fix_plans,
+        fix_plans_flavour=getattr(planner, "flavour", None) if fix_plans else None,
     )
 
 

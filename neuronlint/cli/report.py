@@ -95,8 +95,10 @@ def report_command(
 ) -> None:
     """Migration report: CUDA and Neuron coupling scores with their breakdown, blockers, hot spots,
     replacements for CUDA-only libraries and custom kernels, effort, and optional what-if and trend."""
+    from functools import partial
+
     from neuronlint.fix import Flavour
-    from neuronlint.fix.run import attach, check_safe_fixes
+    from neuronlint.fix.run import attach, check_safe_fixes, worker_planner
     from neuronlint.lockin.scoring import score
     from neuronlint.pipeline import run_scan
     from neuronlint.report.build import SourceLinker, build_report
@@ -109,6 +111,7 @@ def report_command(
         raise fail("--source-url: the template needs a {path} placeholder (and usually {line})")
     check_output(output)
     settings = flags.settings()
+    settings.options.fix_planner = partial(worker_planner, "portable")  # the workers plan the fixes
     try:
         result = run_scan(settings.options, progress_factory(not quiet))
         attach(result, Flavour("portable"), settings.options.base)  # what the fixes remove

@@ -83,9 +83,11 @@ def run_scan_command(
     to: str = "portable",
 ) -> int:
     """`neuronlint scan` with its options parsed: runs it and returns the exit code."""
+    from functools import partial
+
     from neuronlint.filters import scope as scope_filter
     from neuronlint.filters.chain import FilterError, FilterRequest
-    from neuronlint.fix.run import attach
+    from neuronlint.fix.run import attach, worker_planner
     from neuronlint.formats import FORMATS, PLAIN_FORMATS
     from neuronlint.pipeline import filter_scan, make_report, run_scan
 
@@ -104,6 +106,8 @@ def run_scan_command(
         if flags.fail_on is None and settings.config.fail_on is None:
             settings.fail_on = Severity.BLOCKER  # a host-sync warning must not block a commit
     try:
+        if not (fix_diff or apply_fix):  # the workers plan the fixes the output shows
+            settings.options.fix_planner = partial(worker_planner, to)
         result = run_scan(settings.options, progress_factory(not quiet and format == "text" and not fix_diff))
         if fix_diff or apply_fix:
             fixed = apply_fixes(result, settings, to, unsafe_fixes, write=not fix_diff)
@@ -114,6 +118,7 @@ def run_scan_command(
                     sys.stdout.write(item.diff())
                 return EXIT_FINDINGS if fixed.changed() else EXIT_OK
             if fixed.changed():
+                settings.options.fix_planner = partial(worker_planner, to)
                 result = run_scan(settings.options)  # report what the fixes left
         attach(result, flavour_or_fail(to, result), settings.options.base)
         if show_ok:

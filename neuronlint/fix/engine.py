@@ -41,30 +41,48 @@ def plan_file(path: str, code: str, findings: Iterable[Finding], flavour: Flavou
     except cst.ParserSyntaxError as exc:
         return FilePlan(path, findings, {}, error=f"cannot parse: {exc.message}")
     context = FixContext(source, flavour)
-    blocked = {line for f in findings if f.suppressed is not None for line in range(f.line, f.end_line + 1)}
+    blocked = suppressed_lines(findings)
     plans: dict[int, Plan] = {}
     for index, finding in enumerate(findings):
         if finding.suppressed is not None or finding.rule not in FIXERS:
             continue
-        nodes = source.at(finding.line, finding.column, finding.end_line, finding.end_column)
-        if not nodes:
-            continue
-        try:
-            plan = FIXERS[finding.rule](finding, nodes, context)
-        except NoFix:
-            continue
-        if plan is None or not plan.edits:
-            continue
-        if any(_touches(edit, blocked) for edit in plan.edits):
-            continue
-        newline = source.module.default_newline
-        if newline != "\n":  # fixers write "\n"; the file keeps its own line endings
-            edits = tuple(
-                replace(e, content=e.content.replace("\r\n", "\n").replace("\n", newline)) for e in plan.edits
-            )
-            plan = replace(plan, edits=edits)
-        plans[index] = plan
+        plan = plan_one(finding, source, context)
+        if plan is not None and not blocks(plan, blocked):
+            plans[index] = plan
     return FilePlan(path, findings, plans)
+
+
+def suppressed_lines(findings: Iterable[Finding]) -> set[int]:
+    """The lines of a file's suppressed findings: no edit may touch them."""
+    return {line for f in findings if f.suppressed is not None for line in range(f.line, f.end_line + 1)}
+
+
+def blocks(plan: Plan, blocked: set[int]) -> bool:
+    """Whether one of the plan's edits touches a line of a suppressed finding."""
+    return any(_touches(edit, blocked) for edit in plan.edits)
+
+
+def plan_one(finding: Finding, source: SourceFile, context: FixContext) -> Plan | None:
+    """The fix of one finding (of a rule with a fixer) in a parsed file, or None. A fixer reads the
+    finding's rule and span only, and the file's context gives every finding the same shared
+    edits (an import, the device variable), so a finding's plan does not depend on the file's
+    other findings: the scan's workers plan them (pipeline.plan_fixes) as this does."""
+    nodes = source.at(finding.line, finding.column, finding.end_line, finding.end_column)
+    if not nodes:
+        return None
+    try:
+        plan = FIXERS[finding.rule](finding, nodes, context)
+    except NoFix:
+        return None
+    if plan is None or not plan.edits:
+        return None
+    newline = source.module.default_newline
+    if newline != "\n":  # fixers write "\n"; the file keeps its own line endings
+        edits = tuple(
+            replace(e, content=e.content.replace("\r\n", "\n").replace("\n", newline)) for e in plan.edits
+        )
+        plan = replace(plan, edits=edits)
+    return plan
 
 
 def _touches(edit: Edit, lines: set[int]) -> bool:

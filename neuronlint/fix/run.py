@@ -16,11 +16,12 @@ from pathlib import Path
 from neuronlint.filters import first_party, triage
 from neuronlint.filters.notes import is_note
 from neuronlint.findings import Finding, Fix
-from neuronlint.fix.engine import FilePlan, choose, plan_file
+from neuronlint.fix.engine import FilePlan, blocks, choose, plan_file, suppressed_lines
 from neuronlint.fix.fixers import FIXERS
-from neuronlint.fix.flavours import Flavour, flavour_for
+from neuronlint.fix.flavours import Flavour, FlavourError, flavour_for
 from neuronlint.fix.model import SAFE, Edit, Plan, apply_edits
 from neuronlint.pipeline import ScanOptions, ScanResult, findings_in_frame
+from neuronlint.ruledb import Context, RuleDB
 from neuronlint.scope import ScopeRules
 from neuronlint.static.data import build_static_data
 from neuronlint.static.link import link_result
@@ -64,10 +65,15 @@ def attach(result: ScanResult, flavour: Flavour, base: Path) -> int:
         if rule is not None and rule.fix.get("safety") == "none" and rule.fix.get("note"):
             finding.extra["no_fix"] = rule.fix["note"]
     count = 0
+    planned = result.fix_plans if result.fix_plans_flavour == flavour else {}
     for path, findings in _by_file(result.findings).items():
         if not path.endswith(FIXED_SUFFIXES) or not any(
             f.rule in rules and f.suppressed is None for f in findings
         ):
+            continue
+        given = _give_planned(findings, planned.pop(path, None))
+        if given is not None:
+            count += given
             continue
         code = _read(base, path)
         if code is None:
@@ -79,7 +85,78 @@ def attach(result: ScanResult, flavour: Flavour, base: Path) -> int:
         for index, item in plan.plans.items():
             _give(findings[index], item, item.edits)
             count += 1
+    result.fix_plans = {}  # what the findings do not need: plans of detections the filters left out
     return count
+
+
+def _key(finding: Finding) -> tuple[str, int, int, int, int]:
+    return (finding.rule, finding.line, finding.column, finding.end_line, finding.end_column)
+
+
+def _give_planned(findings: list[Finding], plans: dict[tuple, Plan | None] | None) -> int | None:
+    """Give one file's findings the fixes its worker planned (`worker_planner`), as `plan_file`
+    would; None (nothing given) when a fixable finding has no plan from the worker, so that the
+    file is planned here."""
+    if plans is None:
+        return None
+    wanted = [i for i, f in enumerate(findings) if f.suppressed is None and f.rule in FIXERS]
+    if any(_key(findings[i]) not in plans for i in wanted):
+        return None
+    blocked = suppressed_lines(findings)
+    count = 0
+    for index in wanted:
+        item = plans[_key(findings[index])]
+        if item is not None and not blocks(item, blocked):
+            _give(findings[index], item, item.edits)
+            count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class WorkerPlanner:
+    """What a scan's pool worker runs on each Python file it analysed (ScanOptions.fix_planner):
+    the fix of every detection of a rule with a fixer, planned on the worker's own tree of the
+    file, so that the parent neither reads nor parses the file again to show its fixes. A plan
+    belongs to a detection's rule and span; the parent gives it to the finding of that rule and
+    span, leaving out those that touch a suppressed finding's line, as `plan_file` does."""
+
+    flavour: Flavour
+
+    def __call__(self, data: bytes, detections: list[dict]) -> dict[tuple, Plan | None] | None:
+        from neuronlint.findings import Severity
+        from neuronlint.fix.context import FixContext
+        from neuronlint.fix.engine import plan_one
+        from neuronlint.fix.source import SourceFile
+        from neuronlint.static.engine import parsed_tree
+
+        wanted = dict.fromkeys(
+            (d["rule"], d["line"], d["column"], d["end_line"], d["end_column"])
+            for d in detections
+            if d["rule"] in FIXERS and "cell" not in d
+        )
+        module = parsed_tree(data) if wanted else None
+        if module is None:  # nothing to fix, or analysed in an isolated child: the parent plans it
+            return None
+        try:
+            source = SourceFile.of_tree(data.decode("utf-8"), module)
+            context = FixContext(source, self.flavour)
+            plans = {}
+            for key in wanted:
+                rule, line, column, end_line, end_column = key
+                finding = Finding(rule, "", Severity.WARNING, "", line, column, end_line, end_column, "")
+                plans[key] = plan_one(finding, source, context)
+        except Exception:  # noqa: BLE001 - the parent plans the file and meets the same error there
+            return None
+        return plans
+
+
+def worker_planner(name: str, db: RuleDB, ctx: Context) -> WorkerPlanner | None:
+    """The planner of `--to name` in the scan's frame (ScanOptions.fix_planner); None when the
+    frame lacks that flavour (the command reports it after the scan)."""
+    try:
+        return WorkerPlanner(flavour_for(name, ctx, db))
+    except FlavourError:
+        return None
 
 
 def _give(finding: Finding, plan: Plan, edits: tuple[Edit, ...]) -> None:

@@ -70,6 +70,12 @@ class SourceFile:
         from neuronlint.static.engine import parsed_tree
 
         module = parsed_tree(code.encode("utf-8", "surrogatepass")) or cst.parse_module(code)
+        return cls.of_tree(code, module)
+
+    @classmethod
+    def of_tree(cls, code: str, module: cst.Module) -> SourceFile:
+        """The file whose text is `code` and whose tree (the one `libcst.parse_module(code)` gives)
+        is already parsed."""
         spans, parents = _positions(module)
         source = cls(code=code, module=module, spans=spans, parents=parents)
         for node, span in spans.items():

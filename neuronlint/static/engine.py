@@ -147,7 +147,8 @@ _SUPPRESSION_MARK = b"neuronlint:"
 # The trees of the last few Python files this process parsed, by their bytes, so that the fix
 # planner (neuronlint.fix, which shows each fixable finding's fix) works on the scan's own tree
 # instead of parsing the file a second time. Bounded, so memory stays flat however many files one
-# process analyses; worker processes of a pool keep none (their trees never leave them).
+# process analyses; worker processes of a pool keep one only while they plan that file's fixes
+# (pipeline._analyze), since their trees never leave them.
 _TREES: dict[bytes, cst.Module] = {}
 KEEP_TREES = 8
 keep_trees = True
@@ -158,6 +159,11 @@ def parsed_tree(data: bytes) -> cst.Module | None:
     `libcst.parse_module(data.decode("utf-8"))` gives (only UTF-8 text without a BOM is kept, so
     that parsing the bytes and parsing their text are the same parse)."""
     return _TREES.get(data)
+
+
+def forget_trees() -> None:
+    """Drop the trees kept for the fix planner (a pool worker, once it planned a file's fixes)."""
+    _TREES.clear()
 
 
 def _remember(data: bytes, module: cst.Module) -> None:
