@@ -19,6 +19,7 @@ NKI_GONE = {  # 2.29, Inf2/Trn1: "NKI 0.3.0 kernels are not supported on Trn1/In
     ("NL301", ""),  # Triton kernels: no NKI port offered (advice)
     ("NL302", ""),  # CUDA extensions: idem
     ("NL303", ""),  # compiled extensions: idem
+    ("NL308", ""),  # host calls of an in-repo kernel module's entry points: idem
     ("NL401", ""),  # library alternatives without NKI (advice)
     ("NL402", ""),
     ("NL404", ""),
