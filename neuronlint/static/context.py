@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,16 @@ HOST_LIBRARIES = frozenset(
 #   "device-layer"  a class that implements a device abstraction for one vendor or several (an
 #           `NpuAccelerator(BaseAccelerator)`, a platform class with methods per device type)
 SITE_STEP, SITE_HOST, SITE_TEST, SITE_DEVICE_LAYER = "step", "host", "test", "device-layer"
+
+
+def owner_names(node: cst.BaseExpression) -> Iterator[str]:
+    """The names of an attribute chain from the outside in: `a.b.c` gives 'c', 'b', 'a' (the last
+    only when the chain starts at a name; `f().b` gives 'b')."""
+    while type(node) is cst.Attribute:
+        yield node.attr.value
+        node = node.value
+    if type(node) is cst.Name:
+        yield node.value
 
 
 @dataclass(slots=True)
@@ -855,12 +866,7 @@ class FileContext:
         which holds Python values (never tensors)."""
         if type(node) is not cst.Attribute:
             return False
-        owner = node.value
-        while type(owner) is cst.Attribute:
-            if _CONFIG_NAME.fullmatch(owner.attr.value):
-                return True
-            owner = owner.value
-        return type(owner) is cst.Name and bool(_CONFIG_NAME.fullmatch(owner.value))
+        return any(_CONFIG_NAME.fullmatch(name) for name in owner_names(node.value))
 
     def is_python_data(self, node: cst.CSTNode) -> bool:
         """Host data: numbers, strings and their lists, host values (`is_host_value`), `len(x)`."""

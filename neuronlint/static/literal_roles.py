@@ -13,7 +13,7 @@ import re
 
 import libcst as cst
 
-from neuronlint.static.context import FileContext
+from neuronlint.static.context import FileContext, owner_names
 
 ROLE_VALUE = "value"  # used as a value: an argument, a default, an assignment, a dict value
 ROLE_TEST = "test"  # compared: ==, !=, in, not in (also as a member of the compared collection), `case`, .startswith()
@@ -48,12 +48,7 @@ def _prints_message(call: cst.Call, ctx: FileContext) -> bool:
         return False
     if func.attr.value not in _LOG_METHODS:
         return bool(_EXCEPTION_NAME.search(func.attr.value))
-    owner = func.value
-    while type(owner) is cst.Attribute:
-        if _LOGGER_NAME.search(owner.attr.value):
-            return True
-        owner = owner.value
-    return type(owner) is cst.Name and bool(_LOGGER_NAME.search(owner.value))
+    return any(_LOGGER_NAME.search(name) for name in owner_names(func.value))
 
 
 def _callee_name(node: cst.BaseExpression) -> str:
