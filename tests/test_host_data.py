@@ -440,3 +440,162 @@ def test_values_handed_to_numpy_are_host_arrays(tmp_path):
             return points
         """,
     )
+
+
+def test_helpers_of_the_module_that_return_host_values(tmp_path):
+    """A call of a function (or a method of the same class) of this module whose every return is a
+    host value gives a host value; a helper that returns its argument, or a device value on one of
+    its ways, does not."""
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        def maybe_zero_3(param, ignore_status=False, name=None):
+            if hasattr(param, "ds_id"):
+                with param.gathered():
+                    param = param.data.detach().cpu().clone()  # expect: NL703
+            else:
+                param = param.detach().cpu().clone()
+            return param
+
+
+        def passthrough(param):
+            return param.detach()
+
+
+        def sometimes_moved(param, keep):
+            if keep:
+                return param.cpu()  # expect: NL703
+            return param.to("cuda")  # expect: NL101
+
+
+        def load_table(path):
+            return torch.from_numpy(np.load(path))
+
+
+        def state(named_params):
+            saved = {k: maybe_zero_3(v, ignore_status=True).cpu() for k, v in named_params}  # ok: NL703
+            kept = {k: passthrough(v).cpu() for k, v in named_params}  # expect: NL703
+            mixed = {k: sometimes_moved(v, True).cpu() for k, v in named_params}  # expect: NL703
+            return saved, kept, mixed, load_table("t.npy").tolist()  # ok: NL702
+
+
+        class MaskData:
+            def to_numpy(self):
+                for k, v in self._stats.items():
+                    self._stats[k] = v.float().detach().cpu().numpy()  # expect: NL703
+
+
+        class Generator:
+            def generate(self, image):
+                mask_data = self._generate_masks(image)
+                records = []
+                for idx in range(len(mask_data["rles"])):
+                    records.append(mask_data["iou_preds"][idx].item())  # ok: NL701
+                return records
+
+            def _generate_masks(self, image):
+                data = MaskData()
+                data.to_numpy()
+                return data
+        """,
+    )
+
+
+def test_instance_attributes_assigned_only_host_values(tmp_path):
+    """`self.sigmas` of a class that assigns it only host values (numpy schedules wrapped by
+    `torch.from_numpy`, moved with `.to("cpu")`) is host data in the methods after those
+    assignments; one assignment of a device value makes it a device value again."""
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        class Scheduler:
+            def __init__(self, num_train_timesteps=1000, shift=1.0):
+                alphas = np.linspace(1, 1 / num_train_timesteps, num_train_timesteps)[::-1].copy()
+                sigmas = torch.from_numpy(1.0 - alphas).to(dtype=torch.float32)
+                sigmas = shift * sigmas / (1 + (shift - 1) * sigmas)
+                self.sigmas = sigmas
+                self.sigmas = self.sigmas.to("cpu")  # ok: NL703
+                self.sigma_min = self.sigmas[-1].item()  # ok: NL701
+
+            def set_timesteps(self, sigmas):
+                self.sigmas = torch.from_numpy(sigmas)
+                self.sigmas = self.sigmas.to("cpu")  # ok: NL703
+
+            def step(self, sample):
+                return sample * self.sigmas[0].item()  # ok: NL701
+
+
+        class DeviceSchedule:
+            def __init__(self, n):
+                self.sigmas = torch.linspace(1, 0, n).numpy()
+
+            def set_timesteps(self, n, device):
+                self.sigmas = torch.linspace(1, 0, n, device=device)
+
+            def step(self, sample):
+                return sample * self.sigmas[0].item()  # expect: NL701
+        """,
+    )
+
+
+def test_cpu_generators_loader_items_and_indices_of_kept_boxes(tmp_path):
+    """Draws from a CPU `torch.Generator` are CPU tensors; a loop item the loop moves to the device
+    into another name came from the host; the items of an NMS result are integer indices, not
+    boolean masks."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from torchvision.ops.boxes import batched_nms
+
+
+        class Solver:
+            def __init__(self):
+                self.rng = torch.Generator()
+                self.rng.manual_seed(1234)
+
+            def evaluate(self, loader):
+                for idx, batch in enumerate(loader):
+                    x = batch.to(self.device)
+                    y_pred = self.model(x).cpu()  # expect: NL703
+                    y = batch.cpu()  # ok: NL703
+                    if torch.rand(1, generator=self.rng).item() < self.p:  # ok: NL603, NL701
+                        y = y.flip(-1)
+
+            def train(self, loader, hidden):
+                for batch in loader:
+                    batch = batch.to(self.device)
+                    y = batch.cpu()  # expect: NL703
+                moved = hidden.to(self.device)
+                return hidden.cpu(), moved  # expect: NL703
+
+
+        class AttributeDropout(Solver):
+            def forward(self, samples, p):
+                for condition in samples:
+                    if torch.rand(1, generator=self.rng).item() < p:  # ok: NL603, NL701
+                        condition.clear()
+
+
+        def random_subset(dataset, max_samples, seed=42):
+            generator = torch.Generator().manual_seed(seed)
+            perm = torch.randperm(len(dataset), generator=generator)
+            return torch.utils.data.Subset(dataset, perm[:max_samples].tolist())  # ok: NL702
+
+
+        def refine(masks, boxes, scores, rles):
+            keep_by_nms = batched_nms(boxes.float(), scores, torch.zeros_like(boxes[:, 0]), 0.7)  # expect: NL601
+            for i_mask in keep_by_nms:
+                if scores[i_mask] == 0.0:  # ok: NL602
+                    rles[i_mask] = masks[i_mask]  # ok: NL602
+            return masks[valid_mask]  # expect: NL602
+        """,
+    )

@@ -231,6 +231,53 @@ CASES = [
         # (the slice bounds taken from it, 279 and 282, stay dynamic-shape findings)
         {(277, "NL701")},
     ),
+    # ---- host data that only the data flow shows (the judged worksheets of the session-5 audit)
+    (
+        "haotian-liu/LLaVA",
+        "llava/train/train.py",
+        "477c668b62a30da69a6efc630c736fe319970bae",
+        {(217, "NL703")},  # the state dict copied to the host at save
+        # maybe_zero_3(v).cpu(): the helper of this module returns param.detach().cpu().clone()
+        {(159, "NL703"), (165, "NL703")},
+    ),
+    (
+        "facebookresearch/sam2",
+        "sam2/automatic_mask_generator.py",
+        "065e469e27c2d3af40d51d072031e828692c799b",
+        {(241, "NL601")},  # batched_nms of the crops' boxes
+        # mask_data from self._generate_masks, which ends with data.to_numpy(); i_mask iterates
+        # over the NMS result: an integer index, not a boolean mask
+        {(215, "NL701"), (217, "NL701"), (429, "NL602"), (430, "NL602"), (431, "NL602"), (432, "NL602")},
+    ),
+    (
+        "Wan-Video/Wan2.1",
+        "wan/utils/fm_solvers_unipc.py",
+        "fb502f2eb2840c74d04bf0513d280283625b0040",
+        {(634, "NL601")},  # nonzero of the timesteps
+        # self.sigmas holds torch.from_numpy(...) schedules moved with .to("cpu") in every method
+        {(131, "NL703"), (133, "NL701"), (134, "NL701"), (228, "NL703")},
+    ),
+    (
+        "Wan-Video/Wan2.1",
+        "wan/utils/fm_solvers.py",
+        "17bef8500030fbd2671ba5ec0017ea816405706b",
+        {(685, "NL601"), (693, "NL701")},
+        {(200, "NL701")},  # self.sigma_min = self.sigmas[-1].item() of a numpy-made schedule
+    ),
+    (
+        "facebookresearch/audiocraft",
+        "audiocraft/solvers/watermark.py",
+        "0ae90c7f568e11dccc5424849cd3edca17e19286",
+        {(424, "NL703")},  # x_wm.cpu(): the model's output
+        {(425, "NL703")},  # batch.cpu() of the loader's item, moved to the device as x = batch.to(...)
+    ),
+    (
+        "facebookresearch/audiocraft",
+        "audiocraft/utils/utils.py",
+        "bc9d9f390741faaa0e583ad53b552d74e248027b",
+        set(),
+        {(54, "NL702")},  # torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()
+    ),
 ]
 
 

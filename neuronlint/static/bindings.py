@@ -21,6 +21,7 @@ from neuronlint.static.context import (
     FileContext,
     Scope,
 )
+from neuronlint.static.host_returns import IN_PLACE_CONVERSIONS
 from neuronlint.static.registry import Checker, on
 
 
@@ -225,6 +226,7 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
                 ctx.bind(element.value, kind)
             else:
                 _shadow(element, ctx)
+                _note_self_attribute(element, kind is not None, ctx)
         return
     if (
         type(target) is cst.Attribute
@@ -235,6 +237,7 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         kind = _kind_of(value, ctx)
         if kind is not None and kind[0] == "module":
             ctx.bind_instance(target.attr.value, kind)  # `self.xm = xm`: `self.xm.mark_step()` is xm's
+        ctx.note_instance_value(target.attr.value, kind is not None and kind[0] in _HOST_BINDINGS)
         return
     if type(target) is not cst.Name or value is None:
         return
@@ -258,6 +261,16 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         return  # `except ImportError: np = None`: code that runs uses the import
     # Any other assignment shadows whatever the name meant before.
     ctx.bind(name, ("other", None))
+
+
+# Bindings of host values: an instance attribute assigned only these holds host data.
+_HOST_BINDINGS = frozenset({"numpy", "host"})
+
+
+def _note_self_attribute(target: cst.BaseExpression, host: bool, ctx: FileContext) -> None:
+    """`self.x = ...` in an unpacking or an augmented assignment: record whether it is host data."""
+    if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
+        ctx.note_instance_value(target.attr.value, host)
 
 
 def _in_other_branch(ctx: FileContext) -> bool:
@@ -467,6 +480,8 @@ def _host_kind(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] |
 # An element of a numpy array a loop runs over: a host value, and in an operation with a tensor a
 # number that decides nothing (`device_ids == label` stays on the device).
 NUMPY_ELEMENT: Binding = ("numpy", "element")
+# An element of an index tensor a loop runs over (`for i in nms(boxes, scores, t)`): an integer.
+INDEX: Binding = ("index", "")
 _LIST_FILLS = frozenset({"append", "extend"})
 # A name assigned `[]`, and one that a loop then fills under an `if` (its length depends on the data).
 # Both are ("other", ...) bindings: for every other question they are untracked values.
@@ -595,7 +610,64 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
         kind = _host_kind(iterable, ctx)
         if kind == ("numpy", ""):
             kind = NUMPY_ELEMENT  # `for label in np.unique(ids)`: a number (or a row) of the array
+        elif kind is None and data_dependent(iterable, ctx) in _INDEX_OPS:
+            kind = INDEX  # `for i in keep_by_nms`: an integer index of a kept box, not a mask
         _bind_kind_or_shadow(target, kind, ctx)
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    """The plain names a loop target binds (`batch`, `idx, (x, y)`)."""
+    if type(target) is cst.Name:
+        return {target.value}
+    if type(target) in (cst.Tuple, cst.List):
+        return set().union(*(_target_names(e.value) for e in target.elements))
+    return set()
+
+
+def _moved_loop_item(node: cst.Assign, ctx: FileContext) -> None:
+    """`for batch in loader: x = batch.to(self.device)`: the code moves the loop's item to the device
+    into another name, so the item itself came from the host and stays there (`batch.cpu()` later
+    in the loop copies nothing). Not when the item is a known tensor or rebound by the move."""
+    value = node.value
+    if type(value) is not cst.Call or type(value.func) is not cst.Attribute:
+        return
+    method, receiver = value.func.attr.value, value.func.value
+    if method not in ("to", "cuda") or (method == "to" and not value.args) or type(receiver) is not cst.Name:
+        return
+    name = receiver.value
+    if any(type(t.target) is cst.Name and t.target.value == name for t in node.targets):
+        return  # `batch = batch.to(device)`: the name holds the moved value
+    binding = ctx.scope.bindings.get(name)
+    if binding is not None and binding[0] != "other":
+        return
+    if _iterated_here(name, ctx) and _moves_to_device(value, ctx):
+        ctx.bind(name, ("host", ""))
+
+
+def _iterated_here(name: str, ctx: FileContext) -> bool:
+    """Whether the node being visited is in the body of a `for` loop (of the same function) whose
+    target binds `name`."""
+    for node in reversed(ctx.parents):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            return False
+        if type(node) is cst.For and name in _target_names(node.target):
+            return True
+    return False
+
+
+def _converted_in_place(node: cst.Call, ctx: FileContext) -> None:
+    """`mask_data.to_numpy()` as a statement: a container that converts its own values to numpy
+    in place holds host data from then on (not a tensor, whose `.cpu()`-style methods return a copy)."""
+    receiver = node.func.value
+    if type(ctx.parent()) is not cst.Expr or type(receiver) is not cst.Name:
+        return
+    binding = ctx.lookup(receiver.value)
+    if binding is None or binding[0] != "tensor":
+        ctx.bind(receiver.value, ("host", ""))
+
+
+# Ops whose result holds integer indices (of the kept boxes, of the nonzero elements).
+_INDEX_OPS = frozenset({"nms", "batched_nms", "nonzero", "argwhere", "where"})
 
 
 def _bind_kind_or_shadow(target: cst.Name, kind: tuple[str, str] | None, ctx: FileContext) -> None:
@@ -834,11 +906,17 @@ class Bindings(Checker):
             _bind_value(target.target, node.value, ctx)
             if type(target.target) is cst.Attribute:
                 _tensor_attribute(target.target, node.value, ctx)
+        _moved_loop_item(node, ctx)
 
     @on(cst.AugAssign, leave=True)
     def aug_assign(self, node: cst.AugAssign, ctx: FileContext) -> None:
         """`total_loss += loss.detach().float()`: the accumulator is a tensor from then on."""
         target = node.target
+        if type(target) is cst.Attribute:
+            # `self.offset += 1` keeps a host attribute on the host; anything else may move it
+            _note_self_attribute(
+                target, ctx.is_host_attribute(target) and ctx.is_python_data(node.value), ctx
+            )
         if type(target) is cst.Name and ctx.is_tensor(node.value) and not ctx.is_host_value(node.value):
             previous = ctx.lookup(target.value)
             if previous is None or previous[0] == "other":
@@ -853,6 +931,8 @@ class Bindings(Checker):
         if type(func) is not cst.Attribute or not node.args:
             if type(func) is cst.Attribute and func.attr.value == "cuda":
                 ctx.moves_to_device = True
+            elif type(func) is cst.Attribute and func.attr.value in IN_PLACE_CONVERSIONS:
+                _converted_in_place(node, ctx)
             return
         method = func.attr.value
         if method in _LIST_FILLS:
@@ -963,9 +1043,12 @@ class Bindings(Checker):
             ctx.bind(node.name.value, ("other", None))
         by_path = outer.by_path and site == outer.site
         module_class = _module_class(node)
-        ctx.push_scope(
-            Scope("class", site=site, by_path=by_path, tensor_attrs=set(), module_class=module_class)
-        )
+        scope = Scope("class", site=site, by_path=by_path, tensor_attrs=set(), module_class=module_class)
+        for base in node.bases:
+            inherited = ctx.class_host_attrs.get(base.value.value) if type(base.value) is cst.Name else None
+            if inherited:  # `class Dropout(DropoutModule)`: the base's `self.rng = torch.Generator()`
+                scope.host_attrs = {**(scope.host_attrs or {}), **inherited}
+        ctx.push_scope(scope)
 
     @on(*_COMPREHENSIONS)
     def comprehension(
@@ -985,6 +1068,8 @@ class Bindings(Checker):
 
     @on(cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS, leave=True)
     def pop_scope(self, node: cst.CSTNode, ctx: FileContext) -> None:
+        if type(node) is cst.ClassDef and ctx.scope.host_attrs and len(ctx.scopes) == 2:
+            ctx.class_host_attrs[node.name.value] = ctx.scope.host_attrs  # for its subclasses in this file
         ctx.pop_scope()
 
     @on(cst.For)

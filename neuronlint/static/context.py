@@ -16,6 +16,8 @@ from typing import Any
 import libcst as cst
 
 from neuronlint.static import cuda_paths
+from neuronlint.static.calls import arg_value, kwarg
+from neuronlint.static.host_returns import HostReturns
 
 # A binding: what a local name stands for.
 #   ("module", "torch.cuda")   import alias or alias assignment (qualified name)
@@ -27,6 +29,7 @@ from neuronlint.static import cuda_paths
 #   ("python", "")             a configuration value (`beta = self.args.beta`): Python data, which
 #                              decides no tensor's location in an operation
 #   ("mask", "")               a boolean mask (`m = x > 0`, `~pad`, `x.eq(y)`, `.bool()`)
+#   ("index", "")              an element of an index tensor a loop runs over (`for i in keep_by_nms`)
 #   ("kernel", "triton")       a function decorated as a GPU kernel in this module ("nki": a Neuron kernel)
 #   ("other", None)            anything else that shadows an outer binding
 Binding = tuple[str, Any]
@@ -92,6 +95,9 @@ class Scope:
     # (`for epoch in range(cfg.num_epochs)`), whose body runs once per epoch, not once per step.
     epoch_loops: list[bool] = field(default_factory=list)
     instance: dict[str, Binding] | None = None  # class scopes: `self.<name>` attributes bound to modules
+    # class scopes: `self.<name>` attributes assigned so far in the class, and whether every one of
+    # those assignments was a host value (`self.sigmas = torch.from_numpy(s)`; False once any was not)
+    host_attrs: dict[str, bool] | None = None
 
 
 _WS = re.compile(r"\s+")
@@ -203,6 +209,8 @@ _RANGES = frozenset({"torch.linspace", "torch.logspace"})
 # A draw of a shape (`torch.randn(b, c)`, noise for a model) is left alone: model code makes it
 # under a default device, or moves it.
 _RANDOM_FACTORIES = frozenset({"torch.rand", "torch.randn", "torch.randint"})
+# Random factories that take a generator; with a CPU generator, what they draw is on the CPU.
+_DRAWS = frozenset({"torch.rand", "torch.randn", "torch.randint", "torch.randperm"})
 # Of those wrappers, the ones that copy their data into a new tensor: without a device, a CPU tensor
 # (`torch.as_tensor(t)` and `torch.asarray(t)` of a tensor keep it where it is).
 _COPY_CONSTRUCTORS = frozenset({"torch.tensor", "torch.Tensor"})
@@ -390,10 +398,13 @@ class FileContext:
         # the file itself moves values to a device (an evaluation loop kept under data/).
         self.moves_to_device = False
         self.class_sites: dict[str, str] = {}  # classes defined in this file -> their site
+        # module-level classes of this file -> their instance attributes and whether each holds host data
+        self.class_host_attrs: dict[str, dict[str, bool]] = {}
         self._sited_by_path: list[Detection] = []
         self.evaluated_once: set[int] = set()
         self.cuda_path_cache: dict[Any, Any] = {}  # static/cuda_paths.py: source texts, module gates
         self._numpy_args: dict[int, frozenset[str]] = {}  # function id -> names it hands to numpy
+        self._host_returns: HostReturns | None = None  # helpers of this module that return host values
         # Test files: where a tensor library is imported (None: at module level; else the ids of
         # the functions that import one), and each detection's innermost function (finish()).
         self._tensor_imports: set[int | None] = set()
@@ -603,7 +614,7 @@ class FileContext:
                     return True  # `df.iloc[rows]`, `df.loc[mask, "col"]`: a pandas selection
                 node = value
             elif tp is cst.Attribute and not self.qualname(node):
-                if by_name and _HOST_NAME.search(node.attr.value):
+                if by_name and (_HOST_NAME.search(node.attr.value) or self.is_host_attribute(node)):
                     return True
                 node = node.value
             elif tp is cst.BinaryOperation or tp is cst.Comparison:
@@ -669,10 +680,16 @@ class FileContext:
                 return self._host_side(node.args[0].value, copies, kinds, by_name)  # torch.cat(cpu_list)
             if by_name and name.startswith("torch.") and self._on_cpu_device(node):
                 return True  # torch.randint(..., device="cpu")
+            if by_name and name == "torch.Generator" and self._cpu_generator(node):
+                return True  # `torch.Generator()`: a CPU random generator
+            if by_name and name in _DRAWS and self._draws_with_host_generator(node):
+                return True  # `torch.randperm(n, generator=cpu_generator)`: drawn on the CPU
             if by_name and name in _RANGES and self._tabulates_numbers(node):
                 return True  # `torch.linspace(0, rate, depth)`: a table of Python numbers, on the CPU
             if by_name and self._computes_on_host(node, name):
                 return True  # torch.where(host_mask), torch.flip(host_tensor, ...): runs where its input is
+            if by_name and self.calls_host_helper(func):
+                return True  # `maybe_zero_3(p)` of `def maybe_zero_3(p): return p.detach().cpu()`
             if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method in copies or (by_name and "tokenizer" in method.lower()):
@@ -697,6 +714,53 @@ class FileContext:
             )
         name = self.qualname(node) or ""
         return name.split(".", 1)[0] in HOST_LIBRARIES
+
+    def is_host_attribute(self, node: cst.Attribute) -> bool:
+        """`self.sigmas` in a class whose every assignment of `self.sigmas` seen so far (in the
+        walk, so in the methods above and earlier in this one) was a host value."""
+        if not (type(node.value) is cst.Name and node.value.value == "self"):
+            return False
+        scope = self.class_scope()
+        return scope is not None and bool(scope.host_attrs) and scope.host_attrs.get(node.attr.value, False)
+
+    def note_instance_value(self, attr: str, host: bool) -> None:
+        """Record an assignment `self.<attr> = value` in the class being visited."""
+        scope = self.class_scope()
+        if scope is None:
+            return
+        if scope.host_attrs is None:
+            scope.host_attrs = {}
+        scope.host_attrs[attr] = host and scope.host_attrs.get(attr, True)
+
+    def calls_host_helper(self, func: cst.BaseExpression) -> bool:
+        """`helper(...)` or `self.helper(...)` of a function or method of this module whose every
+        return is a host value (static/host_returns.py)."""
+        if type(func) is cst.Name:
+            if self.lookup(func.value) is not None:
+                return False  # an import or a local name, not the module's own function
+            key: tuple[str | None, str] = (None, func.value)
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+            cls = self.enclosing(cst.ClassDef)
+            if cls is None:
+                return False
+            key = (cls.name.value, func.attr.value)
+        else:
+            return False
+        if self._host_returns is None:
+            self._host_returns = HostReturns(
+                self.module, self._module_qualname, HOST_LIBRARIES, _HOST_CONSTRUCTORS
+            )
+        return self._host_returns.returns_host(key)
+
+    def _module_qualname(self, node: cst.BaseExpression) -> str | None:
+        """A dotted name's qualified name by the module's own imports (`np.load` -> `numpy.load`)."""
+        if type(node) is cst.Name:
+            binding = self.scopes[0].bindings.get(node.value)
+            return binding[1] if binding is not None and binding[0] == "module" else None
+        if type(node) is cst.Attribute:
+            base = self._module_qualname(node.value)
+            return f"{base}.{node.attr.value}" if base else None
+        return None
 
     def handed_to_numpy(self) -> frozenset[str]:
         """Names the enclosing function passes to numpy (or another host library) or to
@@ -811,6 +875,20 @@ class FileContext:
                 type(e) is cst.StarredElement for e in size.elements
             )
         return False
+
+    def _cpu_generator(self, call: cst.Call) -> bool:
+        """`torch.Generator()`, `torch.Generator(device="cpu")`: a generator of CPU random numbers."""
+        device = arg_value(call, 0, "device")
+        return device is None or self._names_cpu(device)
+
+    def _draws_with_host_generator(self, call: cst.Call) -> bool:
+        """A random factory given a CPU generator (`generator=g`, `g = torch.Generator()`) and no
+        other device: a CPU generator draws only CPU tensors (torch raises for another device)."""
+        generator = kwarg(call, "generator")
+        if generator is None or not self.is_host_value(generator.value):
+            return False
+        device = kwarg(call, "device")
+        return device is None or self._names_cpu(device.value)
 
     def _tabulates_numbers(self, call: cst.Call) -> bool:
         """A range factory without a device whose bounds are not known tensors: its arguments are
