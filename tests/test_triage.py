@@ -202,3 +202,74 @@ def test_every_format_names_the_group_of_every_finding_the_text_leaves_out(tmp_p
     cuda_only = [f for f in shown["findings"] if f["extra"].get("cuda_only")]
     assert {f["path"] for f in cuda_only} == {"tests/test_gpu_only.py"} and len(cuda_only) == 3
     assert all(f["group"] in {g["id"] for g in shown["groups"]} for f in shown["findings"])
+
+
+def test_a_construct_over_several_lines_keeps_one_finding_per_category(tmp_path: Path):
+    """`torch.compile(` on one line and its `mode="max-autotune"` on the next are one construct:
+    the call's info note (NL801) is folded into the mode's warning (NL802); each Inductor option key
+    stays a finding of its own; in a frame where the call itself is a warning, nothing is folded
+    (only notes are); nor is a multi-line branch condition folded with the constructs inside it."""
+    from tests.conftest import scan_paths
+
+    source = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def build(model):\n"
+        "    model.forward = torch.compile(\n"
+        "        model.forward,\n"
+        '        mode="max-autotune",\n'
+        "        fullgraph=True,\n"
+        "    )\n"
+        "    return torch.compile(\n"
+        "        model,\n"
+        '        options={"triton.cudagraphs": True,\n'
+        '                 "max_autotune": True},\n'
+        "    )\n"
+    )
+    (tmp_path / "build.py").write_text(source, encoding="utf-8")
+    findings = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"], triage=True).active
+    compile_findings = sorted(
+        (f.line, f.rule, tuple(f.extra.get("also", ()))) for f in findings if f.category == "compile-backend"
+    )
+    assert compile_findings == [(7, "NL802", ("NL801",)), (12, "NL803", ("NL801",)), (13, "NL803", ())]
+    xla = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"], triage=True, backend="xla").active
+    # torch-neuronx on PyTorch/XLA does not support torch.compile: the call is a warning of its own
+    xla_compile = {(f.line, f.rule) for f in xla if f.category == "compile-backend"}
+    assert {(5, "NL801"), (7, "NL802"), (10, "NL801"), (12, "NL803"), (13, "NL803")} <= xla_compile
+    branch = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def decode(next_generation, current_generation, lengths, itr, limit):\n"
+        "    if (\n"
+        "        torch.all(torch.eq(next_generation, current_generation)).item()\n"
+        "        and itr == limit\n"
+        "        or len(torch.where(current_generation == 0)[0]) > 0\n"
+        "    ):\n"
+        "        return next_generation[:, : lengths.max().item()]\n"
+    )
+    (tmp_path / "build.py").unlink()
+    (tmp_path / "decode.py").write_text(branch, encoding="utf-8")
+    dynamic = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"], triage=True).active
+    assert {(f.line, f.rule) for f in dynamic if f.category == "dynamic-shape"} >= {
+        (5, "NL603"),
+        (8, "NL601"),
+    }
+
+
+def test_a_real_compile_call_over_several_lines_is_one_finding(tmp_path: Path):
+    """sam2's `self.image_encoder.forward = torch.compile(..., mode="max-autotune", fullgraph=True,
+    dynamic=False)` (read from a local mirror; skipped without it): one compile-backend finding,
+    the mode's, with the call's default-backend note folded into it."""
+    from tests.conftest import scan_paths
+    from tests.test_real_files import _blob
+
+    target = tmp_path / "sam2/modeling/sam2_base.py"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(_blob("facebookresearch/sam2", "d9f4e515b0d161942bf2bb64560056b3efbe6dac"))
+    findings = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"], triage=True).active
+    compile_findings = [
+        (f.line, f.rule, f.extra.get("also")) for f in findings if f.category == "compile-backend"
+    ]
+    assert compile_findings == [(192, "NL802", ["NL801"])]

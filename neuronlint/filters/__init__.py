@@ -5,7 +5,7 @@ In the scan (`chain.scope`, per file, called by `pipeline.run_scan`):
 2. in-source suppression comments mark what they silence (`suppressions.py`),
 then the triage (`triage.prepare`, called by `pipeline.run_scan`; off with ScanOptions.triage):
    imports of the project's own package are dropped (`first_party.py`), notes about supported
-   code unless --show-ok (`notes.py`), one finding per line and category (`dedup.py`), every
+   code unless --show-ok (`notes.py`), one finding per line and category, multi-line notes folded (`dedup.py`), every
    finding gets its scope and test code is capped at warning (`scope.py`).
 
 After the scan, graph findings merged in (`chain.apply_filters`, called by `pipeline.filter_scan`):

@@ -2,7 +2,7 @@
 
 1. first-party library imports are dropped (filters/first_party.py),
 2. notes about supported, device-generic code are dropped unless --show-ok (filters/notes.py),
-3. one finding per line and category (filters/dedup.py),
+3. one finding per line and category, multi-line notes folded into what they cover (filters/dedup.py),
 4. every finding gets its scope; test findings are capped at warning (filters/scope.py),
 5. code that runs only where CUDA exists: guards folded into what they guard, test and benchmark
    code of CUDA-only paths left out unless --show-ok, CUDA-only branches elsewhere capped at
