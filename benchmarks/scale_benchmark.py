@@ -14,7 +14,9 @@ files with two findings each, 500 per directory. Either way the tree is outside 
 For each size it runs `neuronlint scan DIR -j N -f json -o FILE` with an empty cache directory (so
 the cache is written, as in a cold CI run) and samples, every `--interval` seconds, the VmRSS of the
 parent and of every descendant from /proc (their sum is the tree's RSS at that moment) and each
-process's VmHWM (its own peak, which sampling cannot miss while the process lives); CPU time is the
+process's VmHWM (its own peak, which sampling cannot miss while the process lives), and the sum of
+their proportional set sizes (PSS, /proc/PID/smaps_rollup: a forked child's RSS counts again the
+pages it shares with its worker, its PSS does not; the target is on the RSS sum); CPU time is the
 user + system time of the scan and its workers from `wait4`. Prints a Markdown table, the parent's growth per file and per finding between
 the smallest and the largest size, and for the largest the parent's RSS over the run. Linux only.
 """
@@ -151,6 +153,20 @@ def _status(pid: int) -> tuple[int, int]:
     return rss, hwm
 
 
+def _pss(pid: int) -> int:
+    """Proportional set size in KiB (/proc/PID/smaps_rollup): a page shared by n processes counts
+    1/n in each, so the sum over processes does not count a forked child's inherited pages twice,
+    as the RSS sum does; 0 once the process is gone or where the kernel lacks smaps_rollup."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def _children() -> dict[int, list[int]]:
     table: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -180,7 +196,7 @@ def measure(root: Path, jobs: int, work: Path, interval: float) -> dict:
         str(cache),
     ]
     command += ["-f", "json", "-o", str(report), "--quiet", "--exit-zero"]
-    peaks = {"tree": 0, "parent_hwm": 0, "worker_hwm": 0, "processes": 0}
+    peaks = {"tree": 0, "pss": 0, "parent_hwm": 0, "worker_hwm": 0, "processes": 0}
     timeline: list[tuple[float, int, int]] = []
     started = time.perf_counter()
     with open(work / "stderr.txt", "wb") as stderr:
@@ -198,6 +214,8 @@ def measure(root: Path, jobs: int, work: Path, interval: float) -> dict:
             parent, parent_hwm = _status(process.pid)
             workers = [_status(pid) for pid in descendants]
             tree = parent + sum(rss for rss, _ in workers)
+            pss = sum(_pss(pid) for pid in (process.pid, *descendants))
+            peaks["pss"] = max(peaks["pss"], pss)
             peaks["parent_hwm"] = max(peaks["parent_hwm"], parent_hwm)
             peaks["worker_hwm"] = max([peaks["worker_hwm"], *(hwm for _, hwm in workers)])
             if tree > peaks["tree"]:  # the moment of the peak: which processes make it
@@ -205,6 +223,7 @@ def measure(root: Path, jobs: int, work: Path, interval: float) -> dict:
                     time.perf_counter() - started,
                     parent,
                     sorted((r for r, _ in workers), reverse=True),
+                    pss,
                 )
             peaks["tree"] = max(peaks["tree"], tree)
             peaks["processes"] = max(peaks["processes"], 1 + len(workers))
@@ -229,6 +248,7 @@ def measure(root: Path, jobs: int, work: Path, interval: float) -> dict:
         "seconds": seconds,
         "cpu": usage.ru_utime + usage.ru_stime,
         "tree": peaks["tree"] / 1024,
+        "pss": peaks["pss"] / 1024,
         # The parent's own VmHWM (wait4's ru_maxrss would be the largest of it and its workers).
         "parent": peaks["parent_hwm"] / 1024,
         "worker": peaks["worker_hwm"] / 1024,
@@ -273,14 +293,14 @@ def main() -> None:
             }
             print(f"{size} files: {brief}", file=sys.stderr)
     print(
-        "| files | findings | JSON MiB | wall s | CPU s | peak RSS, all processes MiB | parent MiB "
-        "| largest worker MiB | processes |"
+        "| files | findings | JSON MiB | wall s | CPU s | peak RSS, all processes MiB "
+        "| peak PSS, all processes MiB | parent MiB | largest worker MiB | processes |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for size, r in rows:
         print(
             f"| {size:,} | {r['findings']:,} | {r['json_mib']:.1f} | {r['seconds']:.1f} | {r['cpu']:.1f} "
-            f"| {r['tree']:.0f} | {r['parent']:.0f} | {r['worker']:.0f} | {r['processes']} |"
+            f"| {r['tree']:.0f} | {r['pss']:.0f} | {r['parent']:.0f} | {r['worker']:.0f} | {r['processes']} |"
         )
     if len(rows) > 1:
         (small, first), (large, last) = rows[0], rows[-1]
@@ -299,10 +319,11 @@ def main() -> None:
         print(" ".join(f"{t:.0f}s:{p / 1024:.0f}/{tr / 1024:.0f}" for t, p, tr in marks))
     for size, r in rows:
         if r["peak_at"]:
-            t, parent, others = r["peak_at"]
+            t, parent, others, pss = r["peak_at"]
             print(
                 f"\n{size:,} files: the tree's peak at {t:.0f}s of {r['seconds']:.0f}s: parent {parent / 1024:.0f} MiB, "
-                f"its descendants {', '.join(f'{o / 1024:.0f}' for o in others) or 'none'} MiB"
+                f"its descendants {', '.join(f'{o / 1024:.0f}' for o in others) or 'none'} MiB "
+                f"(RSS; the PSS sum at that moment {pss / 1024:.0f} MiB)"
             )
 
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,10 @@ MAX_FILE_BYTES = 5 * 1024 * 1024  # larger .py files are generated code or data;
 CONFIG_MAX_BYTES = 1024 * 1024  # YAML/JSON/TOML larger than this inside a directory are data, skipped
 NOTEBOOK_MAX_BYTES = 50 * 1024 * 1024  # notebooks carry their outputs (images): a larger limit
 TASK_TIMEOUT = 300.0  # seconds one file may take in a worker (the parse guard isolates risky files sooner)
+# A pool's workers analyse files larger than this one at a time (parse_guard.Gate): a worker's
+# peak during a file grows by 0.3 to 0.6 KiB per byte of source (measured: 25 MiB for a 63 KB
+# file, 73 MiB for 259 KB); 1.7% of the benchmark corpora's files, 18% of their bytes, are larger.
+HEAVY_BYTES = 64 * 1024
 _IN_PROCESS_BELOW = 24  # starting worker processes costs more than analysing a few files
 # A worker whose resident size is still this much over its start after trimming its heap is
 # replaced by a fresh one (neuronlint/workers.py): what one worker holds stays bounded however
@@ -143,8 +148,9 @@ def _init_worker(
     checkers: tuple[type, ...] | None = None,
     in_pool: bool = False,
     fix_planner: Callable[[bytes, list[dict[str, Any]]], Any] | None = None,
+    gate: str | None = None,
 ) -> None:
-    from neuronlint.static import engine
+    from neuronlint.static import engine, parse_guard
     from neuronlint.static.engine import Engine, default_engine
 
     # A pool worker's trees never reach the parent's fix planner: it keeps one only while it plans
@@ -155,13 +161,20 @@ def _init_worker(
     _WORKER["data"] = static_data
     _WORKER["cache"] = Cache(Path(cache_dir)) if cache_dir else None
     _WORKER["fingerprint"] = fingerprint
+    # The pool's workers take turns for their heavy moments (a file over HEAVY_BYTES, a disposable
+    # parse): parse_guard.Gate on the file `gate`, shared by the pool.
+    parse_guard.gate = parse_guard.Gate(gate) if gate else parse_guard.NO_GATE
+    _WORKER["gated"] = bool(gate)
+    if gate:
+        from neuronlint.workers import _heap_trimmer
+
+        _WORKER["trim"] = _heap_trimmer()
 
 
 def _analyze(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
     """Analyse one file (path to read, module path within its scan root, named on the command
     line); never raises."""
-    from neuronlint.filetypes.analyze import analyze_file, file_kind
-    from neuronlint.static.engine import FileResult, _tool_detection, analyze_python
+    from neuronlint.static.engine import FileResult, _tool_detection
 
     path, module_path = task[0], task[1]
     named = len(task) > 2 and bool(task[2])
@@ -191,6 +204,31 @@ def _analyze(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
         cached = cache.get(key)
         if cached is not None:
             return cached
+    if len(data) <= HEAVY_BYTES or not _WORKER["gated"]:
+        return _analysed(path, module_path, named, data, cache, key)
+    from neuronlint.static import parse_guard
+
+    # A large file's parse is a worker's peak: the pool's workers have theirs one at a time, and
+    # this one gives the parse's memory back before the next worker may start one.
+    with parse_guard.gate:
+        value = _analysed(path, module_path, named, data, cache, key)
+        import gc
+
+        gc.collect()
+        trim = _WORKER["trim"]
+        if trim is not None:
+            trim()
+    return value
+
+
+def _analysed(
+    path: str, module_path: str, named: bool, data: bytes, cache: Cache | None, key: str
+) -> dict[str, Any]:
+    """The analysis of a file's bytes (and its fixes, planned in a pool's worker), cached."""
+    from neuronlint.filetypes.analyze import analyze_file, file_kind
+    from neuronlint.static.engine import FileResult, _tool_detection, analyze_python
+
+    kind: str | None = None
     try:
         kind = file_kind(module_path, data, named)
         if kind == "python":
@@ -281,41 +319,135 @@ def analyse_files(
     cache_arg = str(cache_dir) if cache_dir else None
     workers = jobs or os.cpu_count() or 1
     results: list[dict[str, Any]] = []
+    held = _Held()
     if workers == 1 or len(tasks) < _IN_PROCESS_BELOW:
         _init_worker(static_data, cache_arg, fingerprint, checkers)
         for task in tasks:
-            results.append(_held(_analyze(task)))
+            results.append(held(_analyze(task)))
             if progress:
                 progress(1)
         return results
+    import tempfile
+
     from neuronlint import workers as workers_module  # multiprocessing: only for a pool
 
     batch = max(1, min(16, len(tasks) // (workers * 8)))
-    return workers_module.run(
-        _analyze,
-        tasks,
-        workers,
-        _lost,
-        initializer=_init_worker,
-        initargs=(static_data, cache_arg, fingerprint, checkers, True, fix_planner),
-        batch=batch,
-        task_timeout=TASK_TIMEOUT,
-        progress=progress,
-        keep=_held,
-        max_growth=WORKER_MAX_GROWTH,
-    )
+    # The file the workers lock for their heavy moments (parse_guard.Gate): one at a time.
+    handle, gate = tempfile.mkstemp(prefix="neuronlint-gate-")
+    os.close(handle)
+    try:
+        return workers_module.run(
+            _analyze,
+            tasks,
+            workers,
+            _lost,
+            initializer=_init_worker,
+            initargs=(static_data, cache_arg, fingerprint, checkers, True, fix_planner, gate),
+            batch=batch,
+            task_timeout=TASK_TIMEOUT,
+            progress=progress,
+            keep=held,
+            max_growth=WORKER_MAX_GROWTH,
+        )
+    finally:
+        try:
+            os.unlink(gate)
+        except OSError:
+            pass
 
 
-def _held(result: dict[str, Any]) -> dict[str, Any]:
-    """What the parent keeps of a file's result until the scan ends (20,000 files are held at once):
-    not the imported module names (nothing after the analysis reads them), and each import site a tuple whose
-    module name is shared with every other file's (`sys.intern`); run_scan drops the sites once linked."""
-    result.pop("imports", None)
-    if result.get("import_sites"):
-        result["import_sites"] = [
-            (sys.intern(m), line, col, end) for m, line, col, end in result["import_sites"]
-        ]
-    return result
+class _Held:
+    """What the parent keeps of each file's result until the scan ends (20,000 files are held at
+    once, next to the workers): a new dict without the imported module names (nothing after the
+    analysis reads them) and without empty link inputs, whose equal strings, line numbers and facts
+    are one object for the whole scan, and whose import sites are packed (`_Sites`); run_scan drops
+    the sites once linked. The values are the same, so judging and the output are too."""
+
+    def __init__(self) -> None:
+        self.strings: dict[str, str] = {}  # keys, rule IDs, snippets, fact values
+        self.ints: dict[int, int] = {}  # line numbers and columns (bools are not ints here)
+        self.facts: dict[tuple, dict[str, Any]] = {}  # one dict for equal facts (read, never changed)
+        self.module_ids: dict[str, int] = {}
+        self.modules: list[str] = []  # index -> imported module name, for _Sites
+
+    def __call__(self, result: dict[str, Any]) -> dict[str, Any]:
+        held: dict[str, Any] = {}
+        for key, value in result.items():
+            if key == "imports" or (key in _LINK_INPUTS and not value):
+                continue
+            if key == "detections":
+                value = [self.detection(d) for d in value]
+            elif key == "import_sites":
+                value = self.sites(value)
+            elif key == "path" or key == "lines":
+                value = self.value(value)
+            held[self.strings.setdefault(key, key)] = value
+        return held
+
+    def value(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is str:
+            return self.strings.setdefault(value, value)
+        if kind is int:
+            return self.ints.setdefault(value, value)
+        return value
+
+    def detection(self, detection: dict[str, Any]) -> dict[str, Any]:
+        share, value = self.strings.setdefault, self.value
+        return {
+            share(k, k): self.shared_facts(v) if k == "facts" and type(v) is dict else value(v)
+            for k, v in detection.items()
+        }
+
+    def shared_facts(self, facts: dict[str, Any]) -> dict[str, Any]:
+        try:  # the type is part of the key: True, 1 and 1.0 are equal but print differently
+            key = tuple(part for k, v in facts.items() for part in (k, type(v), v))
+            found = self.facts.get(key)
+        except TypeError:  # a list or dict value: this detection keeps a dict of its own
+            return {self.strings.setdefault(k, k): self.value(v) for k, v in facts.items()}
+        if found is None:
+            found = self.facts[key] = {self.strings.setdefault(k, k): self.value(v) for k, v in facts.items()}
+        return found
+
+    def sites(self, sites: list) -> Any:
+        if not sites:
+            return []
+        ids = self.module_ids
+        packed = array("i")
+        try:
+            for module, line, column, end in sites:
+                index = ids.get(module)
+                if index is None:
+                    index = ids[module] = len(self.modules)
+                    self.modules.append(sys.intern(module))
+                packed.extend((index, line, column, end))
+        except (OverflowError, TypeError):  # a position past 2**31: kept as tuples
+            return [(sys.intern(m), line, col, end) for m, line, col, end in sites]
+        return _Sites(self.modules, packed)
+
+
+# Link inputs: a held result has each only when it is not empty (static.link reads them with .get).
+_LINK_INPUTS = frozenset({"defines_kernels", "extension_modules", "python_names", "kernel_entries"})
+
+
+class _Sites:
+    """A file's import sites, (module, line, column, end) each, packed as four ints a site (the
+    module an index into the scan's list of imported names): 16 bytes a site instead of a tuple
+    and its ints (about 170). Iterating yields the tuples static.link reads."""
+
+    __slots__ = ("modules", "packed")
+
+    def __init__(self, modules: list[str], packed: array) -> None:
+        self.modules = modules
+        self.packed = packed
+
+    def __iter__(self) -> Iterator[tuple[str, int, int, int]]:
+        modules, packed = self.modules, self.packed
+        for at in range(0, len(packed), 4):
+            yield modules[packed[at]], packed[at + 1], packed[at + 2], packed[at + 3]
+
+    def __len__(self) -> int:
+        return len(self.packed) // 4
 
 
 def _drop_link_inputs(results: list[dict[str, Any]]) -> None:

@@ -104,13 +104,13 @@ def link_index(
     kernel_modules: dict[str, tuple[str, tuple[str, ...]]] = {}
     entries: dict[str, dict[str, str]] = {}
     for result in python:
-        if result["defines_kernels"]:
+        if result.get("defines_kernels"):
             full, names = module_names(result["module_path"], packages)
             for name in names:
                 kernel_modules[name] = (full, tuple(result["defines_kernels"]))
             if result.get("kernel_entries"):
                 entries[full] = dict(result["kernel_entries"])
-    extensions = frozenset(name for r in results for name in r["extension_modules"])
+    extensions = frozenset(name for r in results for name in r.get("extension_modules", ()))
     defined = {name: names for name, names in modules.items() if names}
     index = LinkIndex(packages, kernel_modules, extensions, _import_rules(checkers), defined, entries)
     return index, modules
@@ -135,7 +135,7 @@ def link_result(
     own, _ = module_names(result["module_path"], index.packages)
     flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in index.import_rules}
     imported: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, kernel module with entries)
-    for module, line, column, end in result["import_sites"]:
+    for module, line, column, end in result.get("import_sites", ()):
         found = index.kernel_modules.get(module)
         if found and found[0] != own and found[0] in index.kernel_entries:
             imported.setdefault(line, []).append((module, found[0]))

@@ -15,6 +15,9 @@ a file reaches LibCST:
    forked process with a wall-clock limit (`ISOLATED_TIMEOUT`) and an address-space cap
    (`ISOLATED_MEMORY`); if that process dies, hangs or runs out of memory the file gets one NL001
    finding and the scan goes on.
+4. In a worker pool, the disposable process is one of a worker's heavy moments (a fork counts the
+   worker's pages once more), as is a large file's parse: the workers take turns for them through
+   `Gate`, so that two never add up at once.
 """
 
 from __future__ import annotations
@@ -291,6 +294,74 @@ def on_large_stack(fn: Callable[..., T], *args: Any) -> T:
     return worker.run(fn, *args)
 
 
+# ---- one heavy moment at a time across a pool ------------------------------------------------------
+GATE_WAIT = 30.0  # seconds a worker waits for the gate before it goes on without it
+
+
+class Gate:
+    """A lock that the processes of one worker pool share through a file (a POSIX record lock,
+    `fcntl.lockf`): a worker holds it for its heavy moments, the parse of a large file
+    (pipeline.HEAVY_BYTES) and a disposable child (`isolated`, a fork that counts the worker's
+    pages once more), so that two of them never add up at once. Reentrant within a process; a
+    forked child does not inherit it, and a worker that dies releases it. A worker that waited
+    GATE_WAIT seconds goes on without it (memory is bounded best-effort; no file waits towards the
+    pool's timeout for long). Where `fcntl` is missing, it never locks."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd = -1
+        self.depth = 0
+        self.held = False
+
+    def __enter__(self) -> Gate:
+        self.depth += 1
+        if self.depth == 1:
+            self.held = self._acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.depth -= 1
+        if self.depth == 0 and self.held:
+            import fcntl
+
+            self.held = False
+            fcntl.lockf(self.fd, fcntl.LOCK_UN)
+
+    def _acquire(self) -> bool:
+        try:
+            import fcntl
+        except ImportError:
+            return False
+        try:
+            if self.fd < 0:
+                self.fd = os.open(self.path, os.O_RDWR)
+            deadline = time.monotonic() + GATE_WAIT
+            while True:
+                try:
+                    fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return True
+                except (BlockingIOError, PermissionError):
+                    if time.monotonic() >= deadline:
+                        return False
+                    time.sleep(0.02)
+        except OSError:
+            return False
+
+
+class _NoGate:
+    """The gate of a process that is not a pool's worker: nothing to take turns with."""
+
+    def __enter__(self) -> _NoGate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+NO_GATE = _NoGate()
+gate: Gate | _NoGate = NO_GATE  # set by a pool's worker (pipeline._init_worker)
+
+
 # ---- a disposable process ------------------------------------------------------------------------
 class Isolated(Exception):
     """The isolated analysis did not return a result; the message says why, for a finding."""
@@ -312,6 +383,11 @@ def isolated(fn: Callable[..., T], *args: Any, timeout: float = ISOLATED_TIMEOUT
     """
     if not hasattr(os, "fork"):
         return on_large_stack(fn, *args)
+    with gate:  # a pool's workers have one disposable child at a time
+        return _isolated(fn, *args, timeout=timeout)
+
+
+def _isolated(fn: Callable[..., T], *args: Any, timeout: float) -> T:
     read_end, write_end = os.pipe()
     limit = _address_space() + ISOLATED_MEMORY
     pid = os.fork()
