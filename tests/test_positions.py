@@ -137,3 +137,85 @@ def test_statement_prefixes_match_whole_module_generation() -> None:
     targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
     same_module_whole = positions._whole_module(module, {id(n) for n, _, _, _ in targets})
     assert positions.locate(module, source, targets, ast.parse(source)) == same_module_whole  # guard's tree
+
+
+# The same statement text several times inside one module-level statement, in every kind of block:
+# the statement's place among its module-level statement's statements is its place in the stdlib
+# parser's tree, so the function is not generated as a whole to find them.
+REPEATED_CASE = """\
+import torch
+
+
+class Bench:
+    def run(self, x, mode):
+        torch.cuda.synchronize()
+        if mode:
+            torch.cuda.synchronize()
+        elif mode is None:
+            torch.cuda.synchronize()
+        else:
+            torch.cuda.synchronize()
+        for _ in range(3):
+            torch.cuda.synchronize()
+        else:
+            torch.cuda.synchronize()
+        while x:
+            torch.cuda.synchronize()
+        try:
+            torch.cuda.synchronize()
+        except ValueError:
+            torch.cuda.synchronize()
+        else:
+            torch.cuda.synchronize()
+        finally:
+            torch.cuda.synchronize()
+        with torch.no_grad():
+            # a comment before it
+            torch.cuda.synchronize()
+        if x: y = x.cuda(); torch.cuda.synchronize()
+        async def inner():
+            async with x:
+                torch.cuda.synchronize()
+            async for _ in x:
+                torch.cuda.synchronize()
+
+        @torch.compile
+        def decorated():
+            torch.cuda.synchronize()
+
+        @torch.compile
+        def decorated():
+            torch.cuda.synchronize()
+        return torch.cuda.synchronize()
+
+
+def matched(x, mode):  # a match's cases sit in no indented block: generated alone, their indentation differs
+    match mode:
+        case 1:
+            torch.cuda.synchronize()
+        case _:
+            y = x.cuda(); torch.cuda.synchronize()
+"""
+
+
+def test_repeated_statements_in_one_definition_match_whole_module_generation(monkeypatch) -> None:
+    import ast
+
+    source = REPEATED_CASE.encode()
+    module = cst.parse_module(source)
+    ctx = FileContext("t.py", module, "t", build_static_data(load_ruledb()))
+    walk(module, ctx, default_engine(ctx.data))
+    targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
+    assert len(targets) > 20
+    whole = positions._whole_module(module, {id(n) for n, _, _, _ in targets})
+    generated: list[type] = []
+    original = positions._RecordingState.before_codegen
+
+    def record(self, node):  # which statements are generated from their start
+        if not self.tokens:
+            generated.append(type(node))
+        return original(self, node)
+
+    monkeypatch.setattr(positions._RecordingState, "before_codegen", record)
+    assert positions.locate(module, source, targets, ast.parse(source)) == whole
+    assert cst.ClassDef not in generated  # no statement of the class needed the class generated whole

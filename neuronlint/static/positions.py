@@ -5,8 +5,9 @@ parse itself; even plain code generation of a whole module costs about 0.3x. Fin
 positions of a handful of nodes, so we generate code only for the innermost statement around each
 one (with its blocks' indentation, so the text is exactly what the module generates there) and
 find that text in the source. Where the same statement occurs twice, the standard library's `ast`
-says where statements start; where anything disagrees, the module-level statement or the whole
-module is generated instead, so positions are exact either way."""
+says where statements start (and which of them it is, by its place in document order); where
+anything disagrees, the module-level statement or the whole module is generated instead, so
+positions are exact either way."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import warnings
 from bisect import bisect_right
 from collections.abc import Iterable
 from itertools import accumulate
+from typing import Any
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -118,11 +120,17 @@ def _whole_module(module: cst.Module, targets: set[int]) -> dict[int, Span]:
     return _spans(state, 1)[1]
 
 
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return min(d.lineno for d in decorators) if decorators else node.lineno
+
+
 def _parse_starts(
     source: bytes, module: cst.Module, tree: ast.Module | None = None
-) -> tuple[dict[int, set[int]], list[int]] | None:
-    """From the stdlib parser: line -> columns where statements begin, and the first line of each
-    module-level statement of `module` (after its leading comments). None if the two trees disagree.
+) -> tuple[dict[int, set[int]], list[int], list[ast.stmt]] | None:
+    """From the stdlib parser: line -> columns where statements begin, the first line of each
+    module-level statement of `module` (after its leading comments), and the stdlib statement each
+    of them begins with. None if the two trees disagree.
     `tree`: `ast.parse(source)` when the caller has it already (the parse guard made it)."""
     if tree is None:
         try:
@@ -132,10 +140,7 @@ def _parse_starts(
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
 
-    def first_line(node: ast.stmt) -> int:
-        decorators = getattr(node, "decorator_list", None)
-        return min(d.lineno for d in decorators) if decorators else node.lineno
-
+    first_line = _first_line
     starts: dict[int, set[int]] = {}
     # Statements only: walking every expression node as well (ast.walk) costs several times more.
     pending: list[ast.stmt] = list(tree.body)
@@ -148,15 +153,90 @@ def _parse_starts(
                 pending.extend(block)
         for clause in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
             pending.extend(clause.body)
-    top_lines, index = [], 0
+    top_lines, top_nodes, index = [], [], 0
     for stmt in module.body:
         if index >= len(tree.body):
             return None
         top_lines.append(first_line(tree.body[index]))
+        top_nodes.append(tree.body[index])
         index += len(stmt.body) if type(stmt) is cst.SimpleStatementLine else 1
     if index != len(tree.body):
         return None
-    return starts, top_lines
+    return starts, top_lines, top_nodes
+
+
+def _cst_statements(stmt: cst.CSTNode) -> tuple[list[cst.CSTNode], dict[int, int]]:
+    """The statements of `stmt` in the stdlib parser's order (each small statement of a line on its
+    own, then each block in source order), and id(statement) -> its index there (of its first
+    small statement for a statement line)."""
+    out: list[cst.CSTNode] = []
+    places: dict[int, int] = {}
+    suites = (cst.IndentedBlock, cst.SimpleStatementSuite)
+    stack: list[Any] = [stmt]  # statements, and tuples of the small statements of one line
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp is tuple:
+            out.extend(node)
+            continue
+        places[id(node)] = len(out)
+        if tp is cst.SimpleStatementLine:
+            out.extend(node.body)
+            continue
+        out.append(node)
+        blocks: list[Any] = []  # suites and clauses, in source order
+        body = getattr(node, "body", None)
+        if body is not None:
+            blocks.append(body)
+        blocks.extend(getattr(node, "handlers", ()))
+        blocks.extend(getattr(node, "cases", ()))
+        orelse = getattr(node, "orelse", None)
+        if orelse is not None:
+            blocks.append(orelse)  # an Else clause, or an If (an elif: a statement of its own)
+        finalbody = getattr(node, "finalbody", None)
+        if finalbody is not None:
+            blocks.append(finalbody)
+        children: list[Any] = []
+        for block in blocks:
+            if type(block) is cst.If:
+                children.append(block)
+                continue
+            suite = block if type(block) in suites else block.body  # a clause's suite
+            if type(suite) is cst.SimpleStatementSuite:
+                children.append(tuple(suite.body))
+            else:
+                children.extend(suite.body)
+        stack.extend(reversed(children))
+    return out, places
+
+
+def _ast_statements(stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements of `stmt` in document order (itself first, then each block)."""
+    out: list[ast.stmt] = []
+    stack: list[ast.stmt] = [stmt]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        children: list[ast.stmt] = []
+        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+            for child in getattr(node, name, ()):
+                if isinstance(child, ast.stmt):
+                    children.append(child)
+                elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                    children.extend(child.body)
+        stack.extend(reversed(children))
+    return out
+
+
+def _same_statements(ours: list[cst.CSTNode], theirs: list[ast.stmt]) -> bool:
+    """Whether two lists of statements are the same statements (class by class)."""
+    if len(ours) != len(theirs):
+        return False
+    for mine, other in zip(ours, theirs, strict=True):
+        name, their_name = type(mine).__name__, type(other).__name__
+        if their_name != name and their_name != "Async" + name:
+            return False
+    return True
 
 
 def _leading_line_count(stmt: cst.CSTNode) -> int:
@@ -180,7 +260,10 @@ def locate(
     its text is exactly what whole-module generation would produce there. If that text occurs once
     in the source at the start of a line, that is where it is. If it occurs more than once (the
     same statement twice), the stdlib parser's statement starts inside its module-level statement
-    decide; failing that, the module-level statement is generated; failing that, the whole module.
+    decide; if several of them fit, the statement's place among its module-level statement's
+    statements (in document order, which both parsers share: checked class by class) names the
+    stdlib parser's statement, and so its line; failing that, the module-level statement is
+    generated; failing that, the whole module.
     """
     targets = list(targets)
     ids = {id(node) for node, _, _, _ in targets}
@@ -192,11 +275,7 @@ def locate(
         return _whole_module(module, ids)
     if text_source.startswith("\ufeff"):
         text_source = text_source[1:]
-    line_offsets = [0]
-    pos = text_source.find("\n")
-    while pos != -1:
-        line_offsets.append(pos + 1)
-        pos = text_source.find("\n", pos + 1)
+    line_offsets: list[int] = []  # of every line of the source, made only when a statement occurs twice
 
     def generate(
         stmt: cst.CSTNode, indents: tuple[str, ...], wanted: set[int] | None = None
@@ -250,9 +329,9 @@ def locate(
                     return None
                 found = pos
             pos = text_source.find(text, pos + 1)
-        return None if found is None else bisect_right(line_offsets, found)
+        return None if found is None else text_source.count("\n", 0, found) + 1
 
-    parsed: tuple[dict[int, set[int]], list[int]] | None = None
+    parsed: tuple[dict[int, set[int]], list[int], list[ast.stmt]] | None = None
     top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
     groups: dict[int, tuple[cst.CSTNode, cst.CSTNode, tuple[str, ...]]] = {}
     in_statement: dict[int, set[int]] = {}
@@ -261,6 +340,8 @@ def locate(
         in_statement.setdefault(id(stmt), set()).add(id(node))
     spans: dict[int, Span] = {}
     fallback_tops: dict[int, cst.CSTNode] = {}
+    # id(module-level statement) -> (id(statement) -> index, the stdlib's statements), when they agree
+    in_top: dict[int, tuple[dict[int, int], list[ast.stmt]]] = {}
     for top, stmt, indents in groups.values():
         state, text = generate(stmt, indents, in_statement[id(stmt)])
         line = unique_line_start(text)
@@ -272,7 +353,12 @@ def locate(
                 parsed = _parse_starts(source, module, tree)
                 if parsed is None:
                     return _whole_module(module, ids)
-            starts, top_lines = parsed
+                pos = text_source.find("\n")
+                line_offsets.append(0)
+                while pos != -1:
+                    line_offsets.append(pos + 1)
+                    pos = text_source.find("\n", pos + 1)
+            starts, top_lines, top_nodes = parsed
             index = top_index.get(id(top))
             if index is None:
                 return _whole_module(module, ids)
@@ -286,6 +372,23 @@ def locate(
                 and text_source.startswith(text, line_offsets[first - leading - 1])
             ]
             line = matches[0] if len(matches) == 1 else None
+            if line is None:
+                # Which of the occurrences: the statement's place among the statements of its
+                # module-level statement is its place in the stdlib parser's tree as well.
+                if id(top) not in in_top:
+                    ours, places = _cst_statements(top)
+                    theirs = _ast_statements(top_nodes[index])
+                    in_top[id(top)] = (places, theirs) if _same_statements(ours, theirs) else ({}, [])
+                places, theirs = in_top[id(top)]
+                place = places.get(id(stmt))
+                if place is not None:
+                    first = _first_line(theirs[place]) - leading
+                    if (
+                        first >= 1
+                        and theirs[place].col_offset == column
+                        and text_source.startswith(text, line_offsets[first - 1])
+                    ):
+                        line = first
         if line is None:
             fallback_tops[id(top)] = top
         else:
