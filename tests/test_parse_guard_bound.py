@@ -109,3 +109,17 @@ def test_file_result_dict_has_every_field() -> None:
 
     result = FileResult(path="a.py")
     assert list(result.to_dict()) == [f.name for f in dataclasses.fields(FileResult)]
+
+
+def test_token_count_is_the_number_of_token_matches() -> None:
+    """count_tokens counts by byte classes; it must equal the matches of the token pattern."""
+    import random
+    import re
+
+    pattern = re.compile(rb"[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
+    rnd = random.Random(7)
+    inputs = [bytes(rnd.randrange(256) for _ in range(rnd.randrange(300))) for _ in range(500)]
+    inputs += [b"", b"a", b" ", b".", b"a.", b".a", b"aa bb", b"\xff\xfea_1", "é_x ü\n\t\x0b\x0c".encode()]
+    inputs += [path.read_bytes() for path in sorted((ROOT / "neuronlint").rglob("*.py"))]
+    for data in inputs:
+        assert parse_guard.count_tokens(data) == sum(1 for _ in pattern.finditer(data)), data[:80]
