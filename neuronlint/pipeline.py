@@ -141,6 +141,53 @@ def _size_limit(module_path: str) -> int:
 # ---- worker side -----------------------------------------------------------------------------
 _WORKER: dict[str, Any] = {}
 
+# Files analysed between two runs of the cycle collector while a loop over files holds it paused.
+COLLECT_EVERY = 128
+
+
+class _PausedCollector:
+    """Python's cycle collector, held off a loop over files (the serial scan, each pool worker).
+
+    Each collection traverses every tracked object it may free: with the collector on, one ran
+    after nearly every file and traversed that file's LibCST tree (the fix planner keeps the last
+    few), and the full ones traversed everything the scan holds. Here what exists when the loop
+    starts (modules, the rule database, the lookup tables) is frozen (`gc.freeze`, excluded from
+    every collection), the collector is off, and every `COLLECT_EVERY` files one collection frees
+    whatever cycles those files left and freezes what survives (results and kept trees, which
+    reference counting frees when they are dropped: they hold no cycles). A file's own garbage is
+    freed by reference counting: the analysis leaves no reference cycles (tests/test_gc_cycles.py),
+    so the collection is a safety net that bounds memory if one ever does. `stop` unfreezes and
+    turns the collector back on, so nothing frozen here outlives the loop in the collector's blind
+    spot.
+    """
+
+    def __init__(self) -> None:
+        self.active = False
+        self.files = 0
+
+    def start(self) -> None:
+        if self.active or not gc.isenabled():
+            return  # off already: whoever turned it off decides
+        gc.freeze()
+        gc.disable()
+        self.active, self.files = True, 0
+
+    def after_file(self) -> None:
+        if self.active:
+            self.files += 1
+            if self.files % COLLECT_EVERY == 0:
+                gc.collect()
+                gc.freeze()
+
+    def stop(self) -> None:
+        if self.active:
+            self.active = False
+            gc.unfreeze()
+            gc.enable()
+
+
+_COLLECTOR = _PausedCollector()
+
 
 def _init_worker(
     static_data: StaticData,
@@ -170,11 +217,20 @@ def _init_worker(
         from neuronlint.workers import _heap_trimmer
 
         _WORKER["trim"] = _heap_trimmer()
+    if in_pool:  # a worker process analyses files until it exits: the collector stays paused
+        _COLLECTOR.start()
 
 
 def _analyze(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
     """Analyse one file (path to read, module path within its scan root, named on the command
     line); never raises."""
+    try:
+        return _analyze_file(task)
+    finally:
+        _COLLECTOR.after_file()
+
+
+def _analyze_file(task: tuple[str, str] | tuple[str, str, bool]) -> dict[str, Any]:
     from neuronlint.static.engine import FileResult, _tool_detection
 
     path, module_path = task[0], task[1]
@@ -228,10 +284,11 @@ def _analysed(
     from neuronlint.static.engine import FileResult, _tool_detection, analyze_python
 
     kind: str | None = None
-    # The cycle collector is off while one file is analysed: its garbage (LibCST trees have no
-    # parent pointers) is freed by reference counting, and each full collection during the
-    # analysis would traverse everything the scan holds (measured 0.1-0.2x of LibCST's parse
-    # time on a repository, benchmarks/README.md). Cycles it leaves are collected after the file.
+    # The cycle collector is off while one file is analysed (if a loop over files has not paused
+    # it already, _PausedCollector): its garbage (LibCST trees have no parent pointers) is freed by
+    # reference counting, and each full collection during the analysis would traverse everything
+    # the scan holds (measured 0.1-0.2x of LibCST's parse time on a repository,
+    # benchmarks/README.md). Cycles it leaves are collected after the file.
     collecting = gc.isenabled()
     if collecting:
         gc.disable()
@@ -331,10 +388,14 @@ def analyse_files(
     held = _Held()
     if workers == 1 or len(tasks) < _IN_PROCESS_BELOW:
         _init_worker(static_data, cache_arg, fingerprint, checkers)
-        for task in tasks:
-            results.append(held(_analyze(task)))
-            if progress:
-                progress(1)
+        _COLLECTOR.start()
+        try:
+            for task in tasks:
+                results.append(held(_analyze(task)))
+                if progress:
+                    progress(1)
+        finally:
+            _COLLECTOR.stop()
         return results
     import tempfile
 

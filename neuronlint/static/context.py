@@ -7,6 +7,7 @@ import table and simple assignments of the enclosing scopes.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from collections.abc import Iterator
@@ -109,6 +110,18 @@ def _plain_string_value(raw: str) -> str | None:
     if quote not in ('"', "'", '"""', "'''") or "\\" in raw:
         return None
     return raw[len(quote) : len(raw) - len(quote)]
+
+
+def _evaluated_string(raw: str) -> str | bytes | None:
+    """A string literal's value, as `SimpleString.evaluated_value` (`ast.literal_eval`) gives it;
+    None when it cannot be evaluated. literal_eval's nested helper functions refer to each other, a
+    reference cycle per call that only the cycle collector frees; the literal's own parse is all it
+    does for a string."""
+    try:
+        body = ast.parse(raw.lstrip(" \t"), mode="eval").body
+    except Exception:  # noqa: BLE001 - malformed escapes are the parser's problem, not ours
+        return None
+    return body.value if type(body) is ast.Constant else None
 
 
 _LIBRARY_KINDS = frozenset({"numpy"})
@@ -564,10 +577,7 @@ class FileContext:
         if tp is cst.SimpleString:
             value = _plain_string_value(node.value)
             if value is None:
-                try:
-                    value = node.evaluated_value  # ast.literal_eval: ~20x slower, only for escapes/prefixes
-                except Exception:  # noqa: BLE001 - malformed escapes are the parser's problem, not ours
-                    return None
+                value = _evaluated_string(node.value)  # only for escapes and prefixes: ~20x slower
             return (value,) if isinstance(value, str) else None
         if tp is cst.FormattedString:
             parts = []

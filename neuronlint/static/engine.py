@@ -104,7 +104,13 @@ def walk(module: cst.Module, ctx: FileContext, engine: Engine) -> None:
             for fn in handlers:
                 fn(node, ctx)
 
-    visit(module)
+    try:
+        visit(module)
+    finally:
+        # `visit` refers to itself through its closure cell: a reference cycle that would keep
+        # the FileContext (and what it holds) alive until the cycle collector runs. Clearing the
+        # cell lets reference counting free them when the file is done.
+        visit = None  # type: ignore[assignment]
 
 
 @dataclass
