@@ -8,7 +8,6 @@ import table and simple assignments of the enclosing scopes.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import libcst as cst
 from neuronlint.static import cuda_paths
 from neuronlint.static.calls import arg_value, kwarg
 from neuronlint.static.host_returns import HostReturns
+from neuronlint.static.nodes import children_of, node_types
 
 # A binding: what a local name stands for.
 #   ("module", "torch.cuda")   import alias or alias assignment (qualified name)
@@ -272,87 +272,7 @@ def _file_site(path: str) -> str:
 _CONCRETE: dict[tuple[type, ...], frozenset[type]] = {}
 
 
-def node_types() -> frozenset[type]:
-    """Every LibCST node class (the engine dispatches on them; enclosing() matches by them)."""
-    seen: set[type] = set()
-    stack = [cst.CSTNode]
-    while stack:
-        for sub in stack.pop().__subclasses__():
-            if sub not in seen:
-                seen.add(sub)
-                stack.append(sub)
-    return frozenset(seen)
-
-
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-
-
-# Fields that hold only whitespace, punctuation or comments: never walked.
-_SKIP_FIELDS = frozenset(
-    {
-        "lpar",
-        "rpar",
-        "comma",
-        "semicolon",
-        "header",
-        "footer",
-        "leading_lines",
-        "lines_after_decorators",
-        "newline",
-        "trailing_whitespace",
-        "equal",
-        "colon",
-        "star",
-        "dot",
-        "default_indent",
-        "default_newline",
-        "encoding",
-        "has_trailing_newline",
-        "indent",
-        "lbracket",
-        "rbracket",
-        "lbrace",
-        "rbrace",
-        "operator",
-        "asynchronous",
-        "arrow",
-        "whitespace_before",
-        "whitespace_after",
-        "first_line",
-    }
-)
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def node_fields(tp: type) -> tuple[str, ...]:
-    """The fields of a node type that may hold nodes (the walk's and children_of's)."""
-    names = _FIELDS.get(tp)
-    if names is None:
-        names = tuple(
-            f.name
-            for f in dataclasses.fields(tp)
-            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
-        )
-        _FIELDS[tp] = names
-    return names
-
-
-_ALL_NODE_TYPES: frozenset[type] = frozenset()
-
-
-def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """A node's child nodes, read from its fields (LibCST's `children` runs a visitor: slow)."""
-    global _ALL_NODE_TYPES
-    types = _ALL_NODE_TYPES or node_types()
-    _ALL_NODE_TYPES = types
-    out: list[cst.CSTNode] = []
-    for name in node_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) in types:
-            out.append(value)
-        elif type(value) is tuple or type(value) is list:
-            out.extend(item for item in value if type(item) in types)
-    return out
 
 
 def filters_own_columns(node: cst.Subscript, module: cst.Module) -> bool:
@@ -425,6 +345,13 @@ class FileContext:
         # qualname()'s answers (node, qualified name) by id(node), kept until a binding or scope
         # changes.
         self._qual: dict[int, tuple[Any, str | None]] = {}
+
+    def close(self) -> None:
+        """After the file's analysis: drop everything the context holds. Helpers it made keep
+        its bound methods (HostReturns resolves names with one), reference cycles that only the
+        cycle collector would free, which the scan holds off its loop over files
+        (pipeline._PausedCollector); dropped, the file's garbage is freed by reference counting."""
+        self.__dict__.clear()
 
     # ---- scopes ---------------------------------------------------------------------------
     @property

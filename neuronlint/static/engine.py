@@ -18,9 +18,10 @@ from typing import Any
 import libcst as cst
 
 from neuronlint.static import parse_guard
-from neuronlint.static.context import FileContext, node_fields, node_types
+from neuronlint.static.context import FileContext
 from neuronlint.static.cstparse import parse_module
 from neuronlint.static.import_sites import defined_names, import_sites
+from neuronlint.static.nodes import node_fields, node_types
 from neuronlint.static.positions import locate
 from neuronlint.static.registry import Checker
 
@@ -283,6 +284,22 @@ def _analyze_python(
     result.parsed = True
     _remember(data, module)
     ctx = FileContext(rel_path, module, _module_name(rel_path), static_data)
+    try:
+        return _report(result, ctx, module, data, tree, engine, rel_path)
+    finally:
+        ctx.close()  # nothing reads it again; no reference cycle through it outlives the file
+
+
+def _report(
+    result: FileResult,
+    ctx: FileContext,
+    module: cst.Module,
+    data: bytes,
+    tree: ast.Module | None,
+    engine: Engine,
+    rel_path: str,
+) -> FileResult:
+    """Walk the parsed file with every checker, place its detections and fill in `result`."""
     try:
         walk(module, ctx, engine)
         targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]

@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from neuronlint.static.nodes import children_of
+
 # Methods whose result is on the host, whatever they are called on.
 _HOST_RESULTS = frozenset({"cpu", "numpy", "tolist", "item", "to_numpy"})
 # Methods that move a value to a device.
@@ -185,7 +187,7 @@ def _is_generator(function: cst.FunctionDef) -> bool:
             return True
         if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        stack.extend(node.children)
+        stack.extend(children_of(node))  # LibCST's `children` runs a visitor: slow
     return False
 
 
