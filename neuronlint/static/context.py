@@ -345,6 +345,10 @@ class FileContext:
         # qualname()'s answers (node, qualified name) by id(node), kept until a binding or scope
         # changes.
         self._qual: dict[int, tuple[Any, str | None]] = {}
+        # The first component of every module binding made so far (`torch` of ("module",
+        # "torch.cuda")): every qualified name qualname() gives starts with one of them, so a
+        # handler that wants names of some packages can reject a file's nodes before resolving them.
+        self.module_roots: set[str] = set()
 
     def close(self) -> None:
         """After the file's analysis: drop everything the context holds. Helpers it made keep
@@ -360,6 +364,8 @@ class FileContext:
 
     def bind(self, name: str, binding: Binding) -> None:
         self._qual.clear()
+        if binding[0] == "module":
+            self.module_roots.add(binding[1].partition(".")[0])
         scope = self.scopes[-1]
         if name in scope.global_names:
             scope = self.scopes[0]
@@ -488,6 +494,8 @@ class FileContext:
             if scope.instance is None:
                 scope.instance = {}
             scope.instance[attr] = binding
+            if binding[0] == "module":
+                self.module_roots.add(binding[1].partition(".")[0])
             self._qual.clear()
 
     def literal_value(self, node: cst.CSTNode) -> str | None:

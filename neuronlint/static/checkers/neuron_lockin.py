@@ -41,6 +41,10 @@ _ENV = re.compile(
 )
 
 
+# The first components of those packages: a qualified name outside them is never a Neuron use.
+_NEURON_ROOTS = frozenset(prefix.partition(".")[0] for prefix, _, _ in _NEURON_MODULES)
+
+
 def _neuron_module(module: str) -> tuple[str, str] | None:
     for prefix, rule, what in _NEURON_MODULES:
         if module == prefix or module.startswith(prefix + "."):
@@ -178,6 +182,8 @@ class NeuronLockin(Checker):
     def use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
         """Every use of a name imported from a Neuron package, as for CUDA-only libraries: the
         imports say a file depends on Neuron, the uses are what leaving Neuron rewrites."""
+        if ctx.module_roots.isdisjoint(_NEURON_ROOTS):
+            return  # nothing bound here comes from a Neuron package: no name resolves into one
         if type(node) is cst.Name and ctx.lookup(node.value) is None:
             return  # cheapest test first: most names are not imports
         found = _neuron_use(node, ctx)
