@@ -219,3 +219,34 @@ def test_repeated_statements_in_one_definition_match_whole_module_generation(mon
     monkeypatch.setattr(positions._RecordingState, "before_codegen", record)
     assert positions.locate(module, source, targets, ast.parse(source)) == whole
     assert cst.ClassDef not in generated  # no statement of the class needed the class generated whole
+
+
+def _snippets(source: bytes) -> tuple[dict[int, str], dict[int, str]]:
+    """Snippets from the code generated in place for positions, and from code_for_node, by anchor."""
+    import ast
+
+    from neuronlint.static.context import snippet_of
+
+    module = cst.parse_module(source)
+    ctx = FileContext("t.py", module, "t", build_static_data(load_ruledb()))
+    walk(module, ctx, default_engine(ctx.data))
+    targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
+    anchors = {id(d.anchor): d.anchor for d in ctx.detections}
+    texts: dict[int, str] = {}
+    positions.locate(module, source, targets, ast.parse(source), set(anchors), texts)
+    in_place = {key: snippet_of(text) for key, text in texts.items()}
+    return in_place, {key: ctx.snippet(anchors[key]) for key in in_place}
+
+
+@pytest.mark.parametrize(
+    "source", [TRICKY, PREFIX_CASE, REPEATED_CASE, ELIF_CASE], ids=["tricky", "prefix", "repeated", "elif"]
+)
+def test_snippets_generated_in_place_are_the_nodes_own_code(source: str) -> None:
+    in_place, alone = _snippets(source.encode())
+    assert in_place and in_place == alone
+
+
+def test_fixture_snippets_generated_in_place_are_the_nodes_own_code() -> None:
+    for path in sorted(FIXTURES.rglob("*.py")):
+        in_place, alone = _snippets(path.read_bytes())
+        assert in_place == alone, path

@@ -104,6 +104,12 @@ class Scope:
 _WS = re.compile(r"\s+")
 
 
+def snippet_of(code: str) -> str:
+    """A node's code as a snippet: whitespace runs as one space (so indentation does not count),
+    at most 200 characters."""
+    return _WS.sub(" ", code).strip()[:200]
+
+
 def _plain_string_value(raw: str) -> str | None:
     """Value of a string literal without prefix or backslashes ('cuda', "nccl"); None otherwise."""
     quote = raw[:3] if raw[:3] in ('"""', "'''") else raw[:1]
@@ -1177,7 +1183,7 @@ class FileContext:
     def snippet(self, node: cst.CSTNode) -> str:
         """Normalised source of a node (fingerprints, baselines); '' if LibCST cannot print it alone."""
         try:
-            return _WS.sub(" ", self.module.code_for_node(node)).strip()[:200]
+            return snippet_of(self.module.code_for_node(node))
         except cst.CSTCodegenError:
             return ""
 

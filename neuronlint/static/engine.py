@@ -18,7 +18,7 @@ from typing import Any
 import libcst as cst
 
 from neuronlint.static import parse_guard
-from neuronlint.static.context import FileContext
+from neuronlint.static.context import FileContext, snippet_of
 from neuronlint.static.cstparse import parse_module
 from neuronlint.static.import_sites import defined_names, import_sites
 from neuronlint.static.nodes import node_fields, node_types
@@ -194,6 +194,9 @@ def _module_name(rel_path: str) -> str:
 
 
 _LONE_CR = re.compile(rb"\r(?!\n)")
+# Nodes whose code depends on their parent's (LibCST cannot generate them alone): their snippet is
+# what code_for_node makes of them, never the text generated in place.
+_ALONE_ONLY = (cst.Annotation, cst.Param)
 
 
 def analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine | None = None) -> FileResult:
@@ -304,7 +307,10 @@ def _report(
         walk(module, ctx, engine)
         targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
         targets += [(d.end_node, d.top, d.stmt, d.indents) for d in ctx.detections if d.end_node is not None]
-        spans = locate(module, data, targets, tree) if targets else {}
+        # The snippets' code, where generating the flagged statements for positions generated it.
+        anchors = {id(d.anchor) for d in ctx.detections if type(d.anchor) not in _ALONE_ONLY}
+        texts: dict[int, str] = {}
+        spans = locate(module, data, targets, tree, anchors, texts) if targets else {}
     except RecursionError:
         result.detections.append(_tool_detection("NL002", 1, "the file nests too deeply to analyse"))
         return result
@@ -327,7 +333,9 @@ def _report(
                 "end_line": end_line,
                 "end_column": end_col,
                 "facts": det.facts,
-                "snippet": ctx.snippet(det.anchor),
+                "snippet": snippet_of(text)
+                if (text := texts.get(id(det.anchor))) is not None
+                else ctx.snippet(det.anchor),
             }
         )
     result.import_sites = import_sites(data, ctx.module_name, rel_path.endswith("__init__.py"))

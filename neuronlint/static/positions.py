@@ -85,8 +85,19 @@ class _RecordingState(CodegenState):
         return _NO_POSITION  # only PositionProvider's state records positions here
 
 
-def _spans(state: _RecordingState, first_line: int) -> tuple[str, dict[int, Span]]:
-    """Turn recorded token indices into spans; `first_line` is the line where the tokens start."""
+def _texts(state: _RecordingState, anchors: set[int], texts: dict[int, str]) -> None:
+    """The generated code of each anchor that was generated to its end."""
+    tokens = state.tokens
+    for node_id, (start_tok, end_tok) in state.marks.items():
+        if end_tok != -1 and node_id in anchors:
+            texts[node_id] = "".join(tokens[start_tok:end_tok])
+
+
+def _spans(
+    state: _RecordingState, first_line: int, ids: set[int] | None = None
+) -> tuple[str, dict[int, Span]]:
+    """Turn recorded token indices into spans; `first_line` is the line where the tokens start.
+    `ids`: the nodes to give spans of (default: every marked node)."""
     tokens = state.tokens
     offsets = [0, *accumulate(map(len, tokens))]
     text = "".join(tokens)
@@ -102,6 +113,8 @@ def _spans(state: _RecordingState, first_line: int) -> tuple[str, dict[int, Span
 
     spans: dict[int, Span] = {}
     for node_id, (start_tok, end_tok) in state.marks.items():
+        if ids is not None and node_id not in ids:
+            continue
         start, end = offsets[start_tok], offsets[end_tok]
         # Statements own their leading blank lines and comments; report from the first real token.
         chunk = text[start:end]
@@ -114,10 +127,19 @@ def _spans(state: _RecordingState, first_line: int) -> tuple[str, dict[int, Span
     return text, spans
 
 
-def _whole_module(module: cst.Module, targets: set[int]) -> dict[int, Span]:
-    state = _RecordingState(module.default_indent, module.default_newline, targets)
+def _whole_module(
+    module: cst.Module,
+    targets: set[int],
+    anchors: set[int] | None = None,
+    texts: dict[int, str] | None = None,
+) -> dict[int, Span]:
+    state = _RecordingState(
+        module.default_indent, module.default_newline, targets | anchors if anchors else targets
+    )
     module._codegen(state)
-    return _spans(state, 1)[1]
+    if anchors and texts is not None:
+        _texts(state, anchors, texts)
+    return _spans(state, 1, targets if anchors else None)[1]
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -252,9 +274,20 @@ Target = tuple[cst.CSTNode, "cst.CSTNode | None", "cst.CSTNode | None", tuple[st
 
 
 def locate(
-    module: cst.Module, source: bytes, targets: Iterable[Target], tree: ast.Module | None = None
+    module: cst.Module,
+    source: bytes,
+    targets: Iterable[Target],
+    tree: ast.Module | None = None,
+    anchors: set[int] | None = None,
+    texts: dict[int, str] | None = None,
 ) -> dict[int, Span]:
     """Map id(node) -> span for every target node (`tree`: `ast.parse(source)`, if already made).
+
+    `anchors` (ids of nodes, each inside the innermost statement of a target) and `texts`: each
+    anchor that the generation of its statement generated to its end gets its code in `texts`,
+    the text `module.code_for_node` gives it apart from indentation (snippets; an anchor not
+    generated to its end, e.g. a long statement of which the first line was all positions needed,
+    gets none: generation does not go further for it).
 
     Each innermost statement is generated on its own, with the indentation its blocks give it, so
     its text is exactly what whole-module generation would produce there. If that text occurs once
@@ -267,12 +300,15 @@ def locate(
     """
     targets = list(targets)
     ids = {id(node) for node, _, _, _ in targets}
+    if not anchors or texts is None:
+        anchors, texts = set(), {}
+    marked = ids | anchors
     if any(top is None or stmt is None for _, top, stmt, _ in targets):
-        return _whole_module(module, ids)
+        return _whole_module(module, ids, anchors, texts)
     try:
         text_source = source.decode(module.encoding)
     except (UnicodeDecodeError, LookupError):
-        return _whole_module(module, ids)
+        return _whole_module(module, ids, anchors, texts)
     if text_source.startswith("\ufeff"):
         text_source = text_source[1:]
     line_offsets: list[int] = []  # of every line of the source, made only when a statement occurs twice
@@ -292,7 +328,7 @@ def locate(
             and id(stmt) not in wanted
             and body is not None
         ):
-            state = _RecordingState(module.default_indent, module.default_newline, ids, stop_at=body)
+            state = _RecordingState(module.default_indent, module.default_newline, marked, stop_at=body)
             state.indent_tokens = list(indents)
             try:
                 stmt._codegen(state)
@@ -305,17 +341,17 @@ def locate(
             # a prefix of the statement's, found at the start of its line just the same, so the rest
             # of a long statement is not generated. Every node marked in it must have ended, so its
             # spans are the ones the whole statement would give.
-            state = _RecordingState(module.default_indent, module.default_newline, ids, stop_after=wanted)
+            state = _RecordingState(module.default_indent, module.default_newline, marked, stop_after=wanted)
             state.indent_tokens = list(indents)
             try:
                 stmt._codegen(state)
             except _Stop:
-                if all(mark[1] != -1 for mark in state.marks.values()):
+                if all(mark[1] != -1 for i, mark in state.marks.items() if i in ids):
                     state.partial = True
                     return state, "".join(state.tokens)
             else:
                 return state, "".join(state.tokens).rstrip("\r\n")
-        state = _RecordingState(module.default_indent, module.default_newline, ids)
+        state = _RecordingState(module.default_indent, module.default_newline, marked)
         state.indent_tokens = list(indents)
         stmt._codegen(state)
         return state, "".join(state.tokens).rstrip("\r\n")
@@ -352,7 +388,7 @@ def locate(
             if parsed is None:
                 parsed = _parse_starts(source, module, tree)
                 if parsed is None:
-                    return _whole_module(module, ids)
+                    return _whole_module(module, ids, anchors, texts)
                 pos = text_source.find("\n")
                 line_offsets.append(0)
                 while pos != -1:
@@ -361,7 +397,7 @@ def locate(
             starts, top_lines, top_nodes = parsed
             index = top_index.get(id(top))
             if index is None:
-                return _whole_module(module, ids)
+                return _whole_module(module, ids, anchors, texts)
             end = top_lines[index + 1] if index + 1 < len(top_lines) else len(line_offsets) + 1
             leading, column = _leading_line_count(stmt), len("".join(indents))
             matches = [
@@ -392,11 +428,13 @@ def locate(
         if line is None:
             fallback_tops[id(top)] = top
         else:
-            spans.update(_spans(state, line)[1])
+            spans.update(_spans(state, line, ids)[1])
+            _texts(state, anchors, texts)
     for top in fallback_tops.values():
         state, text = generate(top, ())
         line = unique_line_start(text)
         if line is None:
-            return _whole_module(module, ids)
-        spans.update(_spans(state, line)[1])
+            return _whole_module(module, ids, anchors, texts)
+        spans.update(_spans(state, line, ids)[1])
+        _texts(state, anchors, texts)
     return spans
