@@ -104,15 +104,10 @@ class HostReturns:
             return True
         if tp is cst.Subscript or (tp is cst.Attribute and self._resolve(node) is None):
             return self.host_expr(node.value, names, cls)  # `out[0]`, `out.logits` of a host value
-        if tp in (cst.Tuple, cst.List):
-            values = [e.value for e in node.elements if type(e) is cst.Element]
-            return (
-                bool(values)
-                and len(values) == len(node.elements)
-                and all(self.host_expr(v, names, cls) for v in values)
-            )
-        if tp is cst.Dict:
-            values = [e.value for e in node.elements if type(e) is cst.DictElement]
+        if tp in (cst.Tuple, cst.List, cst.Dict):
+            # every element plain (no `*x` / `**x`) and a host value; a dict's values, not its keys
+            element = cst.DictElement if tp is cst.Dict else cst.Element
+            values = [e.value for e in node.elements if type(e) is element]
             return (
                 bool(values)
                 and len(values) == len(node.elements)
