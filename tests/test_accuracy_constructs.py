@@ -7,27 +7,12 @@ rules it names, so other findings of the same file do not make it fail.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests import mirrors
 from tests.conftest import scan_paths
-
-MIRRORS = Path(os.environ.get("NEURONLINT_MIRRORS", "/work/.mirror"))
-
-
-def _blob(repo: str, blob: str) -> bytes:
-    git_dir = MIRRORS / repo.replace("/", "+") / "repo"
-    if not git_dir.is_dir():
-        pytest.skip(f"no local mirror of {repo} at {git_dir}")
-    completed = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "cat-file", "blob", blob], capture_output=True, check=False
-    )
-    if completed.returncode != 0:
-        pytest.skip(f"blob {blob} of {repo} is not in the mirror")
-    return completed.stdout
 
 
 def _scan(tmp_path: Path, files: dict[str, bytes], **options):
@@ -87,7 +72,7 @@ CASES = [
 
 @pytest.mark.parametrize("repo, path, blob, rules, expected", CASES, ids=[c[1] for c in CASES])
 def test_real_file(tmp_path, repo, path, blob, rules, expected):
-    found = _scan(tmp_path, {path: _blob(repo, blob)})
+    found = _scan(tmp_path, {path: mirrors.blob(repo, blob)})
     got = {(f.line, f.rule) for f in found if f.rule in rules}
     assert expected <= got, f"missing {sorted(expected - got)}"
 
@@ -97,24 +82,11 @@ def test_a_library_fork_inside_the_repository_is_first_party(tmp_path):
     imports are the code being ported, not a CUDA-only dependency."""
     repo = "aws-neuron/neuronx-nemo-megatron"
     files = {
-        "apex/setup.py": _blob(repo, "fc3a9ad60325414f25a3d6d52e68e5bf2935c6a4"),
+        "apex/setup.py": mirrors.blob(repo, "fc3a9ad60325414f25a3d6d52e68e5bf2935c6a4"),
         "nemo/nemo/collections/nlp/modules/common/megatron/adapters/parallel_adapters.py": b"",
     }
-    git_dir = MIRRORS / "aws-neuron+neuronx-nemo-megatron" / "repo"
-    shown = subprocess.run(
-        [
-            "git",
-            "--git-dir",
-            str(git_dir),
-            "show",
-            "HEAD:nemo/nemo/collections/nlp/modules/common/megatron/adapters/parallel_adapters.py",
-        ],
-        capture_output=True,
-        check=False,
-    )
-    if shown.returncode != 0:
-        pytest.skip("parallel_adapters.py is not in the mirror")
-    files["nemo/nemo/collections/nlp/modules/common/megatron/adapters/parallel_adapters.py"] = shown.stdout
+    adapters = "nemo/nemo/collections/nlp/modules/common/megatron/adapters/parallel_adapters.py"
+    files[adapters] = mirrors.show(repo, "HEAD", adapters)
     (tmp_path / ".git").mkdir()
     found = _scan(tmp_path, files, triage=True)
     assert not [f for f in found if f.rule in ("NL401", "NL402") and f.facts.get("library") == "apex"]
@@ -122,5 +94,5 @@ def test_a_library_fork_inside_the_repository_is_first_party(tmp_path):
     other = tmp_path / "consumer"
     other.mkdir()
     (other / ".git").mkdir()
-    kept = _scan(other, {"adapters.py": shown.stdout}, triage=True)
+    kept = _scan(other, {"adapters.py": files[adapters]}, triage=True)
     assert [f for f in kept if f.rule == "NL401" and f.facts.get("library") == "apex"]

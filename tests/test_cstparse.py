@@ -4,8 +4,6 @@ must still be validated."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import threading
 from pathlib import Path
 
@@ -13,9 +11,9 @@ import libcst as cst
 import pytest
 
 from neuronlint.static import cstparse
+from tests import mirrors
 
 ROOT = Path(__file__).resolve().parent.parent
-MIRRORS = Path(os.environ.get("NEURONLINT_MIRRORS", "/work/.mirror"))
 SOURCES = sorted((ROOT / "neuronlint").rglob("*.py")) + sorted((ROOT / "fixtures").rglob("*.py"))
 
 
@@ -45,22 +43,11 @@ def test_broken_sources_fail_as_in_libcst(source: bytes) -> None:
 
 def test_real_files_from_public_repositories() -> None:
     """Every `.py` file of one real repository (the local peft mirror, read here, never committed)."""
-    git_dir = MIRRORS / "huggingface+peft" / "repo"
-    if not git_dir.is_dir():
-        pytest.skip(f"no local mirror at {git_dir}")
-    names = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split("\n")
-    paths = [n for n in names if n.endswith(".py") and n.startswith("src/")][:80]
+    repo = "huggingface/peft"
+    paths = [n for n in mirrors.names(repo) if n.endswith(".py") and n.startswith("src/")][:80]
     assert paths
     for name in paths:
-        blob = subprocess.run(
-            ["git", "--git-dir", str(git_dir), "show", f"HEAD:{name}"], capture_output=True, check=True
-        ).stdout
-        _same_tree(blob)
+        _same_tree(mirrors.show(repo, "HEAD", name))
 
 
 def test_nodes_built_outside_a_parse_are_validated() -> None:

@@ -4,14 +4,12 @@ public repositories (read from local mirrors in setup, skipped when absent, neve
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests import mirrors
 from tests.conftest import scan_paths
-
-MIRRORS = Path("/work/.mirror")
 
 GATED_TESTS = """\
 import pytest
@@ -140,18 +138,6 @@ def test_benchmarks_of_gpu_kernels_are_left_out(tmp_path: Path):
     assert result.left_out["benchmark"] >= 2
 
 
-def _mirror_file(repo: str, commit: str, path: str) -> str:
-    git_dir = MIRRORS / repo.replace("/", "+") / "repo"
-    if not git_dir.is_dir():
-        pytest.skip(f"no local mirror of {repo}")
-    completed = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], capture_output=True, check=False
-    )
-    if completed.returncode != 0:
-        pytest.skip(f"{path} at {commit[:12]} is not in the mirror of {repo}")
-    return completed.stdout.decode("utf-8")
-
-
 AO = ("pytorch/ao", "36027d82d1ad9949597ea16002ff4940374b1b94")
 PEFT = ("huggingface/peft", "5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40")
 
@@ -168,7 +154,7 @@ PEFT = ("huggingface/peft", "5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40")
     ],
 )
 def test_real_test_modules_that_skip_without_cuda(tmp_path: Path, repo: str, commit: str, path: str):
-    text = _mirror_file(repo, commit, path)
+    text = mirrors.show(repo, commit, path).decode("utf-8")
     result = _scan(tmp_path, {path: text})
     assert result.active == [], [f"{f.line} {f.rule}" for f in result.active]
     assert result.left_out.get("test", 0) > 0
@@ -178,7 +164,7 @@ def test_real_gpu_test_class_of_peft(tmp_path: Path):
     """peft's tests/test_gpu_examples.py: classes and tests behind @require_torch_gpu,
     @require_bitsandbytes and GPU markers; what is left is test code that also runs elsewhere."""
     path = "tests/test_gpu_examples.py"
-    text = _mirror_file(*PEFT, path)
+    text = mirrors.show(*PEFT, path).decode("utf-8")
     result = _scan(tmp_path, {path: text})
     raw = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
     assert len(raw.active) > 50

@@ -6,7 +6,6 @@ of a public repository (read with `git cat-file`, never committed; skipped when 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,8 @@ from neuronlint.fix.model import apply_edits
 from neuronlint.fix.notebook import _sources
 from neuronlint.fix.run import attach, fix_files
 from neuronlint.pipeline import ScanOptions, run_scan
+from tests import mirrors
 
-MIRRORS = Path("/work/.mirror")
 REAL = {
     "NVIDIA+NeMo": [
         "tutorials/VoiceSwapSample.ipynb",
@@ -158,11 +157,7 @@ def test_magics_lines_are_never_edited(tmp_path):
 
 
 def _read(repo: str, path: str) -> bytes | None:
-    root = MIRRORS / repo / "repo"
-    if not root.exists():
-        return None
-    done = subprocess.run(["git", "-C", str(root), "cat-file", "-p", f"HEAD:{path}"], capture_output=True)
-    return done.stdout if done.returncode == 0 else None
+    return mirrors.try_show(repo, "HEAD", path)
 
 
 @pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])

@@ -7,11 +7,8 @@ public repositories (skipped when a mirror is absent)."""
 
 from __future__ import annotations
 
-import subprocess
 from functools import partial
 from pathlib import Path
-
-import pytest
 
 from neuronlint.fix import flavour_for
 from neuronlint.fix import run as fix_run
@@ -19,9 +16,8 @@ from neuronlint.fix.run import attach, worker_planner
 from neuronlint.pipeline import ScanOptions, _analyze, _init_worker, run_scan
 from neuronlint.static import engine
 from neuronlint.static.data import build_static_data
+from tests import mirrors
 from tests.conftest import FIXTURES
-
-MIRRORS = Path("/work/.mirror")
 
 
 def _fixes(result) -> list[tuple]:
@@ -126,13 +122,7 @@ def test_a_pool_worker_keeps_no_tree_after_planning(tmp_path: Path) -> None:
 
 def test_a_real_repository_gets_the_same_fixes(tmp_path: Path) -> None:
     repo = "EleutherAI+gpt-neox"
-    git_dir = MIRRORS / repo / "repo"
-    if not git_dir.exists():
-        pytest.skip(f"no local mirror of {repo}")
-    archive = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "archive", "HEAD"], capture_output=True, check=True
-    )
-    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive.stdout, check=True)
+    mirrors.export(repo, "HEAD", [], tmp_path)
     worker, here = _scan_and_attach([tmp_path], tmp_path)
     parent, _ = _scan_and_attach([tmp_path], tmp_path, planner=None)
     assert sum(f.fix is not None and bool(f.fix.edits) for f in worker.findings) > 20

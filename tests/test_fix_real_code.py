@@ -6,8 +6,6 @@ fix run changes nothing."""
 from __future__ import annotations
 
 import collections
-import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +13,7 @@ from neuronlint.filters.notes import is_note
 from neuronlint.fix import flavour_for
 from neuronlint.fix.run import fix_files
 from neuronlint.pipeline import ScanOptions, run_scan
-
-MIRRORS = Path("/work/.mirror")
+from tests import mirrors
 
 # repository -> files: training loops, DDP setup, benchmarks, evaluation and inference code.
 FILES = {
@@ -36,11 +33,7 @@ FILES = {
 
 
 def _read(repo: str, path: str) -> bytes | None:
-    root = MIRRORS / repo / "repo"
-    if not root.exists():
-        return None
-    done = subprocess.run(["git", "-C", str(root), "cat-file", "-p", f"HEAD:{path}"], capture_output=True)
-    return done.stdout if done.returncode == 0 else None
+    return mirrors.try_show(repo, "HEAD", path)
 
 
 def _counts(findings) -> collections.Counter:

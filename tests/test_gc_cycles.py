@@ -7,19 +7,15 @@ there), the project's own sources, and a public repository's files when a local 
 from __future__ import annotations
 
 import gc
-import os
-import subprocess
 from collections import Counter
 from pathlib import Path
-
-import pytest
 
 from neuronlint import pipeline
 from neuronlint.ruledb import load_ruledb
 from neuronlint.static.data import build_static_data
+from tests import mirrors
 
 ROOT = Path(__file__).resolve().parent.parent
-MIRRORS = Path(os.environ.get("NEURONLINT_MIRRORS", "/work/.mirror"))
 
 
 def _cycles_left(files: list[tuple[str, str]]) -> dict[str, Counter]:
@@ -64,23 +60,12 @@ def test_analysing_the_fixtures_and_the_static_package_leaves_no_cycles() -> Non
 
 
 def test_analysing_a_public_repositorys_files_leaves_no_cycles(tmp_path: Path) -> None:
-    git_dir = MIRRORS / "huggingface+peft" / "repo"
-    if not git_dir.is_dir():
-        pytest.skip(f"no local mirror at {git_dir}")
-    names = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split("\n")
+    repo = "huggingface/peft"
     files = []
-    for name in [n for n in names if n.endswith(".py") and n.startswith("src/")][:30]:
-        blob = subprocess.run(
-            ["git", "--git-dir", str(git_dir), "show", f"HEAD:{name}"], capture_output=True, check=True
-        ).stdout
+    for name in [n for n in mirrors.names(repo) if n.endswith(".py") and n.startswith("src/")][:30]:
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(blob)
+        path.write_bytes(mirrors.show(repo, "HEAD", name))
         files.append((str(path), name))
     assert files
     assert _cycles_left(files) == {}

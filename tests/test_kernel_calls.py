@@ -5,12 +5,10 @@ never of its plain helpers, never inside kernel bodies."""
 from __future__ import annotations
 
 import ast
-import subprocess
 from pathlib import Path
 
-import pytest
-
 from neuronlint.static.kernel_calls import KERNEL, kernel_calls, kernel_entries
+from tests import mirrors
 from tests.conftest import scan_paths
 
 KERNELS = '''\
@@ -241,21 +239,10 @@ def test_the_fix_rescan_links_nl308_as_the_scan_does(tmp_path: Path) -> None:
     assert sorted((f.rule, f.line) for f in again) == scanned
 
 
-MIRRORS = Path("/work/.mirror")
-
-
 def _lay_out(tmp_path: Path, repo: str, paths: list[str]) -> Path:
-    git = MIRRORS / repo / "repo"
-    if not git.is_dir():
-        pytest.skip(f"{repo} mirror not present")
     for rel in paths:
-        blob = subprocess.run(
-            ["git", "--git-dir", str(git), "show", f"HEAD:{rel}"], capture_output=True, check=False
-        )
-        if blob.returncode != 0:
-            pytest.skip(f"{rel} not in the mirror")
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(blob.stdout)
+        (tmp_path / rel).write_bytes(mirrors.show(repo, "HEAD", rel))
     return tmp_path
 
 
@@ -284,15 +271,7 @@ def test_megatron_plain_helpers_and_device_functions_of_kernel_modules_are_not_c
     # NVIDIA/Megatron-LM: tensor_parallel/random.py defines a Triton kernel but get_cuda_rng_tracker
     # is a plain helper; the symmetric-memory kernels call multimem_asm's @triton.jit helpers inside
     # kernel bodies; nccl_allocator.init() builds a CUDA extension (load_inline) and is an entry point.
-    git = MIRRORS / "NVIDIA+Megatron-LM" / "repo"
-    if not git.is_dir():
-        pytest.skip("Megatron-LM mirror not present")
-    listed = subprocess.run(
-        ["git", "--git-dir", str(git), "ls-tree", "-r", "--name-only", "HEAD", "megatron/core"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    listed = [p for p in mirrors.names("NVIDIA/Megatron-LM") if p.startswith("megatron/core/")]
     wanted = {
         "megatron/core/nccl_allocator.py",
         "megatron/core/distributed/param_and_grad_buffer.py",

@@ -11,29 +11,15 @@ mirror or blob is not available.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests import mirrors
 from tests.conftest import scan_paths
 
-MIRRORS = Path(os.environ.get("NEURONLINT_MIRRORS", "/work/.mirror"))
 # The rules of the file-type scanners, plus what a notebook's Python is labelled with below.
 FILE_RULES = ("NL0", "NL404")
-
-
-def _blob(repo: str, blob: str) -> bytes:
-    git_dir = MIRRORS / repo.replace("/", "+") / "repo"
-    if not git_dir.is_dir():
-        pytest.skip(f"no local mirror of {repo} at {git_dir}")
-    completed = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "cat-file", "blob", blob], capture_output=True, check=False
-    )
-    if completed.returncode != 0:
-        pytest.skip(f"blob {blob} of {repo} is not in the mirror")
-    return completed.stdout
 
 
 CASES = [
@@ -112,7 +98,7 @@ CASES = [
 def test_real_file_lines(tmp_path: Path, repo: str, path: str, blob: str, expected: set) -> None:
     target = tmp_path / path
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(_blob(repo, blob))
+    target.write_bytes(mirrors.blob(repo, blob))
     result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
     assert result.files == [path]
     actual = {(f.line, f.rule) for f in result.active if f.rule.startswith(FILE_RULES)}
@@ -122,7 +108,7 @@ def test_real_file_lines(tmp_path: Path, repo: str, path: str, blob: str, expect
 
 def test_real_notebook_cells_and_json_lines(tmp_path: Path) -> None:
     """meta-llama/llama-cookbook's PEFT quickstart: a CUDA query, bitsandbytes and `.to("cuda")`."""
-    data = _blob("meta-llama/llama-cookbook", "79096fee3a7f4430fefd2b5dff7f79f5d0b6560e")
+    data = mirrors.blob("meta-llama/llama-cookbook", "79096fee3a7f4430fefd2b5dff7f79f5d0b6560e")
     target = tmp_path / "quickstart_peft_finetuning.ipynb"
     target.write_bytes(data)
     result = scan_paths([target], cwd=tmp_path, select=["ALL"])
@@ -150,7 +136,7 @@ def test_one_scan_of_a_tree_of_real_files(tmp_path: Path) -> None:
         target = tmp_path / repo.replace("/", "+") / path
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            target.write_bytes(_blob(repo, blob))
+            target.write_bytes(mirrors.blob(repo, blob))
         except pytest.skip.Exception:
             continue
         expected |= {(target.relative_to(tmp_path).as_posix(), line, rule) for line, rule in lines}

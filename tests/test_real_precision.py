@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import mirrors
 from tests.conftest import scan_paths
-from tests.test_real_files import _blob
 
 CASES = [
     # (repository, path, blob, present {(line, rule)}, absent {(line, rule)})
@@ -285,7 +285,7 @@ CASES = [
 def test_real_lines(tmp_path: Path, repo: str, path: str, blob: str, present: set, absent: set) -> None:
     target = tmp_path / path
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(_blob(repo, blob))
+    target.write_bytes(mirrors.blob(repo, blob))
     findings = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"]).active
     found = {(f.line, f.rule) for f in findings}
     assert present <= found, f"missing: {sorted(present - found)}"

@@ -262,12 +262,12 @@ def test_a_real_compile_call_over_several_lines_is_one_finding(tmp_path: Path):
     """sam2's `self.image_encoder.forward = torch.compile(..., mode="max-autotune", fullgraph=True,
     dynamic=False)` (read from a local mirror; skipped without it): one compile-backend finding,
     the mode's, with the call's default-backend note folded into it."""
+    from tests import mirrors
     from tests.conftest import scan_paths
-    from tests.test_real_files import _blob
 
     target = tmp_path / "sam2/modeling/sam2_base.py"
     target.parent.mkdir(parents=True)
-    target.write_bytes(_blob("facebookresearch/sam2", "d9f4e515b0d161942bf2bb64560056b3efbe6dac"))
+    target.write_bytes(mirrors.blob("facebookresearch/sam2", "d9f4e515b0d161942bf2bb64560056b3efbe6dac"))
     findings = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"], triage=True).active
     compile_findings = [
         (f.line, f.rule, f.extra.get("also")) for f in findings if f.category == "compile-backend"

@@ -8,52 +8,21 @@ committed. A test is skipped, with the reason, when the mirror or the commit is 
 
 from __future__ import annotations
 
-import io
 import json
-import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from neuronlint.filters import first_party
 from neuronlint.scope import ScopeRules
+from tests import mirrors
 from tests.conftest import scan_paths
 
-MIRRORS = Path("/work/.mirror")
 PEFT = ("huggingface/peft", "5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40")
 AO = ("pytorch/ao", "36027d82d1ad9949597ea16002ff4940374b1b94")
 FOUNDRY = ("mosaicml/llm-foundry", "8c8dd48f72168c5d51e2f7b151595892a8fba43d")
 TRL = ("huggingface/trl", "f2cd57710ae345ea6428ae95363267fcf38a3dc8")
 CONV1D = ("Dao-AILab/causal-conv1d", "0d2252d")
-
-
-def _git_dir(repo: str) -> Path:
-    git_dir = MIRRORS / repo.replace("/", "+") / "repo"
-    if not git_dir.is_dir():
-        pytest.skip(f"no local mirror of {repo} at {git_dir}")
-    return git_dir
-
-
-def _git(repo: str, *args: str) -> bytes:
-    completed = subprocess.run(
-        ["git", "--git-dir", str(_git_dir(repo)), *args], capture_output=True, check=False
-    )
-    if completed.returncode != 0:
-        pytest.skip(f"{repo}: git {' '.join(args[:2])} failed: {completed.stderr.decode()[:200]}")
-    return completed.stdout
-
-
-def export(repo: str, commit: str, paths: list[str], into: Path) -> Path:
-    """The given paths of the repository at `commit`, written under `into`."""
-    data = _git(repo, "archive", "--format=tar", commit, "--", *paths)
-    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-        archive.extractall(into, filter="data")
-    return into
-
-
-def tracked(repo: str, commit: str) -> list[str]:
-    return _git(repo, "ls-tree", "-r", "--name-only", commit).decode().splitlines()
 
 
 # ---- scopes --------------------------------------------------------------------------------------
@@ -87,7 +56,7 @@ def tracked(repo: str, commit: str) -> list[str]:
     ],
 )
 def test_scopes_on_real_layouts(repo: str, commit: str, expected: dict[str, str]):
-    files = [p for p in tracked(repo, commit) if p.endswith(".py")]
+    files = [p for p in mirrors.names(repo, commit) if p.endswith(".py")]
     rules = ScopeRules()
     for prefix, scope in expected.items():
         chosen = [p for p in files if p == prefix or (prefix.endswith("/") and p.startswith(prefix))]
@@ -103,7 +72,7 @@ def test_scopes_on_real_layouts(repo: str, commit: str, expected: dict[str, str]
 
 def test_one_library_root_cause_across_files_of_llm_foundry(tmp_path: Path):
     paths = ["llmfoundry/models/layers/attention.py", "llmfoundry/models/mpt/modeling_mpt.py"]
-    export(*FOUNDRY, paths, tmp_path)
+    mirrors.export(*FOUNDRY, paths, tmp_path)
     result = scan_paths([tmp_path], cwd=tmp_path, triage=True)
     from neuronlint.groups import build_groups
 
@@ -124,7 +93,7 @@ def test_one_library_root_cause_across_files_of_llm_foundry(tmp_path: Path):
 def test_scanning_a_cuda_only_library_itself(tmp_path: Path):
     """causal-conv1d is a CUDA-only library in rules/libraries.toml; scanned as the project, its own
     imports are the code being ported (its kernels are reported where they are defined)."""
-    root = export(
+    root = mirrors.export(
         *CONV1D,
         ["causal_conv1d", "tests/test_causal_conv1d.py", "setup.py", "pyproject.toml", "csrc"],
         tmp_path / "repo",
@@ -157,7 +126,7 @@ def test_scanning_a_cuda_only_library_itself(tmp_path: Path):
 
 
 def test_dependency_entries_of_llm_foundry_setup_py(tmp_path: Path):
-    root = export(*FOUNDRY, ["setup.py"], tmp_path)
+    root = mirrors.export(*FOUNDRY, ["setup.py"], tmp_path)
     result = scan_paths([root], cwd=root, triage=True)
     deps = [f for f in result.active if f.rule == "NL404"]
     lines = (root / "setup.py").read_text(encoding="utf-8").splitlines()
@@ -175,7 +144,7 @@ def test_dependency_entries_of_llm_foundry_setup_py(tmp_path: Path):
 
 
 def test_dependency_markers_in_trl_pyproject(tmp_path: Path):
-    root = export(*TRL, ["pyproject.toml"], tmp_path)
+    root = mirrors.export(*TRL, ["pyproject.toml"], tmp_path)
     text = (root / "pyproject.toml").read_text(encoding="utf-8").splitlines()
     result = scan_paths([root], cwd=root, triage=True)
     for f in result.active:
@@ -196,7 +165,7 @@ PEFT_FILES = [
 
 
 def test_peft_notebooks_dockerfiles_and_yaml_recipes(tmp_path: Path):
-    root = export(*PEFT, PEFT_FILES, tmp_path)
+    root = mirrors.export(*PEFT, PEFT_FILES, tmp_path)
     result = scan_paths([root], cwd=root, triage=True, show_ok=True)
     assert not [f for f in result.findings if f.rule in ("NL001", "NL002", "NL004")]
     found = {(f.path, f.line, f.rule) for f in result.active}
@@ -242,7 +211,7 @@ def test_peft_notebooks_dockerfiles_and_yaml_recipes(tmp_path: Path):
     ],
 )
 def test_calls_on_optional_paths_of_a_library_do_not_block(tmp_path: Path, repo, commit, path, line):
-    root = export(repo, commit, [path], tmp_path)
+    root = mirrors.export(repo, commit, [path], tmp_path)
     result = scan_paths([root], cwd=root, triage=True)
     [call] = [f for f in result.active if f.line == line and f.rule == "NL402"]
     assert call.severity.value == "warning" and call.facts["guarded"]
@@ -263,7 +232,7 @@ def test_root_causes_locate_notebook_findings_by_cell(tmp_path: Path, monkeypatc
 
     from neuronlint.cli import app
 
-    root = export(*PEFT, PEFT_NOTEBOOKS, tmp_path)
+    root = mirrors.export(*PEFT, PEFT_NOTEBOOKS, tmp_path)
     # A training loop whose `if loss.item() > 10:` is one construct of two categories (the peft
     # notebooks' only such line sits in a data collator, which is host code).
     loop = [
