@@ -126,7 +126,7 @@ def _subject_key(f: Finding) -> tuple[str, str] | None:
     if f.rule == "NL404":
         return "dependency", str(facts.get("library") or facts.get("package") or f.snippet)
     if f.category == "cuda-only-lib":
-        return "library", str(facts.get("library") or "bitsandbytes")
+        return "library", str(facts.get("library") or f.rule)
     if f.rule in ("NL306", "NL308"):
         return "kernel-module", str(facts.get("module", ""))
     if f.rule in KERNEL_DEFINITION_RULES:
@@ -249,7 +249,7 @@ def _headline(cause: RootCause, db: RuleDB) -> str:
     if cause.kind == "library":
         imports = rules["NL401"]
         uses = cause.count - imports
-        parts = [_plural(imports, "import")] + ([_plural(uses, "use")] if uses else [])
+        parts = ([_plural(imports, "import")] if imports else []) + ([_plural(uses, "use")] if uses else [])
         return f"{cause.subject} (CUDA-only library): {' and '.join(parts)} in {_where(cause)}"
     if cause.kind == "dependency":
         return f"{cause.subject} declared as a dependency in {', '.join(cause.files)}"

@@ -198,3 +198,47 @@ def test_every_finding_in_one_group_ranked_and_stable(tmp_path):
 def test_module_name():
     assert module_name("src/pkg/ops/kernels.py") == "src.pkg.ops.kernels"
     assert module_name("pkg/ops/__init__.py") == "pkg.ops"
+
+
+def test_a_framework_strategy_is_grouped_under_the_library_it_runs(tmp_path):
+    """Lightning's DeepSpeed strategies (NL072) carry no library record of their own: they group
+    under deepspeed, with a deepspeed import of the same project, never under another library's name."""
+    write(
+        tmp_path,
+        {
+            "train.py": """
+                import deepspeed
+                import lightning as L
+                from lightning.pytorch.strategies import DeepSpeedStrategy
+
+                def fit(model):
+                    engine = deepspeed.initialize(model=model)
+                    trainer = L.Trainer(strategy=DeepSpeedStrategy(stage=3))
+                    fabric = L.Fabric(strategy="deepspeed_stage_2")
+                    return engine, trainer, fabric
+            """,
+            "finetune.py": """
+                import lightning as L
+
+                trainer = L.Trainer(strategy="deepspeed_stage_3")
+            """,
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, triage=True)
+    libraries = _by_kind(build_groups(result.findings, result.db, result.context), "library")
+    assert set(libraries) == {"deepspeed"}
+    deepspeed = libraries["deepspeed"]
+    assert sorted(f.rule for f in deepspeed.findings).count("NL072") == 3
+    assert deepspeed.headline.startswith("deepspeed (CUDA-only library): 1 import and ")
+    strategies_only = [f for f in result.findings if f.path == "finetune.py"]
+    assert [f.rule for f in strategies_only] == ["NL072"]
+
+
+def test_a_library_group_without_imports_does_not_count_zero_imports(tmp_path):
+    write(
+        tmp_path,
+        {"finetune.py": 'import lightning as L\n\ntrainer = L.Trainer(strategy="deepspeed_stage_3")\n'},
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, triage=True)
+    (cause,) = _by_kind(build_groups(result.findings, result.db, result.context), "library").values()
+    assert cause.headline == "deepspeed (CUDA-only library): 1 use in finetune.py"

@@ -151,7 +151,7 @@ def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
 
 def _bnb_facts(ctx: FileContext) -> dict:
     lib = ctx.data.library("bitsandbytes")
-    return library_facts(lib) if lib is not None else {}
+    return library_facts(lib) if lib is not None else {"library": "bitsandbytes"}
 
 
 class CudaOnlyLib(Checker):

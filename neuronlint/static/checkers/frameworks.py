@@ -107,7 +107,7 @@ class Frameworks(Checker):
     emits = {
         "NL070": ("setting",),
         "NL071": ("api",),
-        "NL072": ("setting",),
+        "NL072": ("setting", "library"),
         "NL073": ("setting",),
         "NL074": ("setting",),
         "NL075": ("setting",),
@@ -150,7 +150,7 @@ def _call(node: cst.Call, ctx: FileContext) -> None:
         ctx.report("NL070", node.func, setting=name)
         return
     if kind == "lightning-deepspeed":
-        ctx.report("NL072", node.func, setting=name)
+        ctx.report("NL072", node.func, setting=name, library="deepspeed")
         return
     seen: set[str] = set()  # one finding per rule and call (`accelerator="tpu", strategy="xla"`)
     for arg in node.args:
@@ -189,7 +189,7 @@ def _lightning_arg(
     ):
         rule, facts = "NL071", {"api": setting}
     elif key == "strategy" and value and value.startswith("deepspeed"):
-        rule, facts = "NL072", {"setting": setting}
+        rule, facts = "NL072", {"setting": setting, "library": "deepspeed"}
     elif key == "precision" and value in _FP16_PRECISION:
         rule, facts = "NL073", {"setting": setting}
     if rule is not None and rule not in seen:
