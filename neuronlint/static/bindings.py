@@ -244,6 +244,11 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     name = target.value
     kind = _kind_of(value, ctx)
     if kind is not None:
+        if kind[0] == "module" and _rebinds_in_branch(name, kind, ctx):
+            # `amp_autocast = suppress` / `if use_amp: amp_autocast = torch.cuda.amp.autocast`: after
+            # the `if` the name holds either value; the API is reported where it is assigned
+            ctx.bind(name, ("other", None))
+            return
         if kind[0] == "str" and _in_other_branch(ctx):
             previous = ctx.scope.bindings.get(name)
             if previous is not None and previous[0] == "str":
@@ -271,6 +276,25 @@ def _note_self_attribute(target: cst.BaseExpression, host: bool, ctx: FileContex
     """`self.x = ...` in an unpacking or an augmented assignment: record whether it is host data."""
     if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
         ctx.note_instance_value(target.attr.value, host)
+
+
+def _rebinds_in_branch(name: str, kind: Binding, ctx: FileContext) -> bool:
+    """An API assigned under an `if` (or `try`) of the function to a name this scope already bound
+    to something else: the name may hold either value after it, so its uses are no API's. Only
+    torch's own APIs (reported where they are assigned); a name that may hold a CUDA-only library's
+    class (`InternRMSNorm = FusedRMSNorm` under `try`) keeps its call sites, as the library's rule
+    asks."""
+    if not kind[1].startswith("torch."):
+        return False
+    previous = ctx.scope.bindings.get(name)
+    if previous is None or previous == kind:
+        return False
+    for node in reversed(ctx.parents):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            return False
+        if type(node) in (cst.If, cst.Else, cst.Try, cst.ExceptHandler):
+            return True
+    return False
 
 
 def _in_other_branch(ctx: FileContext) -> bool:

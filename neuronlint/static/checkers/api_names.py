@@ -312,6 +312,32 @@ def _called_on_host_data(entry: dict, node: cst.CSTNode, ctx: FileContext) -> bo
     return first.keyword is None and not first.star and ctx.is_host_value(first.value)
 
 
+# `torch.backends.cuda.SDPBackend` is `torch.nn.attention.SDPBackend` (the old import path): its
+# members are judged by the rows of the one enum, so `SDPBackend.MATH` is no CUDA backend flag.
+_SDP_BACKEND_ALIAS = "torch.backends.cuda.SDPBackend"
+_SDP_BACKEND = "torch.nn.attention.SDPBackend"
+
+
+def _canonical_api(qualname: str) -> str:
+    if qualname.startswith(_SDP_BACKEND_ALIAS):
+        return _SDP_BACKEND + qualname[len(_SDP_BACKEND_ALIAS) :]
+    return qualname
+
+
+def _sdp_backend_alone(node: cst.CSTNode, qualname: str, ctx: FileContext) -> bool:
+    """An `SDPBackend` member that is only a dict key or compared (`BACKEND_MAP = {SDPBackend.
+    FLASH_ATTENTION: {...}}`, `if backend == SDPBackend.FLASH_ATTENTION:`): the enum alone restricts
+    no attention kernel; `sdpa_kernel(...)`/`sdp_kernel(...)`, where one is chosen, is the finding."""
+    if not qualname.startswith(_SDP_BACKEND + "."):
+        return False
+    parent = ctx.parent()
+    if type(parent) is cst.DictElement:
+        return parent.key is node
+    if type(parent) is cst.Element and type(ctx.parent(3)) is cst.ComparisonTarget:
+        return True  # `backend in (SDPBackend.FLASH_ATTENTION, ...)`
+    return type(parent) in (cst.Comparison, cst.ComparisonTarget)
+
+
 class ApiNames(Checker):
     """Every reference to an API listed in rules/apis.toml ([[api]] rows), resolved through imports.
 
@@ -404,10 +430,12 @@ class ApiNames(Checker):
             if entry is not None and not ctx.is_numpy(node.value):
                 ctx.report(entry["rule"], node.attr, **_entry_facts(entry, entry["name"]))
             return
+        qualname = _canonical_api(qualname)
         entry = ctx.data.api(qualname)
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
             if (
                 not _not_a_call_site(node, qualname, ctx)
+                and not _sdp_backend_alone(node, qualname, ctx)
                 and not _called_on_host_data(entry, node, ctx)
                 and not _type_checked(entry, node, qualname, ctx)
                 and not _stubbed(node, ctx)
@@ -430,10 +458,11 @@ class ApiNames(Checker):
             return
         if ctx.enclosing(cst.Annotation) is not None:
             return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing
-        entry = ctx.data.api(binding[1])
+        qualname = _canonical_api(binding[1])
+        entry = ctx.data.api(qualname)
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
-            if not _called_on_host_data(entry, node, ctx) and not _type_checked(entry, node, binding[1], ctx):
-                ctx.report(entry["rule"], node, **_api_facts(entry, binding[1], node, ctx))
+            if not _called_on_host_data(entry, node, ctx) and not _type_checked(entry, node, qualname, ctx):
+                ctx.report(entry["rule"], node, **_api_facts(entry, qualname, node, ctx))
 
     @on(cst.Call)
     def method_call(self, node: cst.Call, ctx: FileContext) -> None:

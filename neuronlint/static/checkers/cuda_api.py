@@ -105,11 +105,53 @@ def _impl_named(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Name and bool(_IMPL_NAME.search(node.value))
 
 
+# Words listed beside "cuda" that name no device: the sources of a saved RNG state
+# (`key.endswith(("cuda", "torch", "python", "numpy"))`), where "cuda" names the CUDA generator's entry.
+_RNG_SOURCES = frozenset({"torch", "python", "numpy", "np", "random", "cpu_rng", "torch_rng"})
+# A container that holds keys, not a device: `"cuda" in rng_state_dict`, `"cuda" in state.keys()`.
+_KEY_HOLDER = re.compile(r"(state|states|state_dict|dict|keys)$", re.IGNORECASE)
+
+
+def _names_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """A compared `"cuda"` that names an entry of a table, not a device: the literal tested for
+    membership in a dict or its keys (`"cuda" in rng_state_dict`, `"cuda" in state.keys()`), or one
+    of a set of RNG-source names (`key.endswith(("cuda", "torch", "python", "numpy"))`)."""
+    parent = ctx.parent()
+    if type(parent) is cst.Element:
+        collection = ctx.parent(2)
+        if isinstance(collection, (cst.Tuple, cst.List, cst.Set)):
+            words = {
+                s.evaluated_value
+                for e in collection.elements
+                if type(e) is cst.Element and type(s := e.value) is cst.SimpleString
+            }
+            return bool(words & _RNG_SOURCES)
+        return False
+    if type(parent) is not cst.Comparison or parent.left is not node or len(parent.comparisons) != 1:
+        return False
+    test = parent.comparisons[0]
+    if type(test.operator) not in (cst.In, cst.NotIn):
+        return False
+    holder = test.comparator
+    if type(holder) is cst.Call and type(holder.func) is cst.Attribute and holder.func.attr.value == "keys":
+        return True
+    name = (
+        holder.attr.value
+        if type(holder) is cst.Attribute
+        else holder.value
+        if type(holder) is cst.Name
+        else ""
+    )
+    return bool(_KEY_HOLDER.search(name)) and "device" not in name.lower()
+
+
 def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
     if _names_implementation(node, ctx):
         return  # `impl="cuda"`: the name of a kernel implementation; the kernel is the finding
     role = literal_role(node, ctx)
     if role == ROLE_TEST:
+        if _names_table_entry(node, ctx):
+            return  # `"cuda" in rng_state_dict`: the key of a saved CUDA RNG state, not a device
         ctx.report("NL111", node, symbol=f"comparison with {value!r}")
         return
     if role != ROLE_VALUE:

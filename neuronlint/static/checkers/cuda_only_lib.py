@@ -31,8 +31,13 @@ _AVAILABILITY_TEST = re.compile(
 
 
 def _guarded(ctx: FileContext, lib: dict, node: cst.CSTNode | None = None) -> bool:
-    """Inside `try:` whose handlers catch ImportError, or under an `if` (or `... if ... else`)
-    testing the library's availability. `node` is the flagged node (not yet among the parents)."""
+    return _guard(ctx, lib, node) is not None
+
+
+def _guard(ctx: FileContext, lib: dict, node: cst.CSTNode | None = None) -> str | None:
+    """How the library is optional here: "try" inside a `try:` whose handlers catch ImportError,
+    "if" under an `if` (or `... if ... else`) testing the library's availability or a flag that
+    enables it; None where it is not. `node` is the flagged node (not yet among the parents)."""
     parents = list(ctx.parents)
     if node is not None and (not parents or parents[-1] is not node):
         parents.append(node)
@@ -41,21 +46,21 @@ def _guarded(ctx: FileContext, lib: dict, node: cst.CSTNode | None = None) -> bo
         if type(node) is cst.Try and parents[i] is node.body:
             for handler in node.handlers:
                 if handler.type is None:
-                    return True
+                    return "try"
                 names = (
                     {dotted(e.value) for e in handler.type.elements}
                     if type(handler.type) is cst.Tuple
                     else {dotted(handler.type)}
                 )
                 if names & _IMPORT_ERRORS:
-                    return True
+                    return "try"
         elif type(node) in (cst.If, cst.IfExp) and parents[i] is not node.test:
             test = ctx.module.code_for_node(node.test)
             if _AVAILABILITY_TEST.search(test) or any(m.split(".")[0] in test for m in lib["modules"]):
-                return True
+                return "if"
             if _tests_library_name(node.test, lib, ctx):  # `if bnb is not None:`
-                return True
-    return False
+                return "if"
+    return None
 
 
 def _tests_library_name(test: cst.BaseExpression, lib: dict, ctx: FileContext) -> bool:
@@ -84,7 +89,7 @@ _RECORD_FACTS = (
     "alternative",
     "alternative_no_nki",
 )  # library_facts
-_LIB_FACTS = (*_RECORD_FACTS, "module", "lib_status", "guarded", "helper")
+_LIB_FACTS = (*_RECORD_FACTS, "module", "lib_status", "guarded", "guard", "helper")
 
 
 def _is_helper(lib: dict, name: str) -> bool:
@@ -95,12 +100,13 @@ def _is_helper(lib: dict, name: str) -> bool:
 def _lib_facts(
     lib: dict, module: str, ctx: FileContext, use: bool = False, node: cst.CSTNode | None = None
 ) -> dict:
-    guarded = _guarded(ctx, lib, node) or (use and _optional(module, ctx))
+    guard = _guard(ctx, lib, node) or ("import" if use and _optional(module, ctx) else None)
     return {
         **library_facts(lib),
         "module": module,
         "lib_status": lib["status"],
-        "guarded": guarded,
+        "guarded": guard is not None,
+        "guard": guard,
         "helper": _is_helper(lib, module),
     }
 
