@@ -268,8 +268,8 @@ def _print_detail(console: Console, report: Report, findings: list[Finding]) -> 
     for f in report.findings:
         if id(f) in wanted or (f.suppressed is not None and report.options.show_suppressed):
             by_file[f.path].append(f)
-    cache: dict[str, list[str]] = {}
     for path in sorted(by_file):
+        cache: dict[str, list[str]] = {}  # this file's lines only: 20,000 files' sources never at once
         console.print(Text(printable(path), style="bold underline"))
         lines = _source_lines(path, cache) if report.show_source else []
         cells = _notebook_cells(path, cache) if report.show_source and path.endswith(".ipynb") else None
@@ -298,11 +298,11 @@ def _plain_quiet(report: Report) -> str | None:
     for f in report.findings:
         if id(f) in wanted or (f.suppressed is not None and report.options.show_suppressed):
             by_file[f.path].append(f)
-    cache: dict[str, list[str]] = {}
     out: list[str] = []
     for path in sorted(by_file):
         if not (path.isascii() and len(path) <= 120):
             return None  # rich wraps a header line at 120 cells
+        cache: dict[str, list[str]] = {}  # this file's lines only: 20,000 files' sources never at once
         out.append(path)
         lines = _source_lines(path, cache) if report.show_source else []
         cells = _notebook_cells(path, cache) if report.show_source and path.endswith(".ipynb") else None
