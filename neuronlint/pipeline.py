@@ -205,6 +205,7 @@ def _init_worker(
     # that file's fixes itself (`fix_planner`, after which _analyze forgets it).
     engine.keep_trees = not in_pool or fix_planner is not None
     _WORKER["planner"] = fix_planner if in_pool else None
+    engine.isolated_planner = _WORKER["planner"]  # a disposable child plans its file's fixes
     _WORKER["engine"] = Engine(checkers, static_data) if checkers is not None else default_engine(static_data)
     _WORKER["data"] = static_data
     _WORKER["cache"] = Cache(Path(cache_dir)) if cache_dir else None
@@ -316,10 +317,12 @@ def _analysed(
         cache.put(key, value)  # without the plans: a cached result is planned by the parent
     planner = _WORKER["planner"]
     if planner is not None:
-        from neuronlint.static.engine import forget_trees
+        from neuronlint.static.engine import forget_trees, isolated_plans
 
         if kind == "python":
-            plans = planner(data, value["detections"])
+            plans = isolated_plans(data)  # planned in the parse guard's disposable child
+            if plans is None:
+                plans = planner(data, value["detections"])
             if plans is not None:
                 value["fix_plans"] = plans
         forget_trees()

@@ -171,6 +171,21 @@ def parsed_tree(data: bytes) -> cst.Module | None:
 def forget_trees() -> None:
     """Drop the trees kept for the fix planner (a pool worker, once it planned a file's fixes)."""
     _TREES.clear()
+    _ISOLATED_PLANS.clear()
+
+
+# A pool worker's fix planner (set by pipeline._init_worker; None elsewhere). A file the parse
+# guard analyses in a disposable child has its fixes planned in that child too, on the child's
+# tree, which the worker never has: otherwise the scan's parent would parse the file again to plan
+# them (a risky file is a large one: 120 MiB of the parent's heap for three such files, kept after).
+# The worker takes the child's plans with `isolated_plans`.
+isolated_planner: Callable[[bytes, list[dict[str, Any]]], Any] | None = None
+_ISOLATED_PLANS: dict[bytes, Any] = {}
+
+
+def isolated_plans(data: bytes) -> Any:
+    """The plans the disposable child made for these bytes (`isolated_planner`), once; else None."""
+    return _ISOLATED_PLANS.pop(data, None)
 
 
 def _remember(data: bytes, module: cst.Module) -> None:
@@ -215,6 +230,7 @@ def analyze_python(rel_path: str, data: bytes, static_data: Any, engine: Engine 
 def _analyze_guarded(rel_path: str, data: bytes, static_data: Any, engine: Engine | None) -> FileResult:
     if engine is None:
         engine = default_engine(static_data)
+    original = data
     if b"\r" in data:  # CR-only line endings (old Mac files) are newlines for Python, and for positions
         data = _LONE_CR.sub(b"\n", data)
     if b"\0" in data or not engine.wanted(data):
@@ -223,13 +239,28 @@ def _analyze_guarded(rel_path: str, data: bytes, static_data: Any, engine: Engin
     problem, line, column = measured.problem, 1, 1
     if problem is None:
         error = measured.syntax_error
+        planner = isolated_planner if measured.risky and error is None else None
         try:
-            return parse_guard.run(
-                lambda d: _analyze_python(rel_path, d, static_data, engine, measured.tree),
-                data,
-                risky=measured.risky,
-                timeout=parse_guard.SYNTAX_ERROR_TIMEOUT if error else parse_guard.ISOLATED_TIMEOUT,
+            if planner is None:
+                return parse_guard.run(
+                    lambda d: _analyze_python(rel_path, d, static_data, engine, measured.tree),
+                    data,
+                    risky=measured.risky,
+                    timeout=parse_guard.SYNTAX_ERROR_TIMEOUT if error else parse_guard.ISOLATED_TIMEOUT,
+                )
+
+            def analyse_and_plan(d: bytes) -> tuple[FileResult, Any]:
+                found = _analyze_python(rel_path, d, static_data, engine, measured.tree)
+                # the worker's planner, on the bytes the worker would plan (a tree of CR-converted
+                # bytes is not theirs: then it returns None and the plans are made as before)
+                return found, planner(original, found.to_dict()["detections"])
+
+            result, plans = parse_guard.run(
+                analyse_and_plan, data, risky=True, timeout=parse_guard.ISOLATED_TIMEOUT
             )
+            if plans is not None:
+                _ISOLATED_PLANS[original] = plans
+            return result
         except parse_guard.Isolated as exc:
             if error is not None:  # invalid for this Python, and LibCST could not say more in time
                 problem, line, column = (
