@@ -147,3 +147,25 @@ def test_a_flag_guarded_import_is_not_said_to_sit_in_try(tmp_path):
     assert flagged.severity.value == "warning"
     assert "under an `if`" in flagged.message and "try/except" not in flagged.message
     assert only([f for f in findings if f.line == 16], "NL402").severity.value == "warning"
+
+
+def test_flash_attn_padding_utilities_are_info_at_their_call_sites(tmp_path):
+    findings = check(
+        tmp_path,
+        """
+        from flash_attn.bert_padding import pad_input, unpad_input  # expect: NL401
+        from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func  # expect: NL401
+
+
+        def attend(qkv, mask):
+            x, indices, cu_seqlens, max_s, _ = unpad_input(qkv, mask)  # expect: NL402
+            out = flash_attn_varlen_qkvpacked_func(x, cu_seqlens, max_s, 0.0)  # expect: NL402
+            return pad_input(out, indices, qkv.shape[0], qkv.shape[1])  # expect: NL402
+        """,
+    )
+    calls = {f.line: f for f in findings if f.rule == "NL402"}
+    assert calls[6].severity.value == "info" and calls[8].severity.value == "info"
+    assert "pure-PyTorch utilities" in calls[6].message
+    assert calls[7].severity.value == "blocker"
+    imports = [f for f in findings if f.rule == "NL401"]
+    assert all(f.severity.value != "info" for f in imports)  # importing still needs the library

@@ -461,8 +461,9 @@ class RuleDB:
         """A construct's facts plus its library's record (rules/libraries.toml), when it names one.
 
         The record decides what the message and severity say about the library: `support`,
-        `runs_on`, `neuron_path`, `alternative`, `alternative_no_nki`, and `helper` (the call or
-        module is one of the library's device-free helpers, e.g. its logger).
+        `runs_on`, `neuron_path`, `alternative`, `alternative_no_nki`, `helper` (the call or
+        module is one of the library's device-free helpers, e.g. its logger) and `pure_helper` (the
+        call is into one of its pure-PyTorch utilities, e.g. flash_attn's padding functions).
         """
         name = facts.get("library")
         record = next((lib for lib in self.tables.get("library", ()) if lib["name"] == name), None)
@@ -470,6 +471,9 @@ class RuleDB:
             return facts
         target = str(facts.get("api") or facts.get("module") or "")
         helper = any(target == h or target.startswith(h + ".") for h in record.get("helpers", ()))
+        # a call site (`api`) of a pure-PyTorch utility of the library: info; its import stays
+        api = str(facts.get("api") or "")
+        pure = bool(api) and any(api == h or api.startswith(h + ".") for h in record.get("pure_helpers", ()))
         merged: dict[str, Any] = {
             "support": record["support"],
             "runs_on": record.get("runs_on", "no documented platform"),
@@ -477,8 +481,9 @@ class RuleDB:
             "alternative": record["alternative"],
             "alternative_no_nki": record.get("alternative_no_nki") or record["alternative"],
             "helper": helper,
+            "pure_helper": pure,
         }
-        merged.update({k: v for k, v in facts.items() if k not in ("support", "helper")})
+        merged.update({k: v for k, v in facts.items() if k not in ("support", "helper", "pure_helper")})
         return merged
 
     def platform_source(self, ctx: Context, fact: str) -> str:

@@ -13,6 +13,7 @@ import libcst as cst
 
 from neuronlint.static.context import (
     HOST_LIBRARIES,
+    PREPARE_FUNCTION,
     SITE_DEVICE_LAYER,
     SITE_HOST,
     SITE_STEP,
@@ -239,6 +240,9 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
             ctx.bind_instance(target.attr.value, kind)  # `self.xm = xm`: `self.xm.mark_step()` is xm's
         ctx.note_instance_value(target.attr.value, kind is not None and kind[0] in _HOST_BINDINGS)
         return
+    if type(target) is cst.Subscript and type(target.value) is cst.Name and value is not None:
+        _fill_dict(target.value.value, value, ctx)
+        return
     if type(target) is not cst.Name or value is None:
         return
     name = target.value
@@ -259,6 +263,15 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     if type(value) is cst.List and not value.elements:
         ctx.bind(name, EMPTY_LIST)  # shadows like any other value; `.append` under an `if` may filter it
         return
+    if (type(value) is cst.Dict and not value.elements) or (
+        type(value) is cst.Call
+        and type(value.func) is cst.Name
+        and value.func.value == "dict"
+        and not value.args
+        and ctx.lookup("dict") is None
+    ):
+        ctx.bind(name, EMPTY_DICT)  # `out = {}`: filled entry by entry (`out[key] = value.cpu()`)
+        return
     previous = ctx.lookup(name)
     if previous is None:
         return
@@ -266,6 +279,19 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         return  # `except ImportError: np = None`: code that runs uses the import
     # Any other assignment shadows whatever the name meant before.
     ctx.bind(name, ("other", None))
+
+
+def _fill_dict(name: str, value: cst.BaseExpression, ctx: FileContext) -> None:
+    """`out[key] = value`: a dict made empty (`out = {}`) and filled only with host values
+    (`out[k] = v.cpu()`, the entries of a checkpoint loaded to the CPU) holds host data; one entry
+    that is not a host value makes it untracked again."""
+    previous = ctx.lookup(name)
+    if previous is None or not (previous == EMPTY_DICT or previous == _FILLED_HOST_DICT):
+        return  # a dict known as host data otherwise (`mask_data = self._generate_masks(image)`) stays so
+    if ctx.is_host_value(value):
+        ctx.bind(name, _FILLED_HOST_DICT)
+    else:
+        ctx.bind(name, ("other", None))
 
 
 # Bindings of host values: an instance attribute assigned only these holds host data.
@@ -510,6 +536,8 @@ _LIST_FILLS = frozenset({"append", "extend"})
 # A name assigned `[]`, and one that a loop then fills under an `if` (its length depends on the data).
 # Both are ("other", ...) bindings: for every other question they are untracked values.
 EMPTY_LIST: Binding = ("other", "[]")
+EMPTY_DICT: Binding = ("other", "{}")
+_FILLED_HOST_DICT: Binding = ("host", "filled")  # `out = {}` filled so far only with host values
 FILTERED_LIST: Binding = ("other", "filtered")
 
 
@@ -741,14 +769,18 @@ _DATA_SAMPLERS = frozenset(
         "SequentialSampler",
         "SubsetRandomSampler",
         "WeightedRandomSampler",
+        "DataLoader",  # `class ShaDowKHopSampler(torch.utils.data.DataLoader)`: its index setup and batches
     }
 )
+# Dataset transforms (`class Delaunay(BaseTransform)`, albumentations' `DualTransform`) are applied to
+# examples in the input pipeline. A class named after a transform (`Transform3d`, device math) is not.
+_TRANSFORM_BASE = re.compile(r"^(Base|Basic|Map|Dual|ImageOnly)?Transform$")
 _HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|__next__|collate\w*|\w*_collate\w*|collater)$")
 # Functions that prepare examples for a model (`datasets.map(preprocess_function)`,
 # `tokenize_fn`): data-pipeline code, unless they are a module's methods (`Sam.preprocess` runs on
 # the device). Functions that build a tokenizer or a preprocessor (`get_tokenizer`,
 # `build_preprocessor`) are not.
-_PREPARE_FUNCTION = re.compile(r"^_?(\w+_)?(preprocess(ing)?|tokenize)(_\w+)?$")
+_PREPARE_FUNCTION = PREPARE_FUNCTION
 
 
 def _annotated_kind(annotation: cst.BaseExpression, ctx: FileContext) -> Binding | None:
@@ -843,6 +875,8 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
                 return SITE_HOST
             continue
         if _host_class(base_name.rpartition(".")[2]):
+            return SITE_HOST
+        if _TRANSFORM_BASE.match(base_name.rpartition(".")[2]) and not _module_class(node):
             return SITE_HOST
         qualname = ctx.qualname(expr) or ""
         if base_name.rpartition(".")[2] in _DATA_SAMPLERS and (

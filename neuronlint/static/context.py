@@ -260,6 +260,41 @@ _DATA_PATH = re.compile(
 )
 
 
+# Functions that prepare examples for a model (`preprocess_image_with_resize`, `tokenize_fn`): their
+# bodies are data-pipeline code (static/bindings.py), and what they return is host data.
+PREPARE_FUNCTION = re.compile(r"^_?(\w+_)?(preprocess(ing)?|tokenize)(_\w+)?$")
+
+
+def _prepares_examples(call: cst.Call) -> bool:
+    """`preprocess_image_with_resize(image, h, w)`: a plain call of a data-preparation function that
+    is given no device (`preprocess(img, device)` may return a moved tensor)."""
+    func = call.func
+    if type(func) is not cst.Name or not PREPARE_FUNCTION.match(func.value):
+        return False
+    for arg in call.args:
+        if arg.keyword is not None and "device" in arg.keyword.value:
+            return False
+        value = arg.value
+        if type(value) is cst.Attribute:
+            value = value.attr
+        if type(value) is cst.Name and "device" in value.value:
+            return False
+    return True
+
+
+_DTYPE_VARIABLE = re.compile(r"(^|_)dtype$")
+
+
+def _names_dtype_variable(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`dtype`, `torch_dtype`, `self.weight_dtype`: a name that holds a dtype (not an import)."""
+    if type(node) is cst.Attribute:
+        return ctx.qualname(node) is None and bool(_DTYPE_VARIABLE.search(node.attr.value))
+    if type(node) is cst.Name:
+        binding = ctx.lookup(node.value)
+        return (binding is None or binding[0] != "str") and bool(_DTYPE_VARIABLE.search(node.value))
+    return False
+
+
 def _root_name(node: cst.BaseExpression) -> str | None:
     """The name an attribute, subscript or method chain starts from (`out["boxes"].tensor` -> out)."""
     while type(node) in (cst.Attribute, cst.Subscript, cst.Call):
@@ -329,6 +364,7 @@ class FileContext:
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
         self.op_namespaces: set[str] = set()  # torch.ops namespaces this file defines operators in
         self.optional_imports: set[str] = set()  # library names imported where the library is optional
+        self.serving_imports: set[str] = set()  # serving tools whose import this file already reported
         # Detections made where a construct is written but kept until a later use shows what it
         # is (a module-level dict whose keys become Inductor options once it reaches torch.compile).
         self.deferred: dict[str, list[Detection]] = {}
@@ -653,7 +689,11 @@ class FileContext:
                 if method in _DEVICE_MOVES:  # x.to(device): on the device now, unless the device is "cpu"
                     return by_name and method == "to" and self._to_cpu(node)
                 return self._host_side(func.value, copies, kinds, by_name)
-            return by_name and type(func) is cst.Name and "tokenizer" in func.value.lower()
+            return (
+                by_name
+                and type(func) is cst.Name
+                and ("tokenizer" in func.value.lower() or _prepares_examples(node))
+            )
         if tp is cst.Name:
             binding = self.lookup(node.value)
             if binding is not None and binding[0] in kinds:
@@ -983,6 +1023,8 @@ class FileContext:
             if arg.keyword is not None:
                 if arg.keyword.value not in ("dtype", "non_blocking", "copy", "memory_format"):
                     return False
+            elif arg is call.args[0] and _names_dtype_variable(arg.value, self):
+                continue  # `x.to(dtype)`, `x.to(self.torch_dtype)`: a variable named as a dtype
             elif not (self.qualname(arg.value) or "").startswith("torch.") or arg is not call.args[0]:
                 return False
             elif (self.qualname(arg.value) or "") == "torch.device":

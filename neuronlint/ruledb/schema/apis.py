@@ -58,6 +58,11 @@ LIBRARY = Table(
             items=str,
             doc="module prefixes of device-free helpers (logging, config): calls into them are not findings",
         ),
+        "pure_helpers": F(
+            list,
+            items=str,
+            doc="module prefixes of pure-PyTorch utilities (padding): their call sites are info; importing them still needs the library",
+        ),
         "kind": F(str, required=True),
         "alternative": F(str, required=True, doc="the documented Neuron alternative"),
         "alternative_no_nki": F(str, doc="the alternative where NKI kernels are not supported"),

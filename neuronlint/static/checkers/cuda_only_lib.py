@@ -89,12 +89,18 @@ _RECORD_FACTS = (
     "alternative",
     "alternative_no_nki",
 )  # library_facts
-_LIB_FACTS = (*_RECORD_FACTS, "module", "lib_status", "guarded", "guard", "helper")
+_LIB_FACTS = (*_RECORD_FACTS, "module", "lib_status", "guarded", "guard", "helper", "pure_helper")
 
 
 def _is_helper(lib: dict, name: str) -> bool:
     """A device-free helper of the library (its logger, its config): not a place to port."""
     return any(name == h or name.startswith(h + ".") for h in lib.get("helpers", ()))
+
+
+def _is_pure_helper(lib: dict, name: str) -> bool:
+    """A pure-PyTorch utility of the library (flash_attn's padding functions): its calls run on any
+    device once the library imports."""
+    return any(name == h or name.startswith(h + ".") for h in lib.get("pure_helpers", ()))
 
 
 def _lib_facts(
@@ -108,6 +114,7 @@ def _lib_facts(
         "guarded": guard is not None,
         "guard": guard,
         "helper": _is_helper(lib, module),
+        "pure_helper": use and _is_pure_helper(lib, module),
     }
 
 

@@ -1,8 +1,10 @@
 """serving: Python uses of serving tools (rules/serving.toml), NL080.
 
-An import of a tool's module (`from vllm import LLM`, `import tensorrt_llm`, TorchServe handlers)
-and an ONNX Runtime GPU provider name (`"CUDAExecutionProvider"`) are one finding each, carrying
-the tool's Neuron verdict. Dependency files, images and launch commands are read by
+The first import of a tool's module in a file (`from vllm import LLM`, `import tensorrt_llm`,
+TorchServe handlers) and an ONNX Runtime GPU provider name (`"CUDAExecutionProvider"`) are one
+finding each, carrying the tool's Neuron verdict: the verdict is about the file's dependency on the
+tool, so the file's further imports of the same tool (`from vllm.inputs import ...` under `from vllm
+import SamplingParams`) say nothing new and are not reported again. Dependency files, images and launch commands are read by
 neuronlint/filetypes/.
 """
 
@@ -36,6 +38,14 @@ def _facts(entry: dict, use: str) -> dict:
     }
 
 
+def _first_import(entry: dict, ctx: FileContext) -> bool:
+    """Whether this is the file's first import of the tool (the one that is reported)."""
+    if entry["name"] in ctx.serving_imports:
+        return False
+    ctx.serving_imports.add(entry["name"])
+    return True
+
+
 class Serving(Checker):
     """Imports of serving tools and ONNX Runtime GPU provider names (NL080)."""
 
@@ -56,7 +66,8 @@ class Serving(Checker):
             module = dotted(alias.name)
             entry = _entry_for_module(ctx, module)
             if entry is not None:
-                ctx.report("NL080", alias, **_facts(entry, f"import `{module}`"))
+                if _first_import(entry, ctx):
+                    ctx.report("NL080", alias, **_facts(entry, f"import `{module}`"))
                 return  # one finding per line
 
     @on(cst.ImportFrom)
@@ -65,7 +76,7 @@ class Serving(Checker):
             return
         module = absolute_module(node, ctx)
         entry = _entry_for_module(ctx, module)
-        if entry is not None:
+        if entry is not None and _first_import(entry, ctx):
             ctx.report("NL080", node.module, **_facts(entry, f"import from `{module}`"))
 
     @on(cst.SimpleString)
