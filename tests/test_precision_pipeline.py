@@ -8,6 +8,8 @@ nothing else may."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from tests.annotated_source import check
@@ -381,3 +383,44 @@ def test_a_serving_tool_is_reported_at_its_first_import_in_a_file(tmp_path):
             return AsyncLLM.from_engine_args(args), SamplingParams(), TokensPrompt, ray
         """,
     )
+
+
+def test_a_test_function_in_a_source_module_is_test_code(tmp_path):
+    from tests.conftest import scan_paths
+
+    root = tmp_path / "repo"
+    source = root / "pkg" / "ops.py"
+    source.parent.mkdir(parents=True)
+    source.write_text(
+        textwrap.dedent(
+            """
+            import torch
+            import torch.nn.functional as F
+
+
+            def chunked_interpolate(x, scale, chunks=4):
+                return torch.cat([F.interpolate(c, scale_factor=scale) for c in x.chunk(chunks)])
+
+
+            def resize(x):
+                return chunked_interpolate(x.cuda(), 2)
+
+
+            def test_chunked_interpolate():
+                x = torch.randn(2, 3, 8, 8).cuda()
+                out = chunked_interpolate(x, 2)
+                ref = F.interpolate(x, scale_factor=2)
+                assert torch.allclose(out, ref)
+                print(out.abs().max())
+            """
+        ).lstrip(),
+        encoding="utf-8",
+    )
+    findings = scan_paths([root], cwd=root, triage=True).active
+    by_line = {(f.line, f.rule): f for f in findings}
+    model = by_line[(10, "NL101")]
+    assert (model.scope, model.severity.value) == ("source", "blocker")
+    embedded = by_line[(14, "NL101")]
+    assert embedded.scope == "test" and embedded.severity.value == "warning"
+    assert embedded.capped_from is not None and embedded.capped_from.value == "blocker"
+    assert not [f for f in findings if f.line in (17, 18)]  # the test's own checks and prints

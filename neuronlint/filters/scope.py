@@ -1,4 +1,5 @@
-"""Scopes on findings: each finding gets the scope of its file (neuronlint.scope), test code is
+"""Scopes on findings: each finding gets the scope of its file (neuronlint.scope), or `test` inside a
+`def test_*()` at the top of a source module (a test kept beside the code it checks); test code is
 capped at `warning` (porting tests is work, but a test does not stop the model from running on
 Neuron), and `--scope` keeps the scopes asked for."""
 
@@ -7,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from neuronlint.findings import Finding, Severity
-from neuronlint.scope import SCOPES, TEST, ScopeRules
+from neuronlint.scope import SCOPES, SOURCE, TEST, ScopeRules
+
+# The `site` fact static analysis gives detections inside test code (neuronlint.static.context.SITE_TEST).
+SITE_TEST_FUNCTION = "test"
 
 DEFAULT_TEST_CAP = Severity.WARNING
 
@@ -27,8 +31,11 @@ def assign(
         scope = cache.get(f.path)
         if scope is None:
             scope = cache[f.path] = rules.classify(f.path, (within_root or {}).get(f.path))
-        f.scope = scope
-        if scope == TEST and test_cap is not None and f.severity.rank > test_cap.rank:
+        if scope == SOURCE and f.facts.get("site") == SITE_TEST_FUNCTION:
+            f.scope = TEST  # `def test_*():` at the top of a source module: test code
+        else:
+            f.scope = scope
+        if f.scope == TEST and test_cap is not None and f.severity.rank > test_cap.rank:
             f.capped_from = f.severity
             f.severity = test_cap
 

@@ -793,9 +793,16 @@ def _annotated_kind(annotation: cst.BaseExpression, ctx: FileContext) -> Binding
     return ("numpy", "") if qualname.split(".", 1)[0] in HOST_LIBRARIES else None
 
 
+# A test function kept in a source module (`def test_chunked_interpolate():` beside the ops it checks):
+# test code, reported in the `test` scope like a test file's.
+_TEST_FUNCTION = re.compile(r"^test_\w+$")
+
+
 def _function_site(name: str, enclosing: Scope) -> str:
     if enclosing.site in (SITE_TEST, SITE_DEVICE_LAYER):
         return enclosing.site
+    if enclosing.kind == "module" and _TEST_FUNCTION.match(name):
+        return SITE_TEST
     if enclosing.site == SITE_HOST or _HOST_FUNCTION.match(name):
         return SITE_HOST
     if _PREPARE_FUNCTION.match(name) and not enclosing.module_class and enclosing.site != SITE_STEP:
