@@ -120,10 +120,12 @@ def _names_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
     if type(parent) is cst.Element:
         collection = ctx.parent(2)
         if isinstance(collection, (cst.Tuple, cst.List, cst.Set)):
+            # ctx.strings, not `evaluated_value`: its ast.literal_eval leaves a reference cycle per call
             words = {
-                s.evaluated_value
+                word
                 for e in collection.elements
-                if type(e) is cst.Element and type(s := e.value) is cst.SimpleString
+                if type(e) is cst.Element and type(e.value) is cst.SimpleString
+                for word in ctx.strings(e.value) or ()
             }
             return bool(words & _RNG_SOURCES)
         return False
