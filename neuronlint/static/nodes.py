@@ -6,6 +6,7 @@ there)."""
 from __future__ import annotations
 
 import dataclasses
+import typing
 
 import libcst as cst
 
@@ -59,14 +60,31 @@ _SKIP_FIELDS = frozenset(
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _text_only(annotation: object) -> bool:
+    """Whether a field declared so holds only text (`str`, `Optional[str]`, a `Literal` of
+    strings: `Name.value`, `SimpleString.value`, `FormattedString.start`), never a node."""
+    if annotation is str:
+        return True
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return all(type(arg) is str for arg in args)
+    if origin is typing.Union:
+        return all(arg is type(None) or _text_only(arg) for arg in args)
+    return False
+
+
 def node_fields(tp: type) -> tuple[str, ...]:
-    """The fields of a node type that may hold nodes (the walk's and children_of's)."""
+    """The fields of a node type that may hold nodes (the walk's and children_of's). A leaf such
+    as `Name` or `Integer` has none: its only field that is not punctuation holds its text."""
     names = _FIELDS.get(tp)
     if names is None:
+        hints = typing.get_type_hints(tp)
         names = tuple(
             f.name
             for f in dataclasses.fields(tp)
-            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+            if f.name not in _SKIP_FIELDS
+            and not f.name.startswith("whitespace")
+            and not _text_only(hints.get(f.name, f.type))
         )
         _FIELDS[tp] = names
     return names
