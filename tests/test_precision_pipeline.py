@@ -424,3 +424,42 @@ def test_a_test_function_in_a_source_module_is_test_code(tmp_path):
     assert embedded.scope == "test" and embedded.severity.value == "warning"
     assert embedded.capped_from is not None and embedded.capped_from.value == "blocker"
     assert not [f for f in findings if f.line in (17, 18)]  # the test's own checks and prints
+
+
+def test_a_test_split_evaluation_loop_in_a_training_script_is_source_code(tmp_path):
+    """`def test_epoch(model, loader)` evaluates on the test split on the device: it is ported like
+    the training loop (source scope, blockers stay blockers), unlike a test that asserts."""
+    from tests.conftest import scan_paths
+
+    root = tmp_path / "repo"
+    script = root / "train.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(
+        textwrap.dedent(
+            """
+            import torch
+
+
+            def test_epoch(model, loader):
+                model.eval()
+                total = 0.0
+                for x, y in loader:
+                    x, y = x.cuda(), y.cuda()
+                    total += torch.nn.functional.cross_entropy(model(x), y).item()
+                return total / len(loader)
+
+
+            def test_forward_matches():
+                x = torch.ones(2, 2).cuda()
+                torch.testing.assert_close(x * 2, x + x)
+            """
+        ).lstrip(),
+        encoding="utf-8",
+    )
+    findings = scan_paths([root], cwd=root, triage=True).active
+    by_line = {(f.line, f.rule): f for f in findings}
+    loop = by_line[(8, "NL101")]
+    assert (loop.scope, loop.severity.value) == ("source", "blocker")
+    assert (9, "NL701") in by_line  # the per-batch host read of an evaluation loop is reported
+    checked = by_line[(14, "NL101")]
+    assert checked.scope == "test" and checked.severity.value == "warning"

@@ -23,6 +23,7 @@ from neuronlint.static.context import (
     Scope,
 )
 from neuronlint.static.host_returns import IN_PLACE_CONVERSIONS
+from neuronlint.static.nodes import children_of
 from neuronlint.static.registry import Checker, on
 
 
@@ -794,14 +795,41 @@ def _annotated_kind(annotation: cst.BaseExpression, ctx: FileContext) -> Binding
 
 
 # A test function kept in a source module (`def test_chunked_interpolate():` beside the ops it checks):
-# test code, reported in the `test` scope like a test file's.
+# test code, reported in the `test` scope like a test file's. The name alone is not enough: training
+# scripts call their test-split evaluation loop `test_epoch(model, loader)`, which runs on the device
+# and is ported like the training loop; a test checks something (an `assert`, `assert_close(...)`).
 _TEST_FUNCTION = re.compile(r"^test_\w+$")
 
 
-def _function_site(name: str, enclosing: Scope) -> str:
+def _checks_something(function: cst.FunctionDef) -> bool:
+    """An `assert` statement or a call of an `assert*` function anywhere in the body (nested
+    functions and classes included: a test's local helpers check for it)."""
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp is cst.Assert:
+            return True
+        if tp is cst.Call:
+            func = node.func
+            name = (
+                func.attr.value
+                if type(func) is cst.Attribute
+                else func.value
+                if type(func) is cst.Name
+                else ""
+            )
+            if name.startswith("assert"):
+                return True
+        stack.extend(children_of(node))
+    return False
+
+
+def _function_site(node: cst.FunctionDef, enclosing: Scope) -> str:
+    name = node.name.value
     if enclosing.site in (SITE_TEST, SITE_DEVICE_LAYER):
         return enclosing.site
-    if enclosing.kind == "module" and _TEST_FUNCTION.match(name):
+    if enclosing.kind == "module" and _TEST_FUNCTION.match(name) and _checks_something(node):
         return SITE_TEST
     if enclosing.site == SITE_HOST or _HOST_FUNCTION.match(name):
         return SITE_HOST
@@ -1067,7 +1095,7 @@ class Bindings(Checker):
         elif ctx.lookup(name) is not None:
             ctx.bind(name, ("other", None))
         outer = ctx.scope
-        site = _function_site(name, outer)
+        site = _function_site(node, outer)
         scope = Scope("function", site=site, by_path=outer.by_path and site == outer.site)
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
