@@ -212,10 +212,13 @@ def _init_worker(
     _WORKER["fingerprint"] = fingerprint
     # The pool's workers take turns for their heavy moments (a file over HEAVY_BYTES, a disposable
     # parse): parse_guard.Gate on the file `gate`, shared by the pool.
-    parse_guard.gate = parse_guard.Gate(gate) if gate else parse_guard.NO_GATE
     _WORKER["gated"] = bool(gate)
+    parse_guard.gate = parse_guard.NO_GATE
     if gate:
-        from neuronlint.workers import _heap_trimmer
+        from neuronlint.workers import _heap_trimmer, waiting
+
+        # waiting for another worker's heavy moment is not a hung file: the pool is told so
+        parse_guard.gate = parse_guard.Gate(gate, on_wait=waiting)
 
         _WORKER["trim"] = _heap_trimmer()
     if in_pool:  # a worker process analyses files until it exits: the collector stays paused

@@ -33,6 +33,10 @@ from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _RETIRE = -1  # sent instead of a task index: "I answered what I could and exit; give my tasks to another"
+_WAITING = -2  # sent instead of a task index: "still on my task, waiting for the pool's gate, not hung"
+# This process's pipe to the parent, in a pool's worker (None elsewhere): `waiting` writes on it.
+_CONN: Any = None
+_CONN_PID = 0
 TRIM_SLACK = 16 * 1024 * 1024  # bytes of growth over a worker's start before it trims its heap
 
 
@@ -79,6 +83,18 @@ class _Footprint:
         return self.max_growth is not None and now is not None and now - self.start > self.max_growth
 
 
+def waiting() -> None:
+    """Tell the parent that this worker is waiting for the pool's gate (parse_guard.Gate), not hung:
+    the parent starts the task's `task_timeout` again, so waiting for another worker's heavy moment
+    never costs a file. Nothing outside a pool's worker (also nothing in a worker's forked child,
+    which must never write on its worker's pipe)."""
+    if _CONN is not None and os.getpid() == _CONN_PID:
+        try:
+            _CONN.send((_WAITING, None))
+        except (BrokenPipeError, OSError):
+            pass
+
+
 def _die_with_parent() -> None:
     if sys.platform.startswith("linux"):
         try:
@@ -108,6 +124,8 @@ def _worker_main(
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     if os.getppid() != parent:
         return
+    global _CONN, _CONN_PID
+    _CONN, _CONN_PID = conn, os.getpid()
     if initializer is not None:
         initializer(*initargs)
     footprint = _Footprint(max_growth)
@@ -266,6 +284,9 @@ def run(
                             if index == _RETIRE:
                                 replace(worker, None)
                                 break
+                            if index == _WAITING:  # on its task, waiting for the gate: not hung
+                                worker.since = time.monotonic()
+                                continue
                             if worker.pending and worker.pending[0] == index:
                                 worker.pending.popleft()
                             worker.since = time.monotonic()

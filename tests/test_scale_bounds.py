@@ -191,3 +191,54 @@ def test_the_pools_workers_take_turns_for_large_files_and_disposable_parses(
         for other, start2, end2 in spans:
             if other != pid:
                 assert end <= start2 or end2 <= start, (pid, start, end, other, start2, end2)
+
+
+def _gated_worker_init(path: str, barrier) -> None:
+    from neuronlint import workers
+
+    parse_guard.gate = parse_guard.Gate(path, on_wait=workers.waiting)
+    _GATED["barrier"] = barrier
+
+
+_GATED: dict = {}
+
+
+def _gated_task(seconds: float) -> tuple[bool, float]:
+    """Meet the other worker, then hold the pool's gate for `seconds` (a heavy moment, as
+    pipeline._analyze_file holds it): whether it held the gate, and how long it waited for it."""
+    _GATED["barrier"].wait(60)
+    started = time.monotonic()
+    with parse_guard.gate:
+        waited = time.monotonic() - started
+        held = parse_guard.gate.held
+        time.sleep(seconds)
+    return held, waited
+
+
+def test_a_worker_waiting_for_the_gate_is_not_timed_out(tmp_path: Path, monkeypatch) -> None:
+    """Two workers' heavy moments of 2.5 s at once, in a pool whose task timeout is 4 s: one worker
+    waits about 2.5 s for the gate, then holds it 2.5 s, about 5 s after its file was sent. It tells
+    the parent that it waits (workers.waiting, every WAIT_BEAT seconds), so no file is lost and it
+    never goes on without the gate. Before, a worker waited at most GATE_WAIT (30 s), and the wait
+    counted towards the file's timeout: at load, two heavy moments coincided (benchmarks/README.md)."""
+    from neuronlint import workers
+
+    path = tmp_path / "gate"
+    path.write_bytes(b"")
+    monkeypatch.setattr(parse_guard, "GATE_WAIT", 0.5)  # a wait the pool is not told of: 0.5 s at most
+    barrier = multiprocessing.get_context("fork").Barrier(2)
+    lost = []
+    values = workers.run(
+        _gated_task,
+        [2.5] * 4,  # two to each worker (a batch is sent two at a time), met in pairs at the barrier
+        2,
+        lambda task, why: lost.append(why) or (False, 0.0),
+        initializer=_gated_worker_init,
+        initargs=(str(path), barrier),
+        batch=1,
+        task_timeout=4.0,
+    )
+    assert not lost
+    assert all(held for held, _ in values)
+    waits = sorted(waited for _, waited in values)
+    assert waits[0] < 1.0 and waits[-1] > 2.0  # one of each pair waited for the other's moment

@@ -310,6 +310,11 @@ def on_large_stack(fn: Callable[..., T], *args: Any) -> T:
 
 # ---- one heavy moment at a time across a pool ------------------------------------------------------
 GATE_WAIT = 30.0  # seconds a worker waits for the gate before it goes on without it
+# ... when it tells its pool it is waiting (Gate.on_wait, every WAIT_BEAT seconds: the pool then
+# does not count the wait towards the file's timeout). Longer than any heavy moment can last (the
+# holder's file is lost after pipeline.TASK_TIMEOUT, 300 s, and the lock goes with its process).
+GATE_WAIT_TOLD = 330.0
+WAIT_BEAT = 1.0
 
 
 class Gate:
@@ -318,14 +323,18 @@ class Gate:
     (pipeline.HEAVY_BYTES) and a disposable child (`isolated`, a fork that counts the worker's
     pages once more), so that two of them never add up at once. Reentrant within a process; a
     forked child does not inherit it, and a worker that dies releases it. A worker that waited
-    GATE_WAIT seconds goes on without it (memory is bounded best-effort; no file waits towards the
-    pool's timeout for long). Where `fcntl` is missing, it never locks."""
+    GATE_WAIT seconds goes on without it, or GATE_WAIT_TOLD seconds when it tells its pool that it
+    waits (`on_wait`: the wait then does not count towards the file's timeout). Where `fcntl` is
+    missing, it never locks."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, on_wait: Callable[[], object] | None = None) -> None:
         self.path = path
         self.fd = -1
         self.depth = 0
         self.held = False
+        # Called every WAIT_BEAT seconds while waiting (a pool's worker tells its parent, workers.
+        # waiting): the worker then waits up to GATE_WAIT_TOLD instead of GATE_WAIT.
+        self.on_wait = on_wait
 
     def __enter__(self) -> Gate:
         self.depth += 1
@@ -349,14 +358,19 @@ class Gate:
         try:
             if self.fd < 0:
                 self.fd = os.open(self.path, os.O_RDWR)
-            deadline = time.monotonic() + GATE_WAIT
+            started = beat = time.monotonic()
+            deadline = started + (GATE_WAIT_TOLD if self.on_wait is not None else GATE_WAIT)
             while True:
                 try:
                     fcntl.lockf(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     return True
                 except (BlockingIOError, PermissionError):
-                    if time.monotonic() >= deadline:
+                    now = time.monotonic()
+                    if now >= deadline:
                         return False
+                    if self.on_wait is not None and now - beat >= WAIT_BEAT:
+                        beat = now
+                        self.on_wait()
                     time.sleep(0.02)
         except OSError:
             return False
