@@ -205,8 +205,27 @@ _GATED: dict = {}
 
 def _gated_task(seconds: float) -> tuple[bool, float]:
     """Meet the other worker, then hold the pool's gate for `seconds` (a heavy moment, as
-    pipeline._analyze_file holds it): whether it held the gate, and how long it waited for it."""
-    _GATED["barrier"].wait(60)
+    pipeline._analyze_file holds it): whether it held the gate, and how long it waited for it.
+    Waiting at the meeting point is the test's own synchronisation, not the scan's: the worker says
+    it waits there too, so that only the gate's wait and hold are timed against the task's timeout
+    (a worker that finished its first task early waits there for the other one's heavy moment)."""
+    import threading
+
+    from neuronlint import workers
+
+    met = threading.Event()
+
+    def beat() -> None:
+        while not met.wait(0.25):
+            workers.waiting()
+
+    beater = threading.Thread(target=beat, daemon=True)
+    beater.start()
+    try:
+        _GATED["barrier"].wait(60)
+    finally:
+        met.set()
+        beater.join()
     started = time.monotonic()
     with parse_guard.gate:
         waited = time.monotonic() - started
