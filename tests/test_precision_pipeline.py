@@ -385,15 +385,22 @@ def test_a_serving_tool_is_reported_at_its_first_import_in_a_file(tmp_path):
     )
 
 
-def test_a_test_function_in_a_source_module_is_test_code(tmp_path):
+def _triaged(tmp_path, rel: str, source: str) -> list:
+    """The active findings, after triage, of one file `rel` of a repository holding only it."""
     from tests.conftest import scan_paths
 
     root = tmp_path / "repo"
-    source = root / "pkg" / "ops.py"
-    source.parent.mkdir(parents=True)
-    source.write_text(
-        textwrap.dedent(
-            """
+    path = root / rel
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
+    return scan_paths([root], cwd=root, triage=True).active
+
+
+def test_a_test_function_in_a_source_module_is_test_code(tmp_path):
+    findings = _triaged(
+        tmp_path,
+        "pkg/ops.py",
+        """
             import torch
             import torch.nn.functional as F
 
@@ -412,11 +419,8 @@ def test_a_test_function_in_a_source_module_is_test_code(tmp_path):
                 ref = F.interpolate(x, scale_factor=2)
                 assert torch.allclose(out, ref)
                 print(out.abs().max())
-            """
-        ).lstrip(),
-        encoding="utf-8",
+            """,
     )
-    findings = scan_paths([root], cwd=root, triage=True).active
     by_line = {(f.line, f.rule): f for f in findings}
     model = by_line[(10, "NL101")]
     assert (model.scope, model.severity.value) == ("source", "blocker")
@@ -429,14 +433,10 @@ def test_a_test_function_in_a_source_module_is_test_code(tmp_path):
 def test_a_test_split_evaluation_loop_in_a_training_script_is_source_code(tmp_path):
     """`def test_epoch(model, loader)` evaluates on the test split on the device: it is ported like
     the training loop (source scope, blockers stay blockers), unlike a test that asserts."""
-    from tests.conftest import scan_paths
-
-    root = tmp_path / "repo"
-    script = root / "train.py"
-    script.parent.mkdir(parents=True)
-    script.write_text(
-        textwrap.dedent(
-            """
+    findings = _triaged(
+        tmp_path,
+        "train.py",
+        """
             import torch
 
 
@@ -452,11 +452,8 @@ def test_a_test_split_evaluation_loop_in_a_training_script_is_source_code(tmp_pa
             def test_forward_matches():
                 x = torch.ones(2, 2).cuda()
                 torch.testing.assert_close(x * 2, x + x)
-            """
-        ).lstrip(),
-        encoding="utf-8",
+            """,
     )
-    findings = scan_paths([root], cwd=root, triage=True).active
     by_line = {(f.line, f.rule): f for f in findings}
     loop = by_line[(8, "NL101")]
     assert (loop.scope, loop.severity.value) == ("source", "blocker")

@@ -11,6 +11,7 @@ import re
 
 import libcst as cst
 
+from neuronlint.static.calls import name_of
 from neuronlint.static.context import (
     HOST_LIBRARIES,
     PREPARE_FUNCTION,
@@ -424,7 +425,7 @@ def _cuda_amp_partial(call: cst.Call, ctx: FileContext) -> str | None:
     """`custom_fwd = partial(torch.amp.custom_fwd, device_type="cuda")` makes the name mean the CUDA
     decorator (`torch.cuda.amp.custom_fwd`), so that each `@custom_fwd` is reported as its use."""
     func = call.func
-    if not (type(func) in (cst.Name, cst.Attribute) and func_name(func) == "partial"):
+    if not (type(func) in (cst.Name, cst.Attribute) and name_of(func) == "partial"):
         return None
     inner = ctx.qualname(call.args[0].value) if call.args[0].keyword is None else None
     if inner not in _AMP_DECORATORS:
@@ -435,10 +436,6 @@ def _cuda_amp_partial(call: cst.Call, ctx: FileContext) -> str | None:
             if values and all(v == "cuda" for v in values):
                 return "torch.cuda.amp." + inner.rsplit(".", 1)[1]
     return None
-
-
-def func_name(node: cst.BaseExpression) -> str:
-    return node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
 
 
 def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool = False) -> Binding | None:
@@ -811,15 +808,7 @@ def _checks_something(function: cst.FunctionDef) -> bool:
         if tp is cst.Assert:
             return True
         if tp is cst.Call:
-            func = node.func
-            name = (
-                func.attr.value
-                if type(func) is cst.Attribute
-                else func.value
-                if type(func) is cst.Name
-                else ""
-            )
-            if name.startswith("assert"):
+            if name_of(node.func).startswith("assert"):
                 return True
         stack.extend(children_of(node))
     return False

@@ -13,6 +13,7 @@ import re
 
 import libcst as cst
 
+from neuronlint.static.calls import name_of
 from neuronlint.static.context import FileContext, owner_names
 
 ROLE_VALUE = "value"  # used as a value: an argument, a default, an assignment, a dict value
@@ -51,14 +52,6 @@ def _prints_message(call: cst.Call, ctx: FileContext) -> bool:
     return any(_LOGGER_NAME.search(name) for name in owner_names(func.value))
 
 
-def _callee_name(node: cst.BaseExpression) -> str:
-    if type(node) is cst.Name:
-        return node.value
-    if type(node) is cst.Attribute:
-        return node.attr.value
-    return ""
-
-
 def literal_role(node: cst.CSTNode, ctx: FileContext) -> str:
     """The role of the literal `node`, which must be the node being visited (ctx.parents are its ancestors)."""
     parents = ctx.parents
@@ -77,7 +70,7 @@ def literal_role(node: cst.CSTNode, ctx: FileContext) -> str:
             return ROLE_TEST
         if type(parent) is cst.Index:
             subscript = parents[index - 2] if index >= 2 else None
-            if type(subscript) is cst.Subscript and _callee_name(subscript.value) == "Literal":
+            if type(subscript) is cst.Subscript and name_of(subscript.value) == "Literal":
                 return ROLE_OPTION
             return ROLE_KEY
         if type(parent) is cst.Annotation:
@@ -89,7 +82,7 @@ def literal_role(node: cst.CSTNode, ctx: FileContext) -> str:
             if type(call) is cst.Call:
                 if child is parent.value and _prints_message(call, ctx):
                     return ROLE_MESSAGE  # `print("cuda")`, `logger.info("nccl")`: the text of a message
-                name = _callee_name(call.func)
+                name = name_of(call.func)
                 if name in _ATTRIBUTE_FUNCTIONS and len(call.args) > 1 and call.args[1] is parent:
                     # monkeypatch.setattr("pkg.mod.device", "cuda") takes a dotted path first: then the value follows
                     if type(call.args[0].value) not in (cst.SimpleString, cst.ConcatenatedString):

@@ -137,13 +137,7 @@ def _names_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
     holder = test.comparator
     if type(holder) is cst.Call and type(holder.func) is cst.Attribute and holder.func.attr.value == "keys":
         return True
-    name = (
-        holder.attr.value
-        if type(holder) is cst.Attribute
-        else holder.value
-        if type(holder) is cst.Name
-        else ""
-    )
+    name = name_of(holder)
     return bool(_KEY_HOLDER.search(name)) and "device" not in name.lower()
 
 
