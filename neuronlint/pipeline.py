@@ -41,7 +41,7 @@ from neuronlint.static.link import LinkIndex, link_across_files
 MAX_FILE_BYTES = 5 * 1024 * 1024  # larger .py files are generated code or data; report and skip
 CONFIG_MAX_BYTES = 1024 * 1024  # YAML/JSON/TOML larger than this inside a directory are data, skipped
 NOTEBOOK_MAX_BYTES = 50 * 1024 * 1024  # notebooks carry their outputs (images): a larger limit
-TASK_TIMEOUT = 300.0  # seconds one file may take in a worker (the parse guard isolates risky files sooner)
+TASK_TIMEOUT = 300.0  # seconds one file may take in a worker (the parse guard isolates deep files sooner)
 # A pool's workers analyse files larger than this one at a time (parse_guard.Gate): a worker's
 # peak during a file grows by 0.3 to 0.6 KiB per byte of source (measured: 25 MiB for a 63 KB
 # file, 73 MiB for 259 KB); 1.7% of the benchmark corpora's files, 18% of their bytes, are larger.
@@ -214,6 +214,7 @@ def _init_worker(
     # parse): parse_guard.Gate on the file `gate`, shared by the pool.
     _WORKER["gated"] = bool(gate)
     parse_guard.gate = parse_guard.NO_GATE
+    parse_guard.pool_worker = in_pool
     if gate:
         from neuronlint.workers import _heap_trimmer, waiting
 
@@ -412,17 +413,16 @@ def analyse_files(
     handle, gate = tempfile.mkstemp(prefix="neuronlint-gate-")
     os.close(handle)
     try:
-        return workers_module.run(
-            _analyze,
+        packed = workers_module.run(
+            _analyze_packed,
             tasks,
             workers,
-            _lost,
+            _lost_packed,
             initializer=_init_worker,
             initargs=(static_data, cache_arg, fingerprint, checkers, True, fix_planner, gate),
             batch=batch,
             task_timeout=TASK_TIMEOUT,
             progress=progress,
-            keep=held,
             max_growth=WORKER_MAX_GROWTH,
         )
     finally:
@@ -430,6 +430,37 @@ def analyse_files(
             os.unlink(gate)
         except OSError:
             pass
+    for index, blob in enumerate(packed):  # one file's full value at a time, then only what is held
+        results.append(held(_unpack(blob)))
+        packed[index] = None
+    return results
+
+
+# A pool's results travel and wait in the parent packed (pickled, then compressed): while the
+# workers run, the parent holds a few hundred bytes a finding instead of the objects (1.3 KiB a
+# finding held as _Held values, 52 -> 104 MiB over 20,000 files in benchmarks/README.md), and so
+# does every worker forked from it late in the scan, which counts the parent's pages again.
+def _pack(value: dict[str, Any]) -> bytes:
+    import pickle
+    import zlib
+
+    return zlib.compress(pickle.dumps(value, pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unpack(blob: bytes) -> dict[str, Any]:
+    import pickle
+    import zlib
+
+    return pickle.loads(zlib.decompress(blob))
+
+
+def _analyze_packed(task: tuple[str, str] | tuple[str, str, bool]) -> bytes:
+    """_analyze in a pool's worker, packed for the parent."""
+    return _pack(_analyze(task))
+
+
+def _lost_packed(task: tuple[str, str], reason: str) -> bytes:
+    return _pack(_lost(task, reason))
 
 
 class _Held:

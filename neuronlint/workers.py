@@ -213,13 +213,11 @@ def run(
     batch: int = 4,
     task_timeout: float | None = None,
     progress: Callable[[int], None] | None = None,
-    keep: Callable[[Any], Any] | None = None,
     max_growth: int | None = None,
 ) -> list[Any]:
     """[fn(task) for task in tasks] across `workers` processes; a lost task's value is lost(task, why).
 
-    `keep(value)`, when given, is what the parent holds of each value, applied as it arrives (so the
-    parent never holds all the full values at once). `max_growth`: bytes a worker's resident size
+    `max_growth`: bytes a worker's resident size
     may grow over its start (after trimming its heap) before it is replaced by a fresh one (None:
     never; only where the resident size is known, Linux).
     """
@@ -245,7 +243,7 @@ def run(
         nonlocal remaining
         if not done[index]:
             done[index] = True
-            results[index] = keep(value) if keep is not None else value
+            results[index] = value
             remaining -= 1
             if progress:
                 progress(1)

@@ -123,22 +123,55 @@ def test_a_pool_worker_keeps_no_tree_after_planning(tmp_path: Path) -> None:
 
 
 def test_a_file_analysed_in_a_disposable_child_has_its_fixes_planned_there(tmp_path: Path) -> None:
-    """A risky file (over the parse guard's RISKY_TOKENS) is parsed only in a forked child: its
-    fixes are planned there, so the parent never parses it (it used to, keeping a large file's
-    LibCST heap after the analysis); the same fixes as planned in the parent."""
+    """A deeply nested file (over the parse guard's RISKY_BRACKETS) is parsed only in a forked
+    child: its fixes are planned there, so the parent never parses it (it used to, keeping a large
+    file's LibCST heap after the analysis); the same fixes as planned in the parent."""
+    from neuronlint.static import parse_guard
+
+    nest = "[" * (parse_guard.RISKY_BRACKETS + 5) + "1" + "]" * (parse_guard.RISKY_BRACKETS + 5)
+    code = 'import torch\n\n\ndef step(model, x):\n    return model.cuda(), x.to("cuda")\n'
+    (tmp_path / "deep.py").write_text(code + f"TABLE = {nest}\n")
+    measured = parse_guard.measure((tmp_path / "deep.py").read_bytes())
+    assert measured.risky and not measured.large_only
+    for i in range(30):
+        (tmp_path / f"m{i:02d}.py").write_text(code)
+    worker, here = _scan_and_attach([tmp_path], tmp_path)
+    parent, parent_here = _scan_and_attach([tmp_path], tmp_path, planner=None)
+    assert not here and "deep.py" in parent_here
+    assert _fixes(worker) == _fixes(parent)
+    assert any(f.path == "deep.py" and f.fix and f.fix.edits for f in worker.findings)
+
+
+def test_a_file_risky_only_for_its_size_is_analysed_and_planned_in_the_pool_worker(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A large, shallow file (over RISKY_TOKENS) in a pool is analysed by the worker itself, which
+    the pool already contains, not in a fork of it (a fork counts the worker's pages again); alone,
+    outside a pool, it still goes to a disposable child. The same findings and fixes either way."""
     from neuronlint.static import parse_guard
 
     rows = "    1, 2, 3, 4, 5, 6, 7, 8,\n" * (parse_guard.RISKY_TOKENS // 16 + 100)
     code = 'import torch\n\n\ndef step(model, x):\n    return model.cuda(), x.to("cuda")\n'
     (tmp_path / "big.py").write_text(code + "TABLE = [\n" + rows + "]\n")
-    assert parse_guard.measure((tmp_path / "big.py").read_bytes()).risky
+    assert parse_guard.measure((tmp_path / "big.py").read_bytes()).large_only
     for i in range(30):
         (tmp_path / f"m{i:02d}.py").write_text(code)
+    forked: list[int] = []
+    real = parse_guard._isolated
+
+    def refused(fn, *args, timeout):  # workers are forked from this process: they inherit it
+        forked.append(1)
+        raise parse_guard.Isolated("a disposable child was started")
+
+    monkeypatch.setattr(parse_guard, "_isolated", refused)
     worker, here = _scan_and_attach([tmp_path], tmp_path)
-    parent, parent_here = _scan_and_attach([tmp_path], tmp_path, planner=None)
-    assert not here and "big.py" in parent_here
-    assert _fixes(worker) == _fixes(parent)
+    assert not here and not [f for f in worker.findings if f.rule == "NL001"]
     assert any(f.path == "big.py" and f.fix and f.fix.edits for f in worker.findings)
+    alone = run_scan(ScanOptions(paths=[tmp_path / "big.py"], base=tmp_path, jobs=1))
+    assert forked and [f.rule for f in alone.findings if f.path == "big.py"] == ["NL001"]
+    monkeypatch.setattr(parse_guard, "_isolated", real)
+    parent, _ = _scan_and_attach([tmp_path], tmp_path, planner=None)
+    assert _fixes(worker) == _fixes(parent)
 
 
 def test_a_real_repository_gets_the_same_fixes(tmp_path: Path) -> None:

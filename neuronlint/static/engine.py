@@ -251,6 +251,13 @@ def _analyze_guarded(rel_path: str, data: bytes, static_data: Any, engine: Engin
     problem, line, column = measured.problem, 1, 1
     if problem is None:
         error = measured.syntax_error
+        if measured.large_only and parse_guard.pool_worker:  # parse_guard's docstring, point 3
+            with parse_guard.gate:
+                return parse_guard.run(
+                    lambda d: _analyze_python(rel_path, d, static_data, engine, measured.tree),
+                    data,
+                    risky=False,
+                )
         planner = isolated_planner if measured.risky and error is None else None
         try:
             if planner is None:

@@ -11,10 +11,14 @@ a file reaches LibCST:
    nested to analyse"). The stdlib parser answers in about 0.1 s for the files that break LibCST.
 2. `run()` executes the analysis on a thread with a `STACK_BYTES` stack, so the depth the limits
    allow never overflows a native stack.
-3. A file that passes the limits but is still large or deep (`_risky`) is analysed in a disposable
+3. A file that passes the limits but is still large or deep (`risky`) is analysed in a disposable
    forked process with a wall-clock limit (`ISOLATED_TIMEOUT`) and an address-space cap
    (`ISOLATED_MEMORY`); if that process dies, hangs or runs out of memory the file gets one NL001
-   finding and the scan goes on.
+   finding and the scan goes on. In a pool's worker, a file that is risky only for its size
+   (`large_only`: shallow, valid, under MAX_TOKENS, so LibCST's time and memory grow with its
+   length, about 2 KiB a token) is analysed in the worker itself: the worker is a disposable
+   process already (workers.py: the pool survives its death and times its task out), and a fork
+   would count the worker's pages once more at the scan's heaviest moment.
 4. In a worker pool, the disposable process is one of a worker's heavy moments (a fork counts the
    worker's pages once more), as is a large file's parse: the workers take turns for them through
    `Gate`, so that two never add up at once.
@@ -198,6 +202,7 @@ class Measure:
 
     problem: str | None  # why the file must not reach LibCST; None if it may
     risky: bool = False  # analyse it in a disposable process
+    large_only: bool = False  # risky for its size alone (see the module docstring, point 3)
     syntax_error: SyntaxError | None = None  # the stdlib parser's complaint, when it has one
     # The stdlib parser's tree of a file that may reach LibCST: positions.locate reuses it where a
     # statement's text occurs twice instead of parsing the file again.
@@ -234,8 +239,9 @@ def measure(data: bytes) -> Measure:
         return Measure(f"{TOO_DEEP}: expressions nest {depth} deep, over the {MAX_DEPTH} limit")
     if brackets > MAX_BRACKETS:
         return Measure(f"{TOO_DEEP}: brackets nest {brackets} deep, over the {MAX_BRACKETS} limit")
-    risky = tokens > RISKY_TOKENS or depth > RISKY_DEPTH or brackets > RISKY_BRACKETS
-    return Measure(None, risky, tree=tree)
+    shallow = depth <= RISKY_DEPTH and brackets <= RISKY_BRACKETS
+    risky = tokens > RISKY_TOKENS or not shallow
+    return Measure(None, risky, large_only=risky and shallow, tree=tree)
 
 
 # ---- a large stack -----------------------------------------------------------------------------
@@ -388,6 +394,7 @@ class _NoGate:
 
 NO_GATE = _NoGate()
 gate: Gate | _NoGate = NO_GATE  # set by a pool's worker (pipeline._init_worker)
+pool_worker = False  # this process is a pool's worker (set by pipeline._init_worker)
 
 
 # ---- a disposable process ------------------------------------------------------------------------
