@@ -590,6 +590,32 @@ def test_module_moves_and_host_joins_are_not_syncs(tmp_path):
     )
 
 
+def test_a_list_filled_with_device_values_is_copied_where_it_is_joined(tmp_path):
+    """`feats = []` filled by appends of device features, then `feats = torch.cat(feats).cpu()
+    .numpy()` and `np.mean(feats)`: the numpy use belongs to the rebound name, not to the list of
+    device tensors, so the `.cpu()` of the join is the copy (an evaluation's one-off read: info)."""
+    findings = check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        def stats(model, loader, device):
+            feats = []
+            for batch in loader:
+                feats.append(model(batch.to(device)))
+            feats = torch.cat(feats, dim=0).cpu().numpy()  # expect: NL703
+            host = []
+            for batch in loader:
+                host.append(model(batch.to(device)).cpu())  # expect: NL703
+            joined = torch.cat(host).cpu()  # ok: NL703
+            return np.mean(feats, axis=0), np.cov(feats), joined
+        """,
+    )
+    assert [f.severity.value for f in findings if "torch.cat(feats" in f.snippet] == ["info"]
+
+
 def test_reads_once_per_epoch_are_info_and_compute_loss_is_a_step(tmp_path):
     findings = check(
         tmp_path,

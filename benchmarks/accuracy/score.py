@@ -1,7 +1,7 @@
 """Score neuronlint against the blind labels: exact match on (file, line, category).
 
-    python benchmarks/accuracy/score.py [--part tune|holdout|all] [--view detection|default]
-                                        [--details] [--json OUT]
+    python benchmarks/accuracy/score.py [--part tune|holdout|all] [--set first|fresh5|all]
+                                        [--view detection|default] [--details] [--json OUT]
 
 Scans each repository directory under corpus/ (laid out by layout.py) and compares the findings of
 the nine source categories with labels.tsv. Two views:
@@ -12,7 +12,9 @@ the nine source categories with labels.tsv. Two views:
 - `default`: the default output, exactly as a user runs it (the triage's view).
 Prints per-category precision, recall and F1, the micro average, and the findings on files
 labelled clean. `--details` lists the misses and false findings, and only for the tuning part:
-the held-out part is scored, never read while fixing.
+the held-out part is scored, never read while fixing. `--set` picks the labellers' rounds: `first`
+(labellers A, B and C, the set the trust round started from), `fresh5` (labeller D, added later
+from ten more repositories), or `all` (the default).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ CATEGORIES = (
 )
 
 Key = tuple[str, int, str]
+SETS = {"first": {"A", "B", "C"}, "fresh5": {"D"}}
 
 
 def read_tsv(name: str) -> list[dict[str, str]]:
@@ -68,6 +71,7 @@ def f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("tune", "holdout", "all"), default="tune")
+    parser.add_argument("--set", choices=(*SETS, "all"), default="all", help="which labellers' files")
     parser.add_argument("--details", action="store_true", help="list misses and false findings (tune only)")
     parser.add_argument("--corpus", type=Path, default=HERE / "corpus")
     parser.add_argument("--json", type=Path, help="also write the scores as JSON")
@@ -83,7 +87,12 @@ def main() -> int:
     if args.details and args.part != "tune":
         parser.error("--details is for the tuning part only: the held-out part is never read while fixing")
 
-    manifest = [r for r in read_tsv("manifest.tsv") if args.part == "all" or r["part"] == args.part]
+    manifest = [
+        r
+        for r in read_tsv("manifest.tsv")
+        if (args.part == "all" or r["part"] == args.part)
+        and (args.set == "all" or r["labeller"] in SETS[args.set])
+    ]
     files = {r["file_id"] for r in manifest}
     expected: dict[Key, dict[str, str]] = {}
     for row in read_tsv("labels.tsv"):
@@ -106,7 +115,7 @@ def main() -> int:
     fn = set(expected) - set(reported)
     scores: dict[str, dict[str, float]] = {}
     lines = [
-        f"part: {args.part}, view: {args.view} ({len(files)} files, {len(expected)} labels, {len(clean)} clean files)",
+        f"part: {args.part}, set: {args.set}, view: {args.view} ({len(files)} files, {len(expected)} labels, {len(clean)} clean files)",
         "",
         "| category | labels | found | TP | FP | FN | precision | recall | F1 |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -146,7 +155,7 @@ def main() -> int:
             r = reported[k]
             print(f"  {k[0]}:{k[1]} {k[2]} {r['rule']} [{r['severity']}] {r['message'][:110]}")
     if args.json:
-        payload = {"part": args.part, "scores": scores, "clean_file_findings": len(on_clean)}
+        payload = {"part": args.part, "set": args.set, "scores": scores, "clean_file_findings": len(on_clean)}
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return 0
 

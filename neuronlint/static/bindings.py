@@ -13,6 +13,7 @@ import libcst as cst
 
 from neuronlint.static.calls import name_of
 from neuronlint.static.context import (
+    EMPTY_LIST,
     HOST_LIBRARIES,
     PREPARE_FUNCTION,
     SITE_DEVICE_LAYER,
@@ -532,8 +533,8 @@ NUMPY_ELEMENT: Binding = ("numpy", "element")
 INDEX: Binding = ("index", "")
 _LIST_FILLS = frozenset({"append", "extend"})
 # A name assigned `[]`, and one that a loop then fills under an `if` (its length depends on the data).
-# Both are ("other", ...) bindings: for every other question they are untracked values.
-EMPTY_LIST: Binding = ("other", "[]")
+# Both are ("other", ...) bindings: for every other question they are untracked values (EMPTY_LIST
+# is defined in context.py, which reads it too).
 EMPTY_DICT: Binding = ("other", "{}")
 _FILLED_HOST_DICT: Binding = ("host", "filled")  # `out = {}` filled so far only with host values
 FILTERED_LIST: Binding = ("other", "filtered")

@@ -34,6 +34,7 @@ from neuronlint.static.nodes import children_of, node_types
 #   ("kernel", "triton")       a function decorated as a GPU kernel in this module ("nki": a Neuron kernel)
 #   ("other", None)            anything else that shadows an outer binding
 Binding = tuple[str, Any]
+EMPTY_LIST: Binding = ("other", "[]")  # a name assigned `[]`, for the appends that fill it (bindings.py)
 
 # Libraries whose values live on the host (or on a device that is not torch's): their
 # .item()/.tolist()/.numpy()/.unique()/x[mask] are not device work of the code being ported.
@@ -701,7 +702,13 @@ class FileContext:
             return (
                 by_name
                 and (binding is None or binding[0] == "other")
-                and (bool(_HOST_NAME.search(node.value)) or node.value in self.handed_to_numpy())
+                and (
+                    bool(_HOST_NAME.search(node.value))
+                    # An accumulator (`feats = []`, then `feats.append(f)`; an append of a host value
+                    # would have bound it "host") is not numpy because the name, rebound later
+                    # (`feats = torch.cat(feats).cpu().numpy()`), reaches numpy.
+                    or (binding != EMPTY_LIST and node.value in self.handed_to_numpy())
+                )
             )
         name = self.qualname(node) or ""
         return name.split(".", 1)[0] in HOST_LIBRARIES
