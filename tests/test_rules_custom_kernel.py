@@ -283,3 +283,23 @@ def test_fixture_packages_link_kernels_and_extensions_across_files():
         ("fixtures/cpp_extension/fused_adam/optimizer.py", 5, "NL303"),
         ("fixtures/cpp_extension/fused_adam/optimizer.py", 28, "NL303"),
     ]
+
+
+def test_extension_named_only_by_the_package_path():
+    """`from . import ops` in package `pkg._C`: the file's text has no extension-like word, its module
+    name has (the handler's early exit, FileContext.mentions, reads both)."""
+    from neuronlint.pipeline import build_static_data
+    from neuronlint.ruledb.loader import load_ruledb
+    from neuronlint.static.engine import analyze_python
+
+    data = b"import torch\nfrom . import ops\n\nops.fused(torch.ones(2))\n"
+    result = analyze_python("pkg/_C/use.py", data, build_static_data(load_ruledb()))
+    assert [(d["rule"], d["line"], d["facts"]["module"]) for d in result.detections] == [
+        ("NL303", 4, "pkg._C.ops.fused")
+    ]
+
+
+def test_every_known_extension_has_an_extension_word():
+    from neuronlint.static.checkers.custom_kernel import _EXTENSION_WORDS, _KNOWN_EXTENSIONS
+
+    assert all(any(word in name for word in _EXTENSION_WORDS) for name in _KNOWN_EXTENSIONS)

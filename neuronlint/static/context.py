@@ -345,9 +345,13 @@ def filters_own_columns(node: cst.Subscript, module: cst.Module) -> bool:
 class FileContext:
     """What checkers see: resolution helpers, the ancestor chain and a way to report."""
 
-    def __init__(self, path: str, module: cst.Module, module_name: str, static_data: Any):
+    def __init__(
+        self, path: str, module: cst.Module, module_name: str, static_data: Any, source: bytes | None = None
+    ):
         self.path = path
         self.module = module
+        self.source = source  # the bytes `module` was parsed from, when known (mentions())
+        self._mentions: dict[tuple[str, ...], bool] = {}
         self.module_name = (
             module_name  # dotted module name of this file within the scan, e.g. "pkg.models.gpt"
         )
@@ -430,6 +434,18 @@ class FileContext:
     def pop_scope(self) -> None:
         self.scopes.pop()
         self._qual.clear()
+
+    def mentions(self, words: tuple[str, ...]) -> bool:
+        """Whether one of `words` (ASCII) occurs in the file's bytes or in its dotted module name, which
+        between them hold every name the file's code is made of (a relative import adds the names
+        of the file's package); True when the bytes are not known. A handler whose every answer
+        needs such a word can stop at once in the many files without one."""
+        found = self._mentions.get(words)
+        if found is None:
+            source = self.source
+            found = source is None or any(w.encode() in source or w in self.module_name for w in words)
+            self._mentions[words] = found
+        return found
 
     def lookup(self, name: str) -> Binding | None:
         """What `name` stands for here, by Python's scoping rules (see push_scope)."""
@@ -746,7 +762,11 @@ class FileContext:
             return False
         if self._host_returns is None:
             self._host_returns = HostReturns(
-                self.module, self._module_qualname, HOST_LIBRARIES, _HOST_CONSTRUCTORS
+                self.module,
+                self._module_qualname,
+                HOST_LIBRARIES,
+                _HOST_CONSTRUCTORS,
+                generators=self.mentions(("yield",)),
             )
         return self._host_returns.returns_host(key)
 

@@ -336,7 +336,7 @@ def _analyze_python(
         return result
     result.parsed = True
     _remember(data, module)
-    ctx = FileContext(rel_path, module, _module_name(rel_path), static_data)
+    ctx = FileContext(rel_path, module, _module_name(rel_path), static_data, data)
     try:
         return _report(result, ctx, module, data, tree, engine, rel_path)
     finally:

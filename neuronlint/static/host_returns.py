@@ -66,7 +66,10 @@ class HostReturns:
         resolve: Callable[[cst.BaseExpression], str | None],
         host_roots: frozenset[str],
         host_constructors: frozenset[str],
+        generators: bool = True,
     ):
+        """`generators`: whether the module may define one (False: its text has no `yield`)."""
+        self._generators = generators
         self._resolve = resolve
         self._host_roots = host_roots
         self._constructors = host_constructors
@@ -85,7 +88,11 @@ class HostReturns:
         if answer is not None:
             return answer
         function = self._functions.get(key)
-        if function is None or function.asynchronous is not None or _is_generator(function):
+        if (
+            function is None
+            or function.asynchronous is not None
+            or (self._generators and _is_generator(function))
+        ):
             self._answers[key] = False
             return False
         self._answers[key] = False  # while it is being read: a cycle counts as not host

@@ -176,6 +176,10 @@ def _extension_name(last: str) -> bool:
     return not last.lower().startswith(_HELPER_PREFIXES)
 
 
+# A name component that reads as an extension (_extension_name) contains one of these.
+_EXTENSION_WORDS = ("_C", "_cuda", "syncbn")
+
+
 def _extension_import(module: str) -> bool:
     return _extension_name(module.split(".")[-1])
 
@@ -338,6 +342,8 @@ class CustomKernel(Checker):
     @on(cst.Name, cst.Attribute)
     def extension_use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
         """Every call or attribute use of a compiled extension (`ext.forward(x)`, `_C.ops.f(x)`)."""
+        if not ctx.extension_modules and not ctx.mentions(_EXTENSION_WORDS):
+            return  # no qualified name of this file can have a component that reads as an extension
         is_name = type(node) is cst.Name  # `type() is`: a failing isinstance() on LibCST's classes is slow
         if is_name and ctx.lookup(node.value) is None:
             return
