@@ -251,22 +251,20 @@ def _analyze_guarded(rel_path: str, data: bytes, static_data: Any, engine: Engin
     problem, line, column = measured.problem, 1, 1
     if problem is None:
         error = measured.syntax_error
-        if measured.large_only and parse_guard.pool_worker:  # parse_guard's docstring, point 3
-            with parse_guard.gate:
-                return parse_guard.run(
-                    lambda d: _analyze_python(rel_path, d, static_data, engine, measured.tree),
-                    data,
-                    risky=False,
-                )
-        planner = isolated_planner if measured.risky and error is None else None
+        # parse_guard's docstring, point 3: a pool's worker analyses a file risky only for its size
+        # itself, holding the pool's gate (its parse is the worker's heavy moment)
+        in_worker = measured.large_only and parse_guard.pool_worker
+        isolate = measured.risky and not in_worker
+        planner = isolated_planner if isolate and error is None else None
         try:
             if planner is None:
-                return parse_guard.run(
-                    lambda d: _analyze_python(rel_path, d, static_data, engine, measured.tree),
-                    data,
-                    risky=measured.risky,
-                    timeout=parse_guard.SYNTAX_ERROR_TIMEOUT if error else parse_guard.ISOLATED_TIMEOUT,
-                )
+                with parse_guard.gate if in_worker else parse_guard.NO_GATE:
+                    return parse_guard.run(
+                        lambda d: _analyze_python(rel_path, d, static_data, engine, measured.tree),
+                        data,
+                        risky=isolate,
+                        timeout=parse_guard.SYNTAX_ERROR_TIMEOUT if error else parse_guard.ISOLATED_TIMEOUT,
+                    )
 
             def analyse_and_plan(d: bytes) -> tuple[FileResult, Any]:
                 found = _analyze_python(rel_path, d, static_data, engine, measured.tree)
