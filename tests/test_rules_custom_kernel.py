@@ -299,7 +299,32 @@ def test_extension_named_only_by_the_package_path():
     ]
 
 
-def test_every_known_extension_has_an_extension_word():
-    from neuronlint.static.checkers.custom_kernel import _EXTENSION_WORDS, _KNOWN_EXTENSIONS
+def test_every_name_that_reads_as_an_extension_is_found_by_the_early_exit_pattern():
+    """The handler's early exit (FileContext.mentions_pattern) must never skip a file in which some
+    component could read as an extension: every identifier `_extension_name` accepts is matched,
+    wherever it stands (alone, in a dotted name, after non-ASCII letters, in the module name)."""
+    import re
 
-    assert all(any(word in name for word in _EXTENSION_WORDS) for name in _KNOWN_EXTENSIONS)
+    from neuronlint.static.checkers.custom_kernel import (
+        _EXTENSION_IDENTIFIER,
+        _KNOWN_EXTENSIONS,
+        _extension_name,
+    )
+    from tests.conftest import FIXTURES, ROOT
+
+    words = set(_KNOWN_EXTENSIONS) | {"_C", "_cuda", "amp_C", "syncbn", "MY_CONST", "_CACHE", "to_cuda"}
+    stems = ["", "x", "fused_adam", "éx", "to", "move_to", "is", "a1", "_", "__"]
+    for stem in stems:
+        for tail in ("_cuda", "_cuda_kernel", "_C", "_cudaX", "cuda", "_kernel_cuda"):
+            words.add(stem + tail)
+    # and every identifier of this repository's own sources and fixtures
+    for path in [*ROOT.joinpath("neuronlint").rglob("*.py"), *FIXTURES.rglob("*.py")]:
+        words |= set(re.findall(r"\w+", path.read_text(encoding="utf-8", errors="replace")))
+    accepted = sorted(w for w in words if _extension_name(w))
+    assert {"_C", "amp_C", "fused_adam_cuda", "x_cuda_kernel", "éx_cuda"} <= set(accepted)
+    for word in accepted:
+        for text in (word, f"import {word}\n", f"a.{word}.b", f"({word})", f"from . import {word} as e"):
+            assert _EXTENSION_IDENTIFIER.search(text.encode()), (word, text)
+    # what the early exit skips: the letters inside other words
+    for text in ("MY_CONST = 1", "self._CACHE", "def to_cudaX(): pass", "xcuda"):
+        assert _EXTENSION_IDENTIFIER.search(text.encode()) is None, text

@@ -50,10 +50,18 @@ def project_names(paths: Iterable[Path]) -> set[str]:
     each path, and the projects one level below a repository's root (a repository holding its own
     fork of a library, `apex/setup.py` beside `nemo/setup.py`)."""
     names: set[str] = set()
+    folders: set[Path] = set()
+    roots: set[Path] = set()
     for path in paths:
-        root = _project_root(Path(path).resolve())
-        if root is None:
+        resolved = Path(path).resolve()
+        folder = resolved if resolved.is_dir() else resolved.parent
+        if folder in folders:
+            continue  # files named one by one (pre-commit) share folders and roots: each read once
+        folders.add(folder)
+        root = _project_root(folder)
+        if root is None or root in roots:
             continue
+        roots.add(root)
         projects = [root]
         try:
             projects += [child for child in root.iterdir() if child.is_dir() and _is_project(child)]

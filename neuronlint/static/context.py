@@ -351,7 +351,7 @@ class FileContext:
         self.path = path
         self.module = module
         self.source = source  # the bytes `module` was parsed from, when known (mentions())
-        self._mentions: dict[tuple[str, ...], bool] = {}
+        self._mentions: dict[tuple[str, ...] | re.Pattern[bytes], bool] = {}
         self.module_name = (
             module_name  # dotted module name of this file within the scan, e.g. "pkg.models.gpt"
         )
@@ -445,6 +445,20 @@ class FileContext:
             source = self.source
             found = source is None or any(w.encode() in source or w in self.module_name for w in words)
             self._mentions[words] = found
+        return found
+
+    def mentions_pattern(self, pattern: re.Pattern[bytes]) -> bool:
+        """`mentions` for a compiled bytes pattern: whether it matches in the file's bytes or in its
+        dotted module name (True when the bytes are not known), once per file and pattern."""
+        found = self._mentions.get(pattern)
+        if found is None:
+            source = self.source
+            found = (
+                source is None
+                or pattern.search(source) is not None
+                or pattern.search(self.module_name.encode()) is not None
+            )
+            self._mentions[pattern] = found
         return found
 
     def lookup(self, name: str) -> Binding | None:
