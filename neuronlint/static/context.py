@@ -351,7 +351,7 @@ class FileContext:
         self.path = path
         self.module = module
         self.source = source  # the bytes `module` was parsed from, when known (mentions())
-        self._mentions: dict[tuple[str, ...] | re.Pattern[bytes], bool] = {}
+        self._mentions: dict[tuple[str, ...] | bytes, bool] = {}
         self.module_name = (
             module_name  # dotted module name of this file within the scan, e.g. "pkg.models.gpt"
         )
@@ -450,7 +450,8 @@ class FileContext:
     def mentions_pattern(self, pattern: re.Pattern[bytes]) -> bool:
         """`mentions` for a compiled bytes pattern: whether it matches in the file's bytes or in its
         dotted module name (True when the bytes are not known), once per file and pattern."""
-        found = self._mentions.get(pattern)
+        key = pattern.pattern  # bytes cache their hash; a compiled pattern hashes itself on every call
+        found = self._mentions.get(key)
         if found is None:
             source = self.source
             found = (
@@ -458,7 +459,7 @@ class FileContext:
                 or pattern.search(source) is not None
                 or pattern.search(self.module_name.encode()) is not None
             )
-            self._mentions[pattern] = found
+            self._mentions[key] = found
         return found
 
     def lookup(self, name: str) -> Binding | None:
