@@ -311,6 +311,13 @@ def _without_comment(line: str) -> str:
     return line
 
 
+def _one_line(code: str) -> str:
+    """A replacement as a one-line headline shows it: a guarded call written on two lines
+    (`if torch.accelerator.is_available():` and its indented body) reads as the one-line
+    statement it equals, not as an escaped newline and a run of spaces."""
+    return " ".join(line.strip() for line in code.splitlines() if line.strip())
+
+
 def _instead(f: Finding, db: RuleDB, ctx: Context) -> str:
     rule = db.rules.get(f.rule)
     if rule is None:
@@ -344,5 +351,5 @@ def _change(cause: RootCause, db: RuleDB, ctx: Context) -> str:
     if cause.kind == "cuda-sources":
         return "Port these kernels to NKI or keep them out of the Neuron build."
     if worst.fix is not None:
-        return f"Replace with `{worst.fix.replacement}`."
+        return f"Replace with `{_one_line(worst.fix.replacement)}`."
     return _instead(worst, db, ctx) or (db.rules[worst.rule].title if worst.rule in db.rules else "")

@@ -242,3 +242,39 @@ def test_a_library_group_without_imports_does_not_count_zero_imports(tmp_path):
     result = scan_paths([tmp_path], cwd=tmp_path, triage=True)
     (cause,) = _by_kind(build_groups(result.findings, result.db, result.context), "library").values()
     assert cause.headline == "deepspeed (CUDA-only library): 1 use in finetune.py"
+
+
+def test_a_guarded_replacement_reads_as_one_line_in_the_headline(tmp_path):
+    """The fix for `torch.cuda.empty_cache()` is a guard on two lines; a root cause's one-line
+    change shows it as the one-line statement it equals (the text output escapes a raw newline as
+    `\\x0a`, followed by the indentation)."""
+    (tmp_path / "train.py").write_text(
+        textwrap.dedent(
+            """
+            import torch
+
+            def step(model, batch):
+                loss = model(batch)
+                torch.cuda.empty_cache()
+                return loss
+            """
+        )
+    )
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "neuronlint", "scan", ".", "-f", "json", "--exit-zero", "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(proc.stdout)
+    (finding,) = [f for f in report["findings"] if f["rule"] == "NL105"]
+    assert "\n" in finding["fix"]["edits"][-1]["content"]  # the fix itself keeps its two lines
+    (cache,) = [g for g in report["groups"] if "empty_cache" in g["headline"]]
+    assert cache["change"] == (
+        "Replace with `if torch.accelerator.is_available(): torch.accelerator.empty_cache()`."
+    )
