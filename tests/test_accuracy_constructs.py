@@ -67,6 +67,23 @@ CASES = [
         ("NL402",),
         {(50, "NL402")},  # attn_implementation="flash_attention_2": flash_attn through transformers
     ),
+    (
+        "openai/guided-diffusion",
+        "guided_diffusion/resample.py",
+        "c82eccdcd47c468d41e7cbe02de6a731f2c9bf81",
+        ("NL604",),
+        # batch sizes gathered from every rank and read (`[x.item() for x in batch_sizes]`): the pad
+        # buffers `th.zeros(max_bs)` and the slices `y[:bs]` of `zip(..., batch_sizes)`
+        {(96, "NL604"), (97, "NL604"), (101, "NL604"), (103, "NL604")},
+    ),
+    (
+        "huggingface/peft",
+        "src/peft/tuners/lora/eva.py",
+        "bc895d1a724da84bd81d7ebd95ccc7ad2875301c",
+        ("NL604",),
+        # the same gather with `.tolist()`: `new_zeros((max(all_sizes), ...))`, `tensor[:size]`
+        {(91, "NL604"), (99, "NL604")},
+    ),
 ]
 
 

@@ -34,6 +34,26 @@ LIGER = {
     ),
 }
 
+# Dao-AILab/causal-conv1d (and flash-attention, mamba): setup.py names the distribution through a
+# constant, `setup(name=PACKAGE_NAME, ...)`, and builds the compiled extension beside it.
+CONSTANT_NAMED = {
+    "setup.py": (
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
+        'PACKAGE_NAME = "causal_conv1d"\n\n'
+        "setup(\n"
+        "    name=PACKAGE_NAME,\n"
+        '    ext_modules=[CUDAExtension(name="causal_conv1d_cuda", sources=["csrc/conv.cu"])],\n'
+        '    cmdclass={"build_ext": BuildExtension},\n'
+        ")\n"
+    ),
+    "causal_conv1d/interface.py": (
+        "import torch\n"
+        "from causal_conv1d.cpp_functions import causal_conv1d_fwd_function\n\n"
+        "def causal_conv1d_fn(x, w):\n    return causal_conv1d_fwd_function(x, w)\n"
+    ),
+}
+
 # A consumer of bitsandbytes (the shape of huggingface/peft): its imports stay findings.
 CONSUMER = {
     "pyproject.toml": '[project]\nname = "peft"\n',
@@ -55,11 +75,14 @@ def test_project_names_from_pyproject_setup_and_package_dirs(tmp_path):
     assert project_names([tmp_path / "bnb" / "bitsandbytes" / "nn"]) >= {"bitsandbytes"}  # a subdirectory
     assert project_names([tmp_path / "liger"]) == {"liger_kernel"}
     assert import_name("flash-attn") == "flash_attn"
+    write(tmp_path / "conv", CONSTANT_NAMED)
+    assert "causal_conv1d" in project_names([tmp_path / "conv"])  # no __init__.py needed: setup.py names it
 
 
 def test_internal_imports_of_the_library_itself_are_not_findings(tmp_path):
     assert _library_findings(tmp_path, BITSANDBYTES) == []
     assert _library_findings(tmp_path / "liger", LIGER) == []
+    assert _library_findings(tmp_path / "conv", CONSTANT_NAMED) == []  # `name=PACKAGE_NAME`
 
 
 def test_a_consumer_of_the_library_keeps_its_findings(tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 from neuronlint.static.kernel_calls import KERNEL, kernel_calls, kernel_entries
 from tests import mirrors
 from tests.conftest import scan_paths
+from tests.test_groups import write
 
 KERNELS = '''\
 import torch
@@ -286,3 +287,85 @@ def test_megatron_plain_helpers_and_device_functions_of_kernel_modules_are_not_c
     assert ("megatron/core/distributed/param_and_grad_buffer.py", "init") in names
     assert not [n for n in names if n[1] in ("get_cuda_rng_tracker", "ld_128", "st_128", "sync_threads")]
     assert all(not path.startswith(symm) or "._" not in name for path, name in names)
+
+
+def test_a_module_that_runs_a_compiled_extension_is_a_kernel_module(tmp_path: Path) -> None:
+    # Dao-AILab/causal-conv1d: cpp_functions.py imports the compiled `causal_conv1d_cuda` and wraps it
+    # in custom ops and `causal_conv1d_*_function`s; the autograd Functions and the kernel benchmark
+    # call those wrappers from other files. (setup.py, which builds the extension, is left out.)
+    commit = "0d2252d161f25f7907bbd05985c08ab98d255874"
+    paths = [
+        "causal_conv1d/__init__.py",
+        "causal_conv1d/cpp_functions.py",
+        "causal_conv1d/causal_conv1d_interface.py",
+        "tests/benchmark_determinism_kernels.py",
+    ]
+    for rel in paths:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(mirrors.show("Dao-AILab+causal-conv1d", commit, rel))
+    (tmp_path / ".git").mkdir()  # the repository's root: `causal_conv1d` is its own package
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"], triage=True, show_ok=True)
+    found = {
+        (f.path, f.line, f.rule) for f in result.active if f.rule in ("NL306", "NL308", "NL401", "NL402")
+    }
+    interface, bench = "causal_conv1d/causal_conv1d_interface.py", "tests/benchmark_determinism_kernels.py"
+    assert found == {
+        (interface, 6, "NL306"),
+        (interface, 56, "NL308"),
+        (interface, 75, "NL308"),
+        (interface, 197, "NL308"),
+        (bench, 10, "NL306"),
+        (bench, 72, "NL308"),
+    }
+    message = next(f.message for f in result.active if f.rule == "NL306")
+    assert message.startswith(
+        "Imports `causal_conv1d.cpp_functions`, which defines or runs custom kernels "
+        "(the compiled extension `causal_conv1d_cuda`)"
+    )
+
+
+def test_a_module_that_only_queries_a_compiled_extension_is_not_a_kernel_module(tmp_path: Path) -> None:
+    # facebookresearch/detectron2: collect_env_info() imports detectron2._C in a try and asks it for
+    # its compiler and CUDA versions; tools/benchmark.py calls it to print the environment.
+    root = _lay_out(
+        tmp_path,
+        "facebookresearch+detectron2",
+        [
+            "detectron2/__init__.py",
+            "detectron2/utils/__init__.py",
+            "detectron2/utils/collect_env.py",
+            "tools/benchmark.py",
+        ],
+    )
+    result = scan_paths([root], cwd=root, select=["ALL"])
+    assert not [f for f in result.active if f.rule in ("NL306", "NL308")]
+
+
+def test_a_module_that_imports_its_extension_only_where_it_runs_it_is_not_a_kernel_module(
+    tmp_path: Path,
+) -> None:
+    # The shape of gpt-neox's megatron/model/fused_softmax.py: the compiled softmax is imported inside
+    # the autograd Function that runs it, so importing the module needs no extension (and the module
+    # falls back to torch.softmax where the kernel is missing); only the wrapper's own lines are NL303.
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/fused_softmax.py": (
+                "import torch\n\n\n"
+                "class ScaledSoftmax(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, inputs, scale):\n"
+                "        import scaled_softmax_cuda\n\n"
+                "        return scaled_softmax_cuda.forward(inputs, scale)\n"
+            ),
+            "tests/test_softmax.py": (
+                "from pkg.fused_softmax import ScaledSoftmax\n\n\n"
+                "def test_softmax(x):\n    assert ScaledSoftmax.apply(x, 1.0) is not None\n"
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
+    assert {(f.path, f.rule) for f in result.active if f.rule.startswith("NL30")} == {
+        ("pkg/fused_softmax.py", "NL303")
+    }

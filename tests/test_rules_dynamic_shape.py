@@ -492,3 +492,35 @@ def test_comparisons_of_loop_counters_are_python_bools(tmp_path):
             return picked
         """,
     )
+
+
+def test_sizes_of_new_tensors_read_from_tensor_values(tmp_path):
+    # Per-rank batch sizes gathered and read (guided-diffusion's resample.py, peft's EVA): the pad
+    # buffers they size and the slices they bound change shape with the data. Sizes that are Python
+    # numbers (a length, a shape, a config value) and fill values are static.
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def gather(local, world_size, cfg, cpu_counts):
+            sizes = torch.empty(world_size, dtype=torch.long, device=local.device)
+            dist.all_gather_into_tensor(sizes, torch.tensor([local.shape[0]], device=local.device))
+            sizes = sizes.tolist()
+            padded = local.new_zeros((max(sizes), *local.shape[1:]))  # expect: NL604
+            gathered = [torch.zeros_like(padded) for _ in range(world_size)]
+            parts = [t[:n] for t, n in zip(gathered, sizes)]  # expect: NL604
+            for n in sizes:
+                parts.append(torch.ones(n, 4, device=local.device))  # expect: NL604
+            top = local.max().item()
+            fill = torch.full((4,), top, device=local.device)
+            steps = torch.arange(top)  # expect: NL604
+            static = torch.zeros(len(local), local.shape[1], cfg.hidden)
+            counted = [c.item() for c in cpu_counts.cpu()]
+            host = torch.zeros(max(counted))
+            return parts, fill, steps, static, host
+        """,
+        select=["dynamic-shape"],
+    )

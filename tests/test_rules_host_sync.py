@@ -646,3 +646,31 @@ def test_reads_once_per_epoch_are_info_and_compute_loss_is_a_step(tmp_path):
     assert by_line[11].severity is Severity.WARNING  # per step, after a small inner loop
     assert by_line[13].severity is Severity.INFO and "once per epoch" in by_line[13].message
     assert by_line[19].severity is Severity.WARNING  # _compute_loss runs once per step
+
+
+def test_a_value_checked_to_be_a_module_moves_weights(tmp_path):
+    # NVlabs/edm's training loop snapshots every module of a dict before pickling it: inside
+    # `if isinstance(value, torch.nn.Module):` the `.cpu()` moves weights. The `else` branch and a
+    # value checked to be a tensor still copy device values.
+    check(
+        tmp_path,
+        """
+        import copy
+        import torch
+
+
+        def snapshot(ema, loss_fn, stats):
+            data = dict(ema=ema, loss_fn=loss_fn)
+            for key, value in data.items():
+                if isinstance(value, torch.nn.Module):
+                    value = copy.deepcopy(value).eval().requires_grad_(False)
+                    data[key] = value.cpu()
+                else:
+                    data[key] = value.cpu()  # expect: NL703
+            for key, value in stats.items():
+                if isinstance(value, torch.Tensor):
+                    stats[key] = value.to("cpu")  # expect: NL703
+            return data
+        """,
+        select=["host-sync"],
+    )

@@ -3,7 +3,8 @@
 Scanning flash-attention, bitsandbytes or apex themselves, `from flash_attn.ops import ...` inside
 the repository is an internal import: the kernels behind it are reported where they are defined
 (custom-kernel), and the import is not "a use of a CUDA-only library". The project's own import
-names come from `[project] name` in pyproject.toml, `name=` in setup.py, and the package
+names come from `[project] name` in pyproject.toml, `name=` in setup.py (a literal, or a string
+constant assigned at the top of setup.py: `name=PACKAGE_NAME`), and the package
 directories (a directory with `__init__.py` at the top or under `src/`).
 """
 
@@ -18,6 +19,12 @@ from neuronlint.findings import Finding
 
 LIBRARY_RULES = frozenset({"NL401", "NL402", "NL403"})
 _SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
+# `setup(name=PACKAGE_NAME, ...)` with `PACKAGE_NAME = "flash_attn"` at the top of setup.py (the
+# setup.py of flash-attention, causal-conv1d, mamba and of ROS packages): the keyword names a constant.
+_SETUP_NAME_CONSTANT = re.compile(r"\bname\s*=\s*([A-Za-z_][A-Za-z0-9_]*)\s*[,)]")
+_MODULE_CONSTANT = re.compile(
+    r"""^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']\s*(?:#.*)?$""", re.M
+)
 
 
 def import_name(distribution: str) -> str:
@@ -101,6 +108,9 @@ def _declared_names(root: Path) -> set[str]:
         except OSError:
             text = ""
         names |= {import_name(m) for m in _SETUP_NAME.findall(text)}
+        constants = set(_SETUP_NAME_CONSTANT.findall(text))
+        if constants:
+            names |= {import_name(v) for k, v in _MODULE_CONSTANT.findall(text) if k in constants}
     return names
 
 

@@ -90,6 +90,28 @@ def _reads_host_value(call: cst.BaseExpression, ctx: FileContext) -> bool:
     return bool(call.args) and ctx.is_host_value(call.args[0].value)
 
 
+# Builtins that reduce a list of numbers to one of them (or their total): still a number read.
+_REDUCING_BUILTINS = frozenset({"max", "min", "sum"})
+
+
+def _reduced_read(call: cst.Call, ctx: FileContext) -> str | None:
+    """`max(sizes)` / `max(n, m)` after `sizes = [x.item() for x in gathered]`: a number read from a
+    tensor value, as its operands are."""
+    func = call.func
+    if (
+        type(func) is not cst.Name
+        or func.value not in _REDUCING_BUILTINS
+        or ctx.lookup(func.value) is not None
+    ):
+        return None
+    for arg in call.args:
+        if type(arg.value) is cst.Name and arg.keyword is None:
+            binding = ctx.lookup(arg.value.value)
+            if binding is not None and binding[0] == "read":
+                return binding[1]
+    return None
+
+
 def _derived_read(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     """`end = start + k.shape[2]` after `start = t.max().item()`, or `int(t.max()) + 1`: arithmetic on a
     host read is a host read too."""
@@ -379,6 +401,8 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp is cst.Call or tp is cst.BinaryOperation or tp is cst.Subscript:
         if ctx.is_numpy(value):
             return ("numpy", "")
+        if tp is cst.Call and (reduced := _reduced_read(value, ctx)) is not None:
+            return ("read", reduced)  # `max(sizes)`: one of the numbers read
         read = _derived_read(value, ctx) if tp is cst.BinaryOperation else _host_read(value)
         if read is not None:
             return ("host", "") if _reads_host_value(value, ctx) else ("read", read)
@@ -388,6 +412,10 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("numpy", "")  # `keep = series.str.lower() == name`, `m = arr > 0`: a host mask
         return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
     if tp in _DISPLAYS:
+        if tp is cst.ListComp and (read := _host_read(value.elt)) is not None:
+            # `sizes = [x.item() for x in gathered]`: numbers read from tensors (the comprehension's
+            # own names are out of scope here: over host values, `for x in cpu_list`, they are host)
+            return ("host", "") if ctx.is_host_value(value.for_in.iter) else ("read", read)
         if ctx.is_host_value(value):
             return ("host", "")  # `out = {"boxes": boxes.cpu(), ...}`, `[p.cpu() for p in preds]`
         if (tp is cst.List or tp is cst.Tuple) and _literal_display(value):
@@ -650,6 +678,14 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
         _shadow(target, ctx)
     elif _host_read(iterable) == "<tensor>.tolist()":
         ctx.bind(target.value, ("read", "<tensor>.tolist()"))
+    elif (
+        type(iterable) is cst.Name
+        and (found := ctx.lookup(iterable.value)) is not None
+        and found[0] == "read"
+    ):
+        ctx.bind(
+            target.value, found
+        )  # `for n in sizes` over numbers read from tensors (a list: it is iterated)
     elif (
         type(iterable) is cst.Call
         and type(iterable.func) is cst.Name

@@ -367,6 +367,9 @@ class FileContext:
         self.imports: set[str] = set()  # absolute module names imported by this file
         self.defines_kernels: list[str] = []  # kinds of GPU kernels this file defines
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
+        # compiled extensions this file imports at its top level, outside `try`/`if`: importing the
+        # file needs them (custom_kernel: a module that also runs one on data is a kernel module)
+        self.required_extensions: set[str] = set()
         self.op_namespaces: set[str] = set()  # torch.ops namespaces this file defines operators in
         self.optional_imports: set[str] = set()  # library names imported where the library is optional
         self.serving_imports: set[str] = set()  # serving tools whose import this file already reported

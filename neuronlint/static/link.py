@@ -104,7 +104,7 @@ def link_index(
     kernel_modules: dict[str, tuple[str, tuple[str, ...]]] = {}
     entries: dict[str, dict[str, str]] = {}
     for result in python:
-        if result.get("defines_kernels"):
+        if _defines_kernels(result, modules):
             full, names = module_names(result["module_path"], packages)
             for name in names:
                 kernel_modules[name] = (full, tuple(result["defines_kernels"]))
@@ -133,6 +133,7 @@ def link_result(
     if not index.kernel_modules and not index.extensions:
         return
     own, _ = module_names(result["module_path"], index.packages)
+    _drop_in_tree_library_imports(result, index, own)
     flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in index.import_rules}
     imported: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, kernel module with entries)
     for module, line, column, end in result.get("import_sites", ()):
@@ -195,24 +196,72 @@ def _reader(file: Path) -> Callable[[], bytes | None]:
     return read
 
 
+def _drop_in_tree_library_imports(result: dict[str, Any], index: LinkIndex, own: str) -> None:
+    """An import finding about a module the scanned tree holds and links as a kernel module (`from
+    causal_conv1d.cpp_functions import f` scanning causal-conv1d itself, when its package is not
+    recognised as first-party) is about the code being ported, not about a dependency: NL306 takes
+    its place."""
+    sites = {
+        (line, module)
+        for module, line, _column, _end in result.get("import_sites", ())
+        if (found := index.kernel_modules.get(module)) and found[0] != own
+    }
+    if not sites:
+        return
+    kept = [
+        d
+        for d in result["detections"]
+        if not (d["rule"] in index.import_rules and (d["line"], d["facts"].get("module")) in sites)
+    ]
+    if len(kept) != len(result["detections"]):
+        result["detections"] = kept
+
+
+def _defines_kernels(result: dict[str, Any], modules: Mapping[str, frozenset[str]]) -> bool:
+    """Whether a module defines or wraps GPU kernels. A module that only runs a compiled extension
+    in its functions (custom_kernel.WRAPS_EXTENSION) does when one of those extensions is really
+    one, not a name the scanned tree defines in Python (`_python_defined`)."""
+    from neuronlint.static.checkers.custom_kernel import WRAPS_EXTENSION
+
+    kinds = result.get("defines_kernels")
+    if not kinds or not all(kind.startswith(WRAPS_EXTENSION) for kind in kinds):
+        return bool(kinds)
+    return any(
+        d["rule"] == "NL303"
+        and d["facts"].get("kind") == "compiled extension"
+        and not _python_defined(str(d["facts"].get("module") or ""), modules)
+        for d in result["detections"]
+    )
+
+
+def _python_defined(module: str, modules: Mapping[str, frozenset[str]]) -> bool:
+    """Whether the extension-like name of a compiled-extension finding is one the scanned tree
+    defines in Python: a module `x_cuda.py`, or a top-level `_C = CN()` / `def dtw_cuda(...)`."""
+    from neuronlint.static.checkers.custom_kernel import extension_component
+
+    end = extension_component(module)
+    if not end:
+        return False
+    parts = module.split(".")
+    owner, name = ".".join(parts[: end - 1]), parts[end - 1]
+    return ".".join(parts[:end]) in modules or name in modules.get(owner, ())
+
+
 def _drop_python_extensions(result: dict[str, Any], modules: Mapping[str, frozenset[str]]) -> None:
     """Compiled-extension findings (NL303) on names the scanned tree defines in Python: a module
     `x_cuda.py`, or a top-level `_C = CN()` / `def dtw_cuda(...)` of a scanned module, imported
     (`from detectron2.config.defaults import _C`) and used (`_C.clone()`) elsewhere. They are a
     config object and a Python function, not extension modules."""
-    from neuronlint.static.checkers.custom_kernel import extension_component
-
-    kept = []
-    for detection in result["detections"]:
-        module = detection["facts"].get("module") if detection["rule"] == "NL303" else None
-        if module and detection["facts"].get("kind") == "compiled extension":
-            end = extension_component(module)
-            if end:
-                parts = module.split(".")
-                owner, name = ".".join(parts[: end - 1]), parts[end - 1]
-                if ".".join(parts[:end]) in modules or name in modules.get(owner, ()):
-                    continue
-        kept.append(detection)
+    kept = [
+        d
+        for d in result["detections"]
+        if not (
+            d["rule"] == "NL303"
+            and d["facts"].get("kind") == "compiled extension"
+            and d["facts"].get("module")
+            and _python_defined(d["facts"]["module"], modules)
+        )
+    ]
     if len(kept) != len(result["detections"]):
         result["detections"] = kept
 

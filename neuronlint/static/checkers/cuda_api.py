@@ -201,6 +201,11 @@ def _is_index(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     return False
 
 
+def _names_process_index(node: cst.BaseExpression) -> bool:
+    """`accelerator.local_process_index`, `PartialState().process_index`: a process's device index."""
+    return type(node) is cst.Attribute and node.attr.value in ("process_index", "local_process_index")
+
+
 def _pin_memory_key(node: cst.CSTNode, ctx: FileContext) -> cst.BaseExpression | None:
     """The value given to a `"pin_memory"` key: `{"pin_memory": True}`, `kwargs["pin_memory"] = True`."""
     parent = ctx.parent()
@@ -223,7 +228,16 @@ class CudaApi(Checker):
         "NL112": ("symbol",),
         "NL116": ("symbol", "op"),
     }
-    triggers = ("cuda", "CUDA", "pin_memory", ".to(", "device=", "torch.device", "autocast_enabled")
+    triggers = (
+        "cuda",
+        "CUDA",
+        "pin_memory",
+        ".to(",
+        "device=",
+        "torch.device",
+        "autocast_enabled",
+        "device_map",
+    )
 
     @on(cst.Call)
     def device_ordinals(self, node: cst.Call, ctx: FileContext) -> None:
@@ -245,6 +259,29 @@ class CudaApi(Checker):
         device = kwarg(node, "device")
         if device is not None and _is_ordinal(device.value, ctx):
             ctx.report("NL112", device.value, symbol=ctx.module.code_for_node(device.value))
+
+    @on(cst.DictElement)
+    def device_map_ordinal(self, node: cst.DictElement, ctx: FileContext) -> None:
+        """`device_map={"": local_rank}`: Hugging Face's device map placing the whole model on one
+        device; an integer there is a CUDA device ordinal, as in `.to(local_rank)`."""
+        key = node.key
+        if type(key) is not cst.SimpleString or key.value not in ('""', "''"):
+            return
+        value = node.value
+        if not (_is_ordinal(value, ctx) or _is_index(value, ctx) or _names_process_index(value)):
+            return
+        holder = ctx.parent(2)  # DictElement -> Dict -> Arg / Assign
+        if type(holder) is cst.Arg:
+            named = holder.keyword is not None and holder.keyword.value == "device_map"
+        elif type(holder) is cst.Assign:
+            named = any(
+                type(t.target) in (cst.Name, cst.Attribute) and name_of(t.target).endswith("device_map")
+                for t in holder.targets
+            )
+        else:
+            named = False
+        if named:
+            ctx.report("NL112", value, symbol=ctx.module.code_for_node(value))
 
     @on(cst.Call)
     def autocast_query(self, node: cst.Call, ctx: FileContext) -> None:

@@ -219,8 +219,21 @@ def extension_component(module: str) -> int:
     return next((end for end in range(1, len(parts) + 1) if _extension_name(parts[end - 1])), 0)
 
 
+# The kernel kind of a module that imports a compiled extension at its top level (outside `try`/`if`)
+# and runs it on data in its functions (a wrapper module such as causal-conv1d's `cpp_functions.py`),
+# followed by the extension's name; cross-file linking keeps it only if the extension is not a name
+# the scanned tree defines in Python (static.link).
+WRAPS_EXTENSION = "the compiled extension"
 _CPP_EXTENSION = "torch.utils.cpp_extension"
 _EXTENSION_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+
+
+def _required(module: str, ctx: FileContext) -> None:
+    """Record a compiled extension imported at the file's top level, outside `try` and `if`."""
+    if ctx.scope.kind == "module" and ctx.enclosing(cst.Try, cst.If) is None:
+        end = extension_component(module)
+        if end:
+            ctx.required_extensions.add(".".join(module.split(".")[:end]))
 
 
 class CustomKernel(Checker):
@@ -321,6 +334,7 @@ class CustomKernel(Checker):
             module = dotted(alias.name)
             if _extension_import(module) and not module.startswith("torch."):
                 ctx.report("NL303", alias, module=module, kind="compiled extension")
+                _required(module, ctx)
             elif module == _CPP_EXTENSION or module.startswith(_CPP_EXTENSION + "."):
                 ctx.report("NL302", alias, api=_CPP_EXTENSION, builder="import")
 
@@ -346,6 +360,7 @@ class CustomKernel(Checker):
         for full, where in candidates:
             if full and where is not None and _extension_import(full) and not full.startswith("torch."):
                 ctx.report("NL303", where, module=full, kind="compiled extension")
+                _required(full, ctx)
                 return
 
     @on(cst.Name, cst.Attribute)
@@ -364,3 +379,16 @@ class CustomKernel(Checker):
             return
         if extension_module(qualname, ctx) is not None:
             ctx.report("NL303", node, module=qualname, kind="compiled extension")
+            if ctx.required_extensions and ctx.scope.kind in ("function", "lambda", "comprehension"):
+                call = ctx.parent()
+                root = ".".join(qualname.split(".")[: extension_component(qualname)])
+                if (
+                    type(call) is cst.Call
+                    and call.func is node
+                    and call.args
+                    and root in ctx.required_extensions
+                ):
+                    # a function that runs the extension on data (`causal_conv1d_cuda.causal_conv1d_fwd(x,
+                    # ...)`, not a query such as `_C.get_cuda_version()`), in a module that cannot be
+                    # imported without it: the module wraps a custom kernel, and its importers reach it
+                    ctx.defines_kernels.append(f"{WRAPS_EXTENSION} `{root}`")

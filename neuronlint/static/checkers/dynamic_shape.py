@@ -84,6 +84,43 @@ def _repeat_interleave(node: cst.Call, func: cst.BaseExpression, ctx: FileContex
         )
 
 
+# Tensor factories and how many leading positional arguments are the size (None: all of them);
+# `torch.full(size, value)` and `x.new_full(size, value)` are sized by their first argument only.
+_FACTORIES = {
+    "zeros": None,
+    "ones": None,
+    "empty": None,
+    "rand": None,
+    "randn": None,
+    "arange": None,
+    "full": 1,
+    "new_zeros": None,
+    "new_ones": None,
+    "new_empty": None,
+    "new_full": 1,
+}
+
+
+def _factory_size(node: cst.Call, func: cst.Attribute, name: str, ctx: FileContext) -> None:
+    """`torch.zeros(max_bs)`, `torch.arange(n)`, `x.new_zeros(n, d)` with `n` a number read from a
+    tensor (`n = lengths.max().item()`): the new tensor's shape depends on the data."""
+    if name.startswith("new_"):
+        if _maybe_tensor(func.value, ctx) is False:
+            return
+    elif ctx.qualname(func) != f"torch.{name}":
+        return
+    sizes = [a.value for a in node.args if a.keyword is None and not a.star][: _FACTORIES[name]]
+    if len(sizes) == 1 and type(sizes[0]) in (cst.Tuple, cst.List):
+        sizes = [e.value for e in sizes[0].elements]
+    for size in sizes:
+        if type(size) is cst.Integer:
+            continue
+        read = _value_read(size, ctx, host_reads=True)
+        if read is not None:
+            ctx.report("NL604", size, read=read, bound="tensor size")
+            return
+
+
 # Methods whose result is a tensor's shape, not its values: static once the input shape is.
 _SHAPE_QUERIES = frozenset({"size", "numel", "dim", "nelement"})
 _COUNT_NAME = re.compile(r"(^|_)(lengths|lens|counts|sizes|repeats|durations|dur)$")
@@ -345,6 +382,8 @@ class DynamicShape(Checker):
                     ctx.report("NL601", func, op="where(condition)", api="torch.where", end_node=node)
             elif name == "repeat_interleave":
                 _repeat_interleave(node, func, ctx)
+            elif name in _FACTORIES:
+                _factory_size(node, func, name, ctx)
         elif type(func) is cst.Name and func.value in ("where", "repeat_interleave"):
             qualname = ctx.qualname(func)
             if qualname == "torch.where" and _where_on_device(node, ctx):

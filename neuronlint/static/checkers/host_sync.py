@@ -122,6 +122,42 @@ def _self_is_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
     return scope is not None and scope.module_class
 
 
+def _checked_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`if isinstance(value, torch.nn.Module): data[key] = value.cpu()`: the `if` the call sits in
+    (its body, in the same function) has checked that the receiver is a module, whose `.cpu()` moves
+    weights (edm's snapshot of every module in a dict before pickling it)."""
+    if type(receiver) is not cst.Name:
+        return False
+    parents = ctx.parents
+    for i in range(len(parents) - 1, 0, -1):
+        node = parents[i - 1]
+        tp = type(node)
+        if tp in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
+            return False
+        if tp is cst.If and parents[i] is node.body and _isinstance_module(node.test, receiver.value):
+            return True
+    return False
+
+
+def _isinstance_module(test: cst.BaseExpression, name: str) -> bool:
+    """`isinstance(name, torch.nn.Module)` (also `nn.Module`, a `*Module` class, one of a tuple), alone
+    or as an operand of `and`."""
+    while type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        if _isinstance_module(test.right, name):
+            return True
+        test = test.left
+    if type(test) is not cst.Call or type(test.func) is not cst.Name or test.func.value != "isinstance":
+        return False
+    if len(test.args) != 2 or type(test.args[0].value) is not cst.Name or test.args[0].value.value != name:
+        return False
+    types = test.args[1].value
+    options = [e.value for e in types.elements] if type(types) is cst.Tuple else [types]
+    return all(
+        (o.attr.value if type(o) is cst.Attribute else getattr(o, "value", "")).endswith("Module")
+        for o in options
+    )
+
+
 def implements_cpu_move(ctx: FileContext) -> bool:
     """Inside a method named `cpu` (`def cpu(self): return self.to("cpu")`): a class's own
     implementation of the move its callers ask for; the copy happens, and is reported, where a
@@ -151,7 +187,10 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
     if ctx.draws_one_number(receiver):
         return False  # `torch.rand(1).item()`: a random number drawn on the CPU
     if func.attr.value == "cpu" and (
-        names_module(receiver) or _self_is_module(receiver, ctx) or implements_cpu_move(ctx)
+        names_module(receiver)
+        or _self_is_module(receiver, ctx)
+        or implements_cpu_move(ctx)
+        or _checked_module(receiver, ctx)
     ):
         return False
     return not _copied_before(receiver, ctx) and not ctx.in_error_path()
@@ -272,7 +311,7 @@ class HostSync(Checker):
         receiver = func.value
         if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
             return
-        if names_module(receiver) or _self_is_module(receiver, ctx):
+        if names_module(receiver) or _self_is_module(receiver, ctx) or _checked_module(receiver, ctx):
             return  # `model.to("cpu")` moves a module's weights; no value is read
         if implements_cpu_move(ctx):
             return  # `def cpu(self): return self.to("cpu")`: the callers' `.cpu()` is the copy
