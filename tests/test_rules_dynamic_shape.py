@@ -501,6 +501,8 @@ def test_sizes_of_new_tensors_read_from_tensor_values(tmp_path):
     check(
         tmp_path,
         """
+        import math
+
         import torch
         import torch.distributed as dist
 
@@ -520,7 +522,9 @@ def test_sizes_of_new_tensors_read_from_tensor_values(tmp_path):
             static = torch.zeros(len(local), local.shape[1], cfg.hidden)
             counted = [c.item() for c in cpu_counts.cpu()]
             host = torch.zeros(max(counted))
-            return parts, fill, steps, static, host
+            numel = int(math.prod(local.shape))  # Megatron-LM's buffer pool: a Python number
+            flat = torch.empty(numel, device=local.device)
+            return parts, fill, steps, static, host, flat
         """,
         select=["dynamic-shape"],
     )

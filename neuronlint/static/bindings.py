@@ -87,7 +87,12 @@ def _reads_host_value(call: cst.BaseExpression, ctx: FileContext) -> bool:
     func = call.func
     if type(func) is cst.Attribute:
         return ctx.is_host_value(func.value)
-    return bool(call.args) and ctx.is_host_value(call.args[0].value)
+    if not call.args:
+        return False
+    argument = call.args[0].value
+    if type(argument) is cst.Call and (ctx.qualname(argument.func) or "").startswith("math."):
+        return True  # `int(math.prod(shape))`: the math module's functions work on Python numbers
+    return ctx.is_host_value(argument)
 
 
 # Builtins that reduce a list of numbers to one of them (or their total): still a number read.
