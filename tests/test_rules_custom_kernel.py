@@ -300,6 +300,18 @@ def test_extension_named_only_by_the_package_path():
     ]
 
 
+def test_an_undecodable_package_name_is_read_by_the_early_exit():
+    """A file under a folder whose name is not UTF-8 (`caf\\xe9`, kept as a surrogate escape): its
+    dotted module name is matched as bytes, never encoded strictly (that was an NL002)."""
+    from neuronlint.pipeline import build_static_data
+    from neuronlint.ruledb.loader import load_ruledb
+    from neuronlint.static.engine import analyze_python
+
+    data = b"import torch\nfrom . import ops\n\nops.fused(torch.ones(2))\n"
+    result = analyze_python("caf\udce9/_C/use.py", data, build_static_data(load_ruledb()))
+    assert [(d["rule"], d["line"]) for d in result.detections] == [("NL303", 4)]
+
+
 def test_every_name_that_reads_as_an_extension_is_found_by_the_early_exit_pattern():
     """The handler's early exit (FileContext.mentions_pattern) must never skip a file in which some
     component could read as an extension: every identifier `_extension_name` accepts is matched,

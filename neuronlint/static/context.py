@@ -460,7 +460,8 @@ class FileContext:
             found = (
                 source is None
                 or pattern.search(source) is not None
-                or pattern.search(self.module_name.encode()) is not None
+                # a module name made of an undecodable file name holds surrogate escapes
+                or pattern.search(self.module_name.encode("utf-8", "surrogateescape")) is not None
             )
             self._mentions[key] = found
         return found
