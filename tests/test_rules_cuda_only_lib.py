@@ -172,13 +172,39 @@ def test_bitsandbytes_quantization_flags(tmp_path):
 
         def load(name, quantize):
             a = AutoModelForCausalLM.from_pretrained(name, load_in_8bit=True)  # expect: NL403
-            b = AutoModelForCausalLM.from_pretrained(name, load_in_4bit=quantize)
+            b = AutoModelForCausalLM.from_pretrained(name, load_in_4bit=quantize)  # expect: NL403
             c = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")  # expect: NL403
             d = HFBnbConfig(load_in_8bit=True)  # expect: NL403
-            return a, b, c, d
+            e = AutoModelForCausalLM.from_pretrained(name, load_in_8bit=False, load_in_4bit=None)
+            return a, b, c, d, e
     """,
         **LIBS,
     )
+
+
+def test_a_quantisation_flag_given_as_a_variable_is_a_warning(tmp_path):
+    """`load_in_8bit=load_8bit` (alpaca-lora's generate.py, fine-tuning scripts' `--load_8bit`):
+    the program quantizes with bitsandbytes when the flag is set; a literal `True` is a blocker."""
+    findings = check(
+        tmp_path,
+        """
+        from transformers import AutoModelForCausalLM
+
+        def load(name, args):
+            fixed = AutoModelForCausalLM.from_pretrained(name, load_in_8bit=True)  # expect: NL403
+            chosen = AutoModelForCausalLM.from_pretrained(
+                name, load_in_4bit=args.bits == 4  # expect: NL403
+            )
+            return fixed, chosen
+        """,
+        **LIBS,
+    )
+    by_line = {f.line: f for f in findings}
+    assert by_line[4].severity.value == "blocker" and "switched" not in by_line[4].facts
+    chosen = by_line[6]
+    assert chosen.severity.value == "warning" and chosen.facts["switched"] is True
+    assert "`load_in_4bit=args.bits == 4`" in chosen.message
+    assert "only when it is true" in chosen.message
 
 
 def test_setup_py_dependencies(tmp_path):

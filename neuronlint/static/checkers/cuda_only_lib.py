@@ -162,6 +162,15 @@ def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
     return name_of(call.func) == "BitsAndBytesConfig" or qualname.endswith(".BitsAndBytesConfig")
 
 
+# Literals a quantisation flag may be given that are not `True` (and so choose no quantisation).
+_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
+
+
+def _short(code: str, width: int = 40) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= width else code[: width - 1] + "…"
+
+
 def _bnb_facts(ctx: FileContext) -> dict:
     lib = ctx.data.library("bitsandbytes")
     return library_facts(lib) if lib is not None else {"library": "bitsandbytes"}
@@ -173,7 +182,7 @@ class CudaOnlyLib(Checker):
     emits = {
         "NL401": _LIB_FACTS,
         "NL402": ("api", *_LIB_FACTS),
-        "NL403": ("symbol", *_RECORD_FACTS),
+        "NL403": ("symbol", "switched", *_RECORD_FACTS),
         "NL404": ("package", "optional", "extra", *_RECORD_FACTS),
     }
     triggers = (
@@ -265,13 +274,19 @@ class CudaOnlyLib(Checker):
 
     @on(cst.Arg)
     def bnb_flags(self, node: cst.Arg, ctx: FileContext) -> None:
-        if (
-            node.keyword is not None
-            and node.keyword.value in ("load_in_8bit", "load_in_4bit")
-            and is_true(node.value)
-        ):
-            if not _is_bnb_config(ctx.parent(), ctx):  # the config call itself is the finding
-                ctx.report("NL403", node, symbol=f"{node.keyword.value}=True", **_bnb_facts(ctx))
+        if node.keyword is None or node.keyword.value not in ("load_in_8bit", "load_in_4bit"):
+            return
+        value = node.value
+        if is_true(value):
+            symbol, switched = f"{node.keyword.value}=True", {}
+        elif type(value) in _LITERALS or (type(value) is cst.Name and value.value in ("False", "None")):
+            return  # `load_in_8bit=False`: no quantisation
+        else:
+            # `load_in_8bit=args.load_8bit`, `load_in_4bit=bits == 4`: bitsandbytes when the flag is set
+            symbol = f"{node.keyword.value}={_short(ctx.module.code_for_node(value))}"
+            switched = {"switched": True}
+        if not _is_bnb_config(ctx.parent(), ctx):  # the config call itself is the finding
+            ctx.report("NL403", node, symbol=symbol, **switched, **_bnb_facts(ctx))
 
     @on(cst.Call)
     def bnb_config(self, node: cst.Call, ctx: FileContext) -> None:
