@@ -158,9 +158,41 @@ def valid_result(value: Any) -> bool:
     )
 
 
+def _writer_gone(name: str) -> bool:
+    """Whether the process that named a temporary entry `<pid>-....tmp` no longer exists."""
+    pid = name.partition("-")[0]
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):
+        return False  # alive under another user, or not a pid at all
+    return False
+
+
 class Cache:
     def __init__(self, directory: Path):
         self.directory = directory / CACHE_LAYOUT
+        self._swept: set[Path] = set()
+
+    def _sweep(self, folder: Path) -> None:
+        """Remove the temporary entries of writers that died before renaming them (a scan killed
+        with SIGKILL, `timeout -s KILL`, an out-of-memory kill), once per folder this process writes
+        to. A live writer's file is left alone; removing one by mistake (its pid reused elsewhere)
+        would only make that writer's rename fail, which costs speed, never a result."""
+        self._swept.add(folder)
+        try:
+            names = [entry.name for entry in os.scandir(folder) if entry.name.endswith(".tmp")]
+        except OSError:
+            return
+        for name in names:
+            if _writer_gone(name):
+                try:
+                    os.unlink(folder / name)
+                except OSError:
+                    pass
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -190,12 +222,22 @@ class Cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             if not (self.directory.parent / ".gitignore").exists():
                 (self.directory.parent / ".gitignore").write_text("*\n")
-            # Write then rename so that parallel workers never read a half-written entry.
+            if path.parent not in self._swept:
+                self._sweep(path.parent)
+            # Write then rename so that parallel workers never read a half-written entry. The
+            # writer's pid names the temporary file, so that a later scan can tell an orphan.
             import tempfile  # only when writing
 
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_mac(key, payload).encode("ascii") + b"\n" + payload)
-            os.replace(tmp, path)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{os.getpid()}-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(_mac(key, payload).encode("ascii") + b"\n" + payload)
+                os.replace(tmp, path)
+            except BaseException:  # Ctrl-C or a write error between the two: no file left behind
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
         except OSError:
             pass  # a read-only or full disk only costs speed

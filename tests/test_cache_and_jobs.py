@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from neuronlint import cache as cache_module
@@ -72,3 +73,41 @@ def test_parallel_workers_match_serial(tmp_path: Path) -> None:
     parallel = scan_paths([tmp_path], cwd=tmp_path, jobs=2, select=["ALL"])
     assert len(serial.findings) >= 40
     assert _keys(serial) == _keys(parallel)
+
+
+def test_a_killed_writers_temporary_entry_is_swept_by_the_next_writer(tmp_path: Path) -> None:
+    """A scan killed between writing an entry and renaming it (SIGKILL, an out-of-memory kill)
+    leaves `<pid>-*.tmp`; the next process that writes to that folder removes it, and leaves a live
+    writer's file and anything not named by a pid alone."""
+    import subprocess
+    import sys
+
+    cache = cache_module.Cache(tmp_path)
+    key = "ab" + "0" * 62
+    folder = cache._path(key).parent
+    folder.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    orphan = folder / f"{int(dead.stdout)}-x1.tmp"
+    live = folder / f"{os.getpid()}-x2.tmp"
+    other = folder / "notes.tmp"
+    for path in (orphan, live, other):
+        path.write_bytes(b"half an entry")
+    cache.put(key, {"detections": []})
+    assert not orphan.exists()
+    assert live.exists() and other.exists()
+    assert cache._path(key).exists()
+
+
+def test_an_interrupted_write_leaves_no_temporary_entry(tmp_path: Path, monkeypatch) -> None:
+    """Ctrl-C between writing an entry and renaming it: the temporary file goes, the interrupt
+    goes on."""
+    import pytest
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cache_module.os, "replace", interrupted)
+    cache = cache_module.Cache(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        cache.put("cd" + "0" * 62, {"detections": []})
+    assert not list(tmp_path.rglob("*.tmp"))
