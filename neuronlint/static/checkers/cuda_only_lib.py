@@ -17,7 +17,7 @@ import libcst as cst
 from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.calls import is_true, name_of
 from neuronlint.static.checkers.custom_kernel import _extension_import, extension_module
-from neuronlint.static.context import FileContext
+from neuronlint.static.context import FileContext, snippet_of
 from neuronlint.static.data import library_facts
 from neuronlint.static.registry import Checker, on
 
@@ -166,11 +166,6 @@ def _is_bnb_config(call: cst.CSTNode | None, ctx: FileContext) -> bool:
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
 
 
-def _short(code: str, width: int = 40) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= width else code[: width - 1] + "…"
-
-
 def _bnb_facts(ctx: FileContext) -> dict:
     lib = ctx.data.library("bitsandbytes")
     return library_facts(lib) if lib is not None else {"library": "bitsandbytes"}
@@ -283,7 +278,7 @@ class CudaOnlyLib(Checker):
             return  # `load_in_8bit=False`: no quantisation
         else:
             # `load_in_8bit=args.load_8bit`, `load_in_4bit=bits == 4`: bitsandbytes when the flag is set
-            symbol = f"{node.keyword.value}={_short(ctx.module.code_for_node(value))}"
+            symbol = f"{node.keyword.value}={snippet_of(ctx.module.code_for_node(value))}"
             switched = {"switched": True}
         if not _is_bnb_config(ctx.parent(), ctx):  # the config call itself is the finding
             ctx.report("NL403", node, symbol=symbol, **switched, **_bnb_facts(ctx))
