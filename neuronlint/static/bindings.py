@@ -688,9 +688,8 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
         and (found := ctx.lookup(iterable.value)) is not None
         and found[0] == "read"
     ):
-        ctx.bind(
-            target.value, found
-        )  # `for n in sizes` over numbers read from tensors (a list: it is iterated)
+        # `for n in sizes` over numbers read from tensors (a list: it is iterated)
+        ctx.bind(target.value, found)
     elif (
         type(iterable) is cst.Call
         and type(iterable.func) is cst.Name
