@@ -1,6 +1,6 @@
 """Check `neuronlint.static.ast_to_cst.convert` against `libcst.parse_module`, and time both.
 
-    python benchmarks/ast_to_cst_check.py DIR... [--mirrors [MIRROR_ROOT]] [--no-compare]
+    python benchmarks/ast_to_cst_check.py DIR... [--mirrors [MIRROR_ROOT]] [--no-compare | --no-time]
 
 For every .py file under the DIRs (and, with --mirrors, every .py blob at HEAD of the bare git
 mirrors `MIRROR_ROOT/*/repo`, default /work/.mirror) that both `ast.parse` and LibCST parse:
@@ -74,32 +74,43 @@ def mirror_files(git_dir: Path) -> list[tuple[str, bytes]]:
     return out
 
 
-def check(name: str, files: list[tuple[str, bytes]], compare: bool) -> dict:
+def check(name: str, files: list[tuple[str, bytes]], compare: bool, timed: bool) -> dict:
     sources = []
-    for path, data in files:
-        try:
-            text = data.decode("utf-8")
-            ast.parse(text)
-            cst.parse_module(text)
-        except Exception:  # noqa: BLE001 - a file either parser rejects is not the converter's
-            continue
-        sources.append((path, text))
     equal = 0
     unsupported: collections.Counter[str] = collections.Counter()
     mismatched: list[str] = []
-    for path, text in sources:
+    for path, data in files:
         try:
-            module, _ = convert(ast.parse(text), text)
+            text = data.decode("utf-8")
+            tree = ast.parse(text)
+            expected = cst.parse_module(text)
+        except Exception:  # noqa: BLE001 - a file either parser rejects is not the converter's
+            continue
+        sources.append((path, text))
+        try:
+            module, _ = convert(tree, text)
         except Unsupported as exc:
             unsupported[str(exc)] += 1
             continue
+        except Exception as exc:  # noqa: BLE001 - a converter bug: counted, and the run goes on
+            mismatched.append(f"{path}: CRASH {type(exc).__name__}: {exc}")
+            continue
         if not compare:
             continue
-        diff = same_structure(module, cst.parse_module(text))
+        diff = same_structure(module, expected)
         if diff is None:
             equal += 1
         else:
             mismatched.append(f"{path}: {diff}")
+    if not timed:
+        report(name, len(sources), equal, unsupported, mismatched)
+        return {
+            "files": len(sources),
+            "equal": equal,
+            "unsupported": sum(unsupported.values()),
+            "mismatched": len(mismatched),
+            "times": (0.0, 0.0, 0.0, 0.0),
+        }
 
     texts = [t for _, t in sources]
     gc.collect()
@@ -126,21 +137,13 @@ def check(name: str, files: list[tuple[str, bytes]], compare: bool) -> dict:
         t_cstparse = time.perf_counter() - t0
     finally:
         gc.enable()
-    n_unsupported = sum(unsupported.values())
-    print(f"== {name}")
-    print(
-        f"files {len(sources)}  equal {equal}  unsupported {n_unsupported}"
-        f" ({100 * n_unsupported / max(1, len(sources)):.2f}%)  MISMATCHED {len(mismatched)}"
-    )
-    if unsupported:
-        print("  unsupported:", dict(unsupported.most_common()))
-    for line in mismatched[:20]:
-        print("  MISMATCH", line)
+    report(name, len(sources), equal, unsupported, mismatched)
     print(
         f"  time: ast.parse {t_ast:.2f}s  convert {t_convert:.2f}s  ast+convert {t_ast + t_convert:.2f}s"
         f"  libcst.parse_module {t_libcst:.2f}s  cstparse.parse_module {t_cstparse:.2f}s"
         f"  convert/cstparse {t_convert / max(t_cstparse, 1e-9):.2f}"
     )
+    n_unsupported = sum(unsupported.values())
     return {
         "files": len(sources),
         "equal": equal,
@@ -150,6 +153,20 @@ def check(name: str, files: list[tuple[str, bytes]], compare: bool) -> dict:
     }
 
 
+def report(name: str, files: int, equal: int, unsupported: collections.Counter, mismatched: list) -> None:
+    n_unsupported = sum(unsupported.values())
+    print(f"== {name}")
+    print(
+        f"files {files}  equal {equal}  unsupported {n_unsupported}"
+        f" ({100 * n_unsupported / max(1, files):.2f}%)  MISMATCHED {len(mismatched)}"
+    )
+    if unsupported:
+        print("  unsupported:", dict(unsupported.most_common()))
+    for line in mismatched[:20]:
+        print("  MISMATCH", line)
+    sys.stdout.flush()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -157,6 +174,7 @@ def main() -> None:
     parser.add_argument("dirs", nargs="*", type=Path)
     parser.add_argument("--mirrors", nargs="?", const=Path("/work/.mirror"), type=Path)
     parser.add_argument("--no-compare", action="store_true", help="time only")
+    parser.add_argument("--no-time", action="store_true", help="compare only")
     args = parser.parse_args()
     corpora = [(str(d), lambda d=d: dir_files(d)) for d in args.dirs]
     if args.mirrors:
@@ -164,7 +182,7 @@ def main() -> None:
     totals = collections.Counter()
     times = [0.0, 0.0, 0.0, 0.0]
     for name, load in corpora:
-        result = check(name, load(), not args.no_compare)
+        result = check(name, load(), not args.no_compare, not args.no_time)
         for key in ("files", "equal", "unsupported", "mismatched"):
             totals[key] += result[key]
         times = [a + b for a, b in zip(times, result["times"], strict=True)]

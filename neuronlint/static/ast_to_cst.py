@@ -788,11 +788,10 @@ def convert(tree: ast.Module, source: str) -> tuple[cst.Module, dict[int, ast.AS
         if not outer:
             cstparse._PARSING.discard(ident)
     newline = _NEWLINE_RE.search(source)
-    # libcst._parser.detect_config._detect_trailing_newline
-    has_trailing_newline = (
-        bool(source)
-        and source[-1] in "\r\n"
-        and not (_CONTINUATION_RE.fullmatch(source[-2:]) or _CONTINUATION_RE.fullmatch(source[-3:]))
+    # As LibCST's native parser decides it (measured): a final "\n" or "\r\n" counts, a final lone
+    # "\r" does not (libcst._parser.detect_config would count it), nor a "\\" + newline.
+    has_trailing_newline = source.endswith("\n") and not (
+        _CONTINUATION_RE.fullmatch(source[-2:]) or _CONTINUATION_RE.fullmatch(source[-3:])
     )
     module = cst.Module(
         body,
