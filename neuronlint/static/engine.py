@@ -172,6 +172,9 @@ _SUPPRESSION_MARK = b"neuronlint:"
 _TREES: dict[bytes, cst.Module] = {}
 KEEP_TREES = 8
 keep_trees = True
+# Rules whose detections the fix planner plans on this process's kept tree (pipeline._init_worker):
+# a file analysed on a built tree with such a detection is parsed by LibCST as well, and kept.
+tree_rules: frozenset[str] = frozenset()
 # Whether files are analysed on trees built from the stdlib parser's (_analyze_built); the tests
 # turn it off to compare with LibCST's own parse of the same files.
 use_built_trees = True
@@ -365,12 +368,19 @@ def _analyze_built(
         return None
     ctx = FileContext(rel_path, module, _module_name(rel_path), static_data, data)
     ctx.realizer = Realizer(module, text, statements)
+    result.parsed = True
     try:
-        return _report(result, ctx, module, data, tree, engine, rel_path)
+        result = _report(result, ctx, module, data, tree, engine, rel_path)
     except Unrealizable:
         return None
     finally:
         ctx.close()
+    if keep_trees and tree_rules and any(d["rule"] in tree_rules for d in result.detections):
+        try:  # the fix planner's tree (still on the parse guard's thread, under its gate)
+            _remember(data, parse_module(data))
+        except Exception:  # noqa: BLE001 - LibCST refusing a file Python accepts: the planner parses it and says so
+            pass
+    return result
 
 
 # A coding declaration (PEP 263) in the first two lines: LibCST decodes by it, so the fast path,

@@ -123,10 +123,11 @@ class _Real:
 class Realizer:
     """Real LibCST statements for the statements of one built tree (see the module docstring).
 
-    `statements`: id(statement of the built tree) -> (the first and the last stdlib statement it
-    holds: a statement line holds several when `;` separates them; a compound statement is one)."""
+    `statements`: id(statement of the built tree) -> the stdlib statement it begins with (a
+    statement line holds several when `;` separates them: its lines are taken to end where the
+    first ends, and one that goes on does not pair up: Unrealizable)."""
 
-    def __init__(self, module: cst.Module, text: str, statements: dict[int, tuple[ast.stmt, ast.stmt]]):
+    def __init__(self, module: cst.Module, text: str, statements: dict[int, Any]):
         self.module = module
         self.text = text
         self.lines = text.splitlines(keepends=True)
@@ -142,13 +143,12 @@ class Realizer:
         found = self._real.get(key)
         if found is not None:
             return found
-        pair = self.statements.get(id(stmt))
-        if pair is None:
+        first = self.statements.get(id(stmt))
+        if first is None:
             raise Unrealizable("a statement the converter did not record")
-        first, last = pair
         start = _first_line(first)
         if type(stmt) is cst.SimpleStatementLine:
-            end = last.end_lineno or start
+            end = first.end_lineno or start
         elif header:
             end = _first_line(first.body[0]) - 1  # type: ignore[attr-defined]
         else:
@@ -203,8 +203,8 @@ class Realizer:
         built node's id. Raises Unrealizable."""
         groups: dict[int, tuple[Any, set[int], set[int]]] = {}
         for node, stmt, anchor in targets:
-            if stmt is None:
-                raise Unrealizable("a node outside any statement")
+            if stmt is None:  # reported after the walk (no ancestor chain then): search the tree
+                stmt = self._statement_around(node, [])
             group = groups.setdefault(id(stmt), (stmt, set(), set()))
             group[1].add(id(node))
             if anchor is not None:
