@@ -99,6 +99,7 @@ import torch
 s = "ünïcödé"; t = torch.zeros(2).cuda()
 café = torch.ones(1, device="cuda")  # é before and after: columns count characters
 """,
+    "form_feed.py": "import torch\n\x0c\nx = torch.zeros(1).cuda()\ns = 'a\u2028b'; y = x.cuda()\nz = x.item()\n",
     "tabs.py": "import torch\nif True:\n\tx = torch.zeros(1).cuda()\n\tif x.item():\n\t\tprint(f'{x.cuda()}')\n",
     "strings.py": '''\
 import torch
@@ -165,3 +166,23 @@ def test_real_repositories(repo: str, commit: str, folders: tuple[str, ...]) -> 
     assert len(files) > 50
     used = sum(_same(path, data) for path, data in files)
     assert used >= 0.9 * len(files), f"{used} of {len(files)} files on the built tree"
+
+
+def test_the_fix_planner_gets_libcsts_tree_of_a_file_with_a_fixable_detection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With a fix planner (engine.tree_rules), a file analysed on a built tree that has a detection
+    of a rule with a fixer is parsed by LibCST too and kept for the planner; another is not."""
+    monkeypatch.setattr(engine, "keep_trees", True)
+    monkeypatch.setattr(engine, "tree_rules", frozenset({"NL101"}))
+    engine.forget_trees()
+    fixable = b"import torch\nx = torch.zeros(1).cuda()\n"
+    other = b"import torch\nx = torch.zeros(1)\nprint(x.sum().item())\n"
+    try:
+        assert _analyse("fixable.py", fixable, built=True)[1]
+        assert _analyse("other.py", other, built=True)[1]
+        kept = engine.parsed_tree(fixable)
+        assert kept is not None and kept.code == fixable.decode()  # LibCST's own tree, whitespace and all
+        assert engine.parsed_tree(other) is None
+    finally:
+        engine.forget_trees()

@@ -19,7 +19,7 @@ instead, so positions and code are LibCST's in every case.
 
 from __future__ import annotations
 
-import ast
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,6 +30,7 @@ from neuronlint.static.nodes import node_fields, node_types
 from neuronlint.static.positions import Span, _first_line, _RecordingState, _spans, _Stop, _texts
 
 _NODE_TYPES = node_types()
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
 # Fields of a compound statement that hold its blocks (the rest is its header).
 _BLOCK_FIELDS = frozenset({"body", "orelse", "handlers", "finalbody", "cases"})
 # Compound statements that can be parsed with their header only (a `try:` header holds nothing,
@@ -130,7 +131,9 @@ class Realizer:
     def __init__(self, module: cst.Module, text: str, statements: dict[int, Any]):
         self.module = module
         self.text = text
-        self.lines = text.splitlines(keepends=True)
+        # lines as the tokenizer ends them (the fast path has no "\r"): str.splitlines would also
+        # end one at a form feed or U+2028, and the stdlib parser's line numbers would not fit
+        self.lines = _LINE.findall(text)
         self.statements = statements
         self._real: dict[tuple[int, bool], _Real] = {}
         self._offsets: list[int] | None = None
@@ -220,7 +223,9 @@ class Realizer:
             real_ids = {id(pairs[i]) for i in ids}
             marked = real_ids | {id(pairs[i]) for i in wanted_anchors}
             module = real.module
-            state = _RecordingState(module.default_indent, module.default_newline, marked, stop_after=real_ids)
+            state = _RecordingState(
+                module.default_indent, module.default_newline, marked, stop_after=real_ids
+            )
             state.indent_tokens = [real.indent] if real.indent else []
             try:
                 real.statement._codegen(state)

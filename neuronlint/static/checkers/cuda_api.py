@@ -62,9 +62,7 @@ def _autocast_api(call: cst.Call, ctx: FileContext) -> str | None:
 def _falls_back(ctx: FileContext) -> bool:
     """Inside a conditional keyed on CUDA (`"cuda" if torch.cuda.is_available() else "cpu"`)."""
     for ancestor in reversed(ctx.parents):
-        if type(ancestor) in (cst.IfExp, cst.If) and _FALLBACK_TEST.search(
-            ctx.code(ancestor.test)
-        ):
+        if type(ancestor) in (cst.IfExp, cst.If) and _FALLBACK_TEST.search(ctx.code(ancestor.test)):
             return True
         if type(ancestor) in (cst.FunctionDef, cst.ClassDef):
             return False
