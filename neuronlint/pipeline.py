@@ -204,6 +204,9 @@ def _init_worker(
     # A pool worker's trees never reach the parent's fix planner: it keeps one only while it plans
     # that file's fixes itself (`fix_planner`, after which _analyze forgets it).
     engine.keep_trees = not in_pool or fix_planner is not None
+    # The rules the fix planner plans (none without one): a file analysed on a built tree
+    # (engine._analyze_built) is parsed by LibCST too when it has a detection of one of them.
+    engine.tree_rules = frozenset(getattr(fix_planner, "rules", ()))
     _WORKER["planner"] = fix_planner if in_pool else None
     engine.isolated_planner = _WORKER["planner"]  # a disposable child plans its file's fixes
     _WORKER["engine"] = Engine(checkers, static_data) if checkers is not None else default_engine(static_data)
@@ -394,7 +397,8 @@ def analyse_files(
     results: list[dict[str, Any]] = []
     held = _Held()
     if workers == 1 or len(tasks) < _IN_PROCESS_BELOW:
-        _init_worker(static_data, cache_arg, fingerprint, checkers)
+        # (not in a pool: the planner runs after the scan, on the trees this process kept)
+        _init_worker(static_data, cache_arg, fingerprint, checkers, fix_planner=fix_planner)
         _COLLECTOR.start()
         try:
             for task in tasks:

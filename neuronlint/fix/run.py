@@ -122,6 +122,11 @@ class WorkerPlanner:
 
     flavour: Flavour
 
+    @property
+    def rules(self) -> frozenset[str]:
+        """The rules it plans fixes for (the analysis keeps LibCST's tree of a file with one)."""
+        return frozenset(FIXERS)
+
     def __call__(self, data: bytes, detections: list[dict]) -> dict[tuple, Plan | None] | None:
         from neuronlint.findings import Severity
         from neuronlint.fix.context import FixContext

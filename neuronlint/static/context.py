@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,8 +107,13 @@ _WS = re.compile(r"\s+")
 
 def snippet_of(code: str) -> str:
     """A node's code as a snippet: whitespace runs as one space (so indentation does not count),
-    at most 200 characters."""
-    return _WS.sub(" ", code).strip()[:200]
+    at most 200 characters. A statement's code begins with the comments above it (LibCST's
+    `leading_lines`); they are not the statement, and would make its fingerprint change with them."""
+    return _WS.sub(" ", _LEADING_COMMENTS.sub("", code)).strip()[:200]
+
+
+# Blank and comment lines at the start of a statement's code (no statement begins with `#`).
+_LEADING_COMMENTS = re.compile(r"\A(?:[ \t\f]*(?:#[^\n]*)?\n)+")
 
 
 def _plain_string_value(raw: str) -> str | None:
@@ -317,7 +322,7 @@ _CONCRETE: dict[tuple[type, ...], frozenset[type]] = {}
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
-def filters_own_columns(node: cst.Subscript, module: cst.Module) -> bool:
+def filters_own_columns(node: cst.Subscript, code_of: Callable[[cst.CSTNode], str]) -> bool:
     """`df[(df["task"] == t) & (df["model"] == m)]`: the index reads a column of the receiver by a
     string key, which a tensor has not; the receiver is a DataFrame (pandas work on the host)."""
     if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
@@ -329,8 +334,8 @@ def filters_own_columns(node: cst.Subscript, module: cst.Module) -> bool:
         if type(item) is cst.Subscript:
             key = item.slice[0].slice if len(item.slice) == 1 else None
             if type(key) is cst.Index and type(key.value) in (cst.SimpleString, cst.ConcatenatedString):
-                code = code if code is not None else module.code_for_node(node.value)
-                if module.code_for_node(item.value) == code:
+                code = code if code is not None else code_of(node.value)
+                if code_of(item.value) == code:
                     return True
         elif type(item) in (cst.BinaryOperation, cst.BooleanOperation):
             stack.extend((item.left, item.right))
@@ -351,6 +356,9 @@ class FileContext:
         self.path = path
         self.module = module
         self.source = source  # the bytes `module` was parsed from, when known (mentions())
+        # Set when `module` was built from the stdlib parser's tree (engine's fast path): it has
+        # no source text of its own, and code() asks the realizer for LibCST's.
+        self.realizer: Any = None
         self._mentions: dict[tuple[str, ...] | bytes, bool] = {}
         self.module_name = (
             module_name  # dotted module name of this file within the scan, e.g. "pkg.models.gpt"
@@ -399,6 +407,12 @@ class FileContext:
         # "torch.cuda")): every qualified name qualname() gives starts with one of them, so a
         # handler that wants names of some packages can reject a file's nodes before resolving them.
         self.module_roots: set[str] = set()
+
+    def code(self, node: cst.CSTNode) -> str:
+        """`module.code_for_node(node)`: the node's code as LibCST prints it from the source."""
+        if self.realizer is None:
+            return self.module.code_for_node(node)
+        return self.realizer.code(node, self.parents)
 
     def close(self) -> None:
         """After the file's analysis: drop everything the context holds. Helpers it made keep
@@ -630,7 +644,7 @@ class FileContext:
         while True:
             tp = type(node)  # `type() is`: a failing isinstance() on LibCST's classes is slow
             if tp is cst.Subscript:
-                if by_name and filters_own_columns(node, self.module):
+                if by_name and filters_own_columns(node, self.code):
                     return True
                 value = node.value
                 if type(value) is cst.Attribute and value.attr.value in _PANDAS_ACCESSORS:
@@ -1268,10 +1282,13 @@ class FileContext:
                 return True
         return True
 
-    def snippet(self, node: cst.CSTNode) -> str:
-        """Normalised source of a node (fingerprints, baselines); '' if LibCST cannot print it alone."""
+    def snippet(self, node: cst.CSTNode, stmt: cst.CSTNode | None = None) -> str:
+        """Normalised source of a node (fingerprints, baselines); '' if LibCST cannot print it alone.
+        `stmt`: the innermost statement holding it, when known (a built tree finds it faster)."""
         try:
-            return snippet_of(self.module.code_for_node(node))
+            if self.realizer is not None and stmt is not None:
+                return snippet_of(self.realizer.code_in(node, stmt))
+            return snippet_of(self.code(node))
         except cst.CSTCodegenError:
             return ""
 

@@ -49,7 +49,7 @@ def _code(ctx, node: cst.CSTNode) -> str:
     key = id(node)
     text = cache.get(key)
     if text is None:
-        text = cache[key] = ctx.module.code_for_node(node)
+        text = cache[key] = ctx.code(node)
     return text
 
 

@@ -17,12 +17,13 @@ from typing import Any
 
 import libcst as cst
 
-from neuronlint.static import parse_guard
+from neuronlint.static import ast_to_cst, parse_guard
 from neuronlint.static.context import FileContext, snippet_of
 from neuronlint.static.cstparse import parse_module
 from neuronlint.static.import_sites import defined_names, import_sites
 from neuronlint.static.nodes import node_fields, node_types
 from neuronlint.static.positions import locate
+from neuronlint.static.realize import Realizer, Unrealizable
 from neuronlint.static.registry import Checker
 
 Handler = Callable[[Any, FileContext], None]
@@ -171,6 +172,12 @@ _SUPPRESSION_MARK = b"neuronlint:"
 _TREES: dict[bytes, cst.Module] = {}
 KEEP_TREES = 8
 keep_trees = True
+# Rules whose detections the fix planner plans on this process's kept tree (pipeline._init_worker):
+# a file analysed on a built tree with such a detection is parsed by LibCST as well, and kept.
+tree_rules: frozenset[str] = frozenset()
+# Whether files are analysed on trees built from the stdlib parser's (_analyze_built); the tests
+# turn it off to compare with LibCST's own parse of the same files.
+use_built_trees = True
 
 
 def parsed_tree(data: bytes) -> cst.Module | None:
@@ -320,6 +327,10 @@ def _analyze_python(
         result.import_sites = import_sites(data, _module_name(rel_path), rel_path.endswith("__init__.py"))
         result.python_names = defined_names(data)
         return result
+    if tree is not None and use_built_trees:
+        built = _analyze_built(result, rel_path, data, tree, static_data, engine)
+        if built is not None:
+            return built
     try:
         module = parse_module(data)  # LibCST's parse without re-validating its own nodes
     except cst.ParserSyntaxError as exc:
@@ -341,6 +352,48 @@ def _analyze_python(
         ctx.close()  # nothing reads it again; no reference cycle through it outlives the file
 
 
+def _analyze_built(
+    result: FileResult, rel_path: str, data: bytes, tree: ast.Module, static_data: Any, engine: Engine
+) -> FileResult | None:
+    """The fast path: the checkers walk a tree built from the stdlib parser's (ast_to_cst), and the
+    few statements that findings need are parsed by LibCST alone (realize). None when the file
+    must go LibCST's way: text that is not plain UTF-8 with `\\n` line ends, a construct the
+    converter does not build, a statement that does not line up with the source."""
+    if b"\r" in data or data.startswith(b"\xef\xbb\xbf") or _CODING.search(data, 0, _cookie_end(data)):
+        return None
+    try:
+        text = data.decode("utf-8")
+        module, statements = ast_to_cst.convert(tree, text)
+    except (UnicodeDecodeError, ast_to_cst.Unsupported, RecursionError):
+        return None
+    ctx = FileContext(rel_path, module, _module_name(rel_path), static_data, data)
+    ctx.realizer = Realizer(module, text, statements)
+    result.parsed = True
+    try:
+        result = _report(result, ctx, module, data, tree, engine, rel_path)
+    except Unrealizable:
+        return None
+    finally:
+        ctx.close()
+    if keep_trees and tree_rules and any(d["rule"] in tree_rules for d in result.detections):
+        try:  # the fix planner's tree (still on the parse guard's thread, under its gate)
+            _remember(data, parse_module(data))
+        except Exception:  # noqa: BLE001 - LibCST refusing a file Python accepts: the planner parses it and says so
+            pass
+    return result
+
+
+# A coding declaration (PEP 263) in the first two lines: LibCST decodes by it, so the fast path,
+# which reads UTF-8, leaves such files to LibCST.
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
+
+
+def _cookie_end(data: bytes) -> int:
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first != -1 else -1
+    return len(data) if second == -1 else second
+
+
 def _report(
     result: FileResult,
     ctx: FileContext,
@@ -350,15 +403,29 @@ def _report(
     engine: Engine,
     rel_path: str,
 ) -> FileResult:
-    """Walk the parsed file with every checker, place its detections and fill in `result`."""
+    """Walk the parsed file with every checker, place its detections and fill in `result`.
+    Raises Unrealizable (a built tree's statement that does not line up: the caller goes LibCST's way)."""
+    realizer = ctx.realizer
     try:
         walk(module, ctx, engine)
-        targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
-        targets += [(d.end_node, d.top, d.stmt, d.indents) for d in ctx.detections if d.end_node is not None]
         # The snippets' code, where generating the flagged statements for positions generated it.
         anchors = {id(d.anchor) for d in ctx.detections if type(d.anchor) not in _ALONE_ONLY}
         texts: dict[int, str] = {}
-        spans = locate(module, data, targets, tree, anchors, texts) if targets else {}
+        if realizer is not None:
+            triples = [
+                (d.node, d.stmt, d.anchor if type(d.anchor) not in _ALONE_ONLY else None)
+                for d in ctx.detections
+            ]
+            triples += [(d.end_node, d.stmt, None) for d in ctx.detections if d.end_node is not None]
+            spans = realizer.locate(triples, texts) if triples else {}
+        else:
+            targets = [(d.node, d.top, d.stmt, d.indents) for d in ctx.detections]
+            targets += [
+                (d.end_node, d.top, d.stmt, d.indents) for d in ctx.detections if d.end_node is not None
+            ]
+            spans = locate(module, data, targets, tree, anchors, texts) if targets else {}
+    except Unrealizable:
+        raise
     except RecursionError:
         result.detections.append(_tool_detection("NL002", 1, "the file nests too deeply to analyse"))
         return result
@@ -383,7 +450,7 @@ def _report(
                 "facts": det.facts,
                 "snippet": snippet_of(text)
                 if (text := texts.get(id(det.anchor))) is not None
-                else ctx.snippet(det.anchor),
+                else ctx.snippet(det.anchor, det.stmt),
             }
         )
     result.import_sites = import_sites(data, ctx.module_name, rel_path.endswith("__init__.py"))

@@ -12,6 +12,7 @@ positions are exact either way."""
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from bisect import bisect_right
 from collections.abc import Iterable
@@ -41,6 +42,8 @@ class _NoPosition:
 
 
 _NO_POSITION = _NoPosition()
+# Blank and comment lines (a statement's leading lines) at the start of a node's code.
+_LEADING = re.compile(r"\A(?:[ \t\f]*(?:#[^\n]*)?\n)+")
 _NEWLINE = cst.Newline
 
 
@@ -118,7 +121,7 @@ def _spans(
         start, end = offsets[start_tok], offsets[end_tok]
         # Statements own their leading blank lines and comments; report from the first real token.
         chunk = text[start:end]
-        start += len(chunk) - len(chunk.lstrip())
+        start += len(chunk) - len(_LEADING.sub("", chunk).lstrip())
         while end > start and text[end - 1] in " \t\r\n":
             end -= 1
         line, col = to_line_col(start)

@@ -62,7 +62,7 @@ def _under_cuda_check(node: cst.CSTNode, ctx: FileContext) -> bool:
         if type(ancestor) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             return False
         if type(ancestor) in (cst.If, cst.IfExp) and chain[index + 1] is ancestor.body:
-            if _CUDA_CHECK.search(ctx.module.code_for_node(ancestor.test)):
+            if _CUDA_CHECK.search(ctx.code(ancestor.test)):
                 return True
     return False
 

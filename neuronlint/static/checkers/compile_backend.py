@@ -159,7 +159,7 @@ class CompileBackend(Checker):
                 chosen = "the default backend, Inductor"
             ctx.report("NL801", func, end_node=node, api=api, backend=chosen)
         elif name is None:
-            text = " ".join(ctx.module.code_for_node(backend.value).split())
+            text = " ".join(ctx.code(backend.value).split())
             ctx.report("NL801", func, end_node=node, api=api, backend=f"the backend in `{text[:60]}`")
 
     @on(cst.Assign, leave=True)

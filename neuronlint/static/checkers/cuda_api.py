@@ -62,9 +62,7 @@ def _autocast_api(call: cst.Call, ctx: FileContext) -> str | None:
 def _falls_back(ctx: FileContext) -> bool:
     """Inside a conditional keyed on CUDA (`"cuda" if torch.cuda.is_available() else "cpu"`)."""
     for ancestor in reversed(ctx.parents):
-        if type(ancestor) in (cst.IfExp, cst.If) and _FALLBACK_TEST.search(
-            ctx.module.code_for_node(ancestor.test)
-        ):
+        if type(ancestor) in (cst.IfExp, cst.If) and _FALLBACK_TEST.search(ctx.code(ancestor.test)):
             return True
         if type(ancestor) in (cst.FunctionDef, cst.ClassDef):
             return False
@@ -247,18 +245,18 @@ class CudaApi(Checker):
             args = positional(node)
             target = args[0].value if args else arg_value(node, None, "device")
             if _is_ordinal(target, ctx) and not ctx.is_numpy(func.value):
-                ctx.report("NL112", target, symbol=ctx.module.code_for_node(target))
+                ctx.report("NL112", target, symbol=ctx.code(target))
             return
         if callee == "torch.device":
             target = arg_value(node, 0, "type")
             if _is_ordinal(target, ctx) or _is_index(target, ctx):
-                ctx.report("NL112", target, symbol=ctx.module.code_for_node(target))
+                ctx.report("NL112", target, symbol=ctx.code(target))
             return
         if not callee or not callee.startswith("torch.") or callee.startswith("torch.cuda."):
             return  # torch.cuda.* calls are reported as such (NL105/NL106); their ordinal is part of that
         device = kwarg(node, "device")
         if device is not None and _is_ordinal(device.value, ctx):
-            ctx.report("NL112", device.value, symbol=ctx.module.code_for_node(device.value))
+            ctx.report("NL112", device.value, symbol=ctx.code(device.value))
 
     @on(cst.DictElement)
     def device_map_ordinal(self, node: cst.DictElement, ctx: FileContext) -> None:
@@ -281,7 +279,7 @@ class CudaApi(Checker):
         else:
             named = False
         if named:
-            ctx.report("NL112", value, symbol=ctx.module.code_for_node(value))
+            ctx.report("NL112", value, symbol=ctx.code(value))
 
     @on(cst.Call)
     def autocast_query(self, node: cst.Call, ctx: FileContext) -> None:
@@ -303,7 +301,7 @@ class CudaApi(Checker):
             if "::" in v or v.lower() not in ("cuda", "autogradcuda")
         ]
         receiver = node.func.value if type(node.func) is cst.Attribute else None
-        op = names[0] if names else (ctx.module.code_for_node(receiver) if receiver is not None else "")
+        op = names[0] if names else (ctx.code(receiver) if receiver is not None else "")
         ctx.report("NL116", node.func, symbol=name_of(node.func), op=op or "the operator")
 
     @on(cst.Arg)
@@ -312,7 +310,7 @@ class CudaApi(Checker):
             value = node.value
             if type(value) is cst.Name and value.value == "False":
                 return
-            ctx.report("NL110", node, symbol="pin_memory=" + ctx.module.code_for_node(value))
+            ctx.report("NL110", node, symbol="pin_memory=" + ctx.code(value))
 
     @on(cst.SimpleString, cst.FormattedString)
     def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:
@@ -322,7 +320,7 @@ class CudaApi(Checker):
         if value == "pin_memory":
             given = _pin_memory_key(node, ctx)
             if given is not None and not (type(given) is cst.Name and given.value == "False"):
-                ctx.report("NL110", node, symbol='"pin_memory": ' + ctx.module.code_for_node(given))
+                ctx.report("NL110", node, symbol='"pin_memory": ' + ctx.code(given))
             return
         if CUDA_DEVICE.match(value):
             _device_literal(node, value, ctx)

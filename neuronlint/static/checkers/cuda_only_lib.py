@@ -55,7 +55,7 @@ def _guard(ctx: FileContext, lib: dict, node: cst.CSTNode | None = None) -> str 
                 if names & _IMPORT_ERRORS:
                     return "try"
         elif type(node) in (cst.If, cst.IfExp) and parents[i] is not node.test:
-            test = ctx.module.code_for_node(node.test)
+            test = ctx.code(node.test)
             if _AVAILABILITY_TEST.search(test) or any(m.split(".")[0] in test for m in lib["modules"]):
                 return "if"
             if _tests_library_name(node.test, lib, ctx):  # `if bnb is not None:`
@@ -278,7 +278,7 @@ class CudaOnlyLib(Checker):
             return  # `load_in_8bit=False`: no quantisation
         else:
             # `load_in_8bit=args.load_8bit`, `load_in_4bit=bits == 4`: bitsandbytes when the flag is set
-            symbol = f"{node.keyword.value}={snippet_of(ctx.module.code_for_node(value))}"
+            symbol = f"{node.keyword.value}={snippet_of(ctx.code(value))}"
             switched = {"switched": True}
         if not _is_bnb_config(ctx.parent(), ctx):  # the config call itself is the finding
             ctx.report("NL403", node, symbol=symbol, **switched, **_bnb_facts(ctx))

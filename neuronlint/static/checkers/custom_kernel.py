@@ -295,7 +295,7 @@ class CustomKernel(Checker):
         if name:
             ctx.extension_modules.add(name[0])
         sources = arg_value(node, 1, "sources")
-        code = ctx.module.code_for_node(sources) if sources is not None else ""
+        code = ctx.code(sources) if sources is not None else ""
         if callee.endswith("CUDAExtension") or ".cu" in code:
             ctx.defines_kernels.append("cuda-extension")
 

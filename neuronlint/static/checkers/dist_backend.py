@@ -42,7 +42,7 @@ def _falls_back(node: cst.CSTNode, ctx: FileContext) -> bool:
     values = ctx.strings(other) or ()
     if any(v.lower() in _CPU_BACKENDS for v in values):
         return True
-    return bool(_CUDA_TEST.search(ctx.module.code_for_node(ifexp.test)))
+    return bool(_CUDA_TEST.search(ctx.code(ifexp.test)))
 
 
 class DistBackend(Checker):
@@ -74,7 +74,7 @@ class DistBackend(Checker):
         for key in ("device_ids", "output_device"):
             arg = kwarg(node, key)
             if arg is not None and not (type(arg.value) is cst.Name and arg.value.value == "None"):
-                ctx.report("NL202", arg, symbol=f"{key}=" + ctx.module.code_for_node(arg.value))
+                ctx.report("NL202", arg, symbol=f"{key}=" + ctx.code(arg.value))
 
     @on(cst.SimpleString)
     def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:

@@ -212,7 +212,7 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
                 if sized is not None:
                     return f"{sized}: .shape"
             if value_position and ctx.is_tensor_attribute(node):
-                return ctx.module.code_for_node(node)  # `self.num_updates`, a registered buffer
+                return ctx.code(node)  # `self.num_updates`, a registered buffer
             stack.append((node.value, value_position and node.attr.value in _TENSOR_VIEWS))
         elif type(node) is cst.Name and value_position:
             binding = ctx.lookup(node.value)
@@ -283,7 +283,7 @@ def _looks_like_type(expr: cst.BaseExpression) -> bool:
 
 
 def _short(node: cst.CSTNode, ctx: FileContext) -> str:
-    text = " ".join(ctx.module.code_for_node(node).split())
+    text = " ".join(ctx.code(node).split())
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -459,7 +459,7 @@ class DynamicShape(Checker):
             return  # `roles[j % 2 == 1]`: a Python bool of loop counters picks one item
         if ctx.is_host_value(node.value) or ctx.is_numpy(index.value):
             return  # numpy arrays and their masks: host work
-        if filters_own_columns(node, ctx.module):
+        if filters_own_columns(node, ctx.code):
             return  # `df[df["task"] == name]`: a DataFrame filtered by its own column
         parent = ctx.parent()
         write = type(parent) in (cst.AssignTarget, cst.AugAssign) and parent.target is node

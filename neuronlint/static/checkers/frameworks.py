@@ -82,8 +82,8 @@ def _launch(node: cst.Call, qualname: str, ctx: FileContext) -> None:
         for index, arg in enumerate(node.args):
             named = arg.keyword is not None and arg.keyword.value == keyword
             positional = arg.keyword is None and qualname in _SPAWN and index == 2
-            if (named or positional) and "cuda.device_count" in ctx.module.code_for_node(arg.value):
-                setting = f"{qualname.rsplit('.', 1)[-1]}({keyword}={ctx.module.code_for_node(arg.value)})"
+            if (named or positional) and "cuda.device_count" in ctx.code(arg.value):
+                setting = f"{qualname.rsplit('.', 1)[-1]}({keyword}={ctx.code(arg.value)})"
                 ctx.report("NL076", arg, setting=setting, kind="device_count", picks=_PICKS["device_count"])
         return
     if qualname in _RUN_ENTRY and node.args and type(node.args[0].value) is cst.List:
@@ -158,7 +158,7 @@ def _call(node: cst.Call, ctx: FileContext) -> None:
             continue
         key = arg.keyword.value
         value = _value(arg.value, ctx)
-        setting = f"{key}={ctx.module.code_for_node(arg.value)}"
+        setting = f"{key}={ctx.code(arg.value)}"
         if kind == "lightning":
             _lightning_arg(key, value, arg, setting, ctx, seen)
         elif kind == "hf-args":
@@ -182,7 +182,7 @@ def _lightning_arg(
     rule, facts = None, {}
     if key == "accelerator" and value == "gpu":  # "cuda" is already a CUDA device string (NL101)
         rule, facts = "NL070", {"setting": setting}
-    elif key == "gpus" and value not in ("0", "None") and ctx.module.code_for_node(arg.value) != "None":
+    elif key == "gpus" and value not in ("0", "None") and ctx.code(arg.value) != "None":
         rule, facts = "NL070", {"setting": setting}
     elif (key == "accelerator" and value in ("tpu", "xla")) or (
         key == "strategy" and value and value.startswith("xla")

@@ -348,6 +348,6 @@ class HostSync(Checker):
         what = _device_tensor(node.expression, ctx)
         if what is None or ctx.in_error_path() or in_step_closure(ctx):
             return
-        text = ctx.module.code_for_node(node.expression)
+        text = ctx.code(node.expression)
         symbol = f'f"{{{text if len(text) <= 40 else what}}}"'
         ctx.report("NL704", node.expression, symbol=symbol, **periodic_facts(node, ctx))
