@@ -117,6 +117,45 @@ def test_compiled_extension_imports(tmp_path):
     )
 
 
+def test_uses_of_a_module_built_by_cpp_extension_load(tmp_path):
+    # stylegan2-pytorch's op/fused_act.py: the module `load(...)` returns is a compiled extension,
+    # and each call of it is a finding, like a call of an imported one (NL303).
+    check(
+        tmp_path,
+        """
+        import os
+        from torch.autograd import Function
+        from torch.utils.cpp_extension import load, load_inline  # expect: NL302
+
+        module_path = os.path.dirname(__file__)
+        fused = load(  # expect: NL302
+            "fused",
+            sources=[os.path.join(module_path, "fused_bias_act.cpp"), os.path.join(module_path, "kernel.cu")],
+        )
+        upfirdn = load_inline(name="upfirdn2d", cpp_sources=["int f();"], functions=["f"])  # expect: NL302
+
+
+        class FusedLeakyReLUFunction(Function):
+            @staticmethod
+            def forward(ctx, input, bias, negative_slope, scale):
+                empty = input.new_empty(0)
+                out = fused.fused_bias_act(input, bias, empty, 3, 0, negative_slope, scale)  # expect: NL303
+                ctx.save_for_backward(out)
+                return out
+
+
+        def upfirdn2d(x, kernel):
+            return upfirdn.upfirdn2d(x, kernel, 1, 1)  # expect: NL303
+
+
+        def unrelated(loader):
+            data = loader.load("fused")
+            return data.fused_bias_act
+    """,
+        **KERNELS,
+    )
+
+
 def test_custom_operator_namespaces(tmp_path):
     check(
         tmp_path,

@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from neuronlint.static.calls import name_of
+from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import (
     EMPTY_LIST,
     HOST_LIBRARIES,
@@ -400,7 +400,7 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
         strings = ctx.strings(value)
         return ("str", strings) if strings else None
     if tp is cst.Call and value.args:
-        forced = _cuda_amp_partial(value, ctx)
+        forced = _cuda_amp_partial(value, ctx) or _built_extension(value, ctx)
         if forced is not None:
             return ("module", forced)
     if tp is cst.Call or tp is cst.BinaryOperation or tp is cst.Subscript:
@@ -453,6 +453,19 @@ def _names_dtype(qualified: str, ctx: FileContext) -> bool:
 
 
 _AMP_DECORATORS = frozenset({"torch.amp.custom_fwd", "torch.amp.custom_bwd"})
+
+
+# `torch.utils.cpp_extension.load(name, sources)` / `load_inline(name, ...)` return the compiled module.
+EXTENSION_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+
+
+def _built_extension(call: cst.Call, ctx: FileContext) -> str | None:
+    """`fused = load("fused", sources=[...])`: the name holds the compiled extension module named
+    "fused", whose every call or attribute use is a custom-kernel finding, as if it were imported."""
+    if ctx.qualname(call.func) not in EXTENSION_BUILDERS:
+        return None
+    names = ctx.strings(arg_value(call, 0, "name"))
+    return names[0] if names and len(names) == 1 and names[0] else None
 
 
 def _cuda_amp_partial(call: cst.Call, ctx: FileContext) -> str | None:
