@@ -377,6 +377,8 @@ class CustomKernel(Checker):
         qualname = ctx.qualname(node)
         if not qualname or ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
             return
+        if qualname in ctx.extension_modules:
+            return  # the module object itself (`ext = None`, `_EXT = ext`, `return ext`): nothing is used from it
         if extension_module(qualname, ctx) is not None:
             ctx.report("NL303", node, module=qualname, kind="compiled extension")
             if ctx.required_extensions and ctx.scope.kind in ("function", "lambda", "comprehension"):
