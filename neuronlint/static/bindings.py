@@ -8,6 +8,7 @@ targets rebind their names, and names declared `global` bind in the module scope
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -1000,6 +1001,36 @@ def _names_epochs(node: cst.BaseExpression) -> bool:
     return False
 
 
+def _module_level_imports(module: cst.Module) -> Iterator[cst.Import | cst.ImportFrom]:
+    """The import statements that bind names in the module scope: at the top level and inside
+    module-level `if`/`try`/`with`/loops, not inside functions or classes."""
+    stack: list[cst.CSTNode] = list(reversed(module.body))
+    while stack:
+        statement = stack.pop()
+        tp = type(statement)
+        if tp is cst.SimpleStatementLine:
+            yield from (s for s in statement.body if type(s) in (cst.Import, cst.ImportFrom))
+        elif tp in (cst.FunctionDef, cst.ClassDef):
+            continue
+        elif isinstance(statement, cst.BaseCompoundStatement):
+            blocks = [statement.body]
+            for attr in ("handlers", "orelse", "finalbody"):
+                extra = getattr(statement, attr, None)
+                if isinstance(extra, (list, tuple)):
+                    blocks.extend(h.body for h in extra)
+                elif extra is not None:
+                    blocks.append(extra.body if type(extra) is not cst.If else extra)
+            for block in reversed(blocks):
+                if type(block) is cst.If:
+                    stack.append(block)
+                elif isinstance(block, cst.BaseSuite):
+                    body = block.body
+                    if type(block) is cst.SimpleStatementSuite:
+                        yield from (s for s in body if type(s) in (cst.Import, cst.ImportFrom))
+                    else:
+                        stack.extend(reversed(body))
+
+
 # Bases that make a class a module: `nn.Module`, `LightningModule`, `PreTrainedModel`, `ModelMixin`.
 _MODULE_BASE = re.compile(r"(Module|Model|ModelMixin)$")
 
@@ -1093,6 +1124,39 @@ class Bindings(Checker):
             _register_attribute(node, ctx)
         elif method in ("to", "cuda") and not ctx.moves_to_device:
             ctx.moves_to_device = _moves_to_device(node, ctx)
+
+    @on(cst.Module)
+    def late_imports(self, node: cst.Module, ctx: FileContext) -> None:
+        """Neuron packages imported at module level below the functions that use them (`def
+        train(): xm.optimizer_step(opt)` above `if __name__ == "__main__": import
+        torch_xla.core.xla_model as xm`): a function body resolves its globals when it runs, so the
+        names are bound in the module scope from the start; the import statement binds them again."""
+        from neuronlint.static.checkers.neuron_lockin import neuron_module
+
+        if not ctx.mentions(("torch_xla", "neuron", "nki")):
+            return
+        for statement in _module_level_imports(node):
+            if type(statement) is cst.Import:
+                for alias in statement.names:
+                    full = dotted(alias.name)
+                    if neuron_module(full) is None:
+                        continue
+                    if alias.asname is not None and type(alias.asname.name) is cst.Name:
+                        ctx.bind(alias.asname.name.value, ("module", full))
+                    else:
+                        ctx.bind(full.split(".")[0], ("module", full.split(".")[0]))
+            elif not statement.relative and type(statement.names) is not cst.ImportStar:
+                module = dotted(statement.module)
+                if neuron_module(module) is None:
+                    continue
+                for alias in statement.names:
+                    name = dotted(alias.name)
+                    local = (
+                        alias.asname.name.value
+                        if alias.asname and type(alias.asname.name) is cst.Name
+                        else name
+                    )
+                    ctx.bind(local, ("module", f"{module}.{name}"))
 
     @on(cst.Module, leave=True)
     def module(self, node: cst.Module, ctx: FileContext) -> None:
