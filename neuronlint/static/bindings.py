@@ -279,6 +279,8 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     name = target.value
     kind = _kind_of(value, ctx)
     if kind is not None:
+        if kind[0] in _HOST_BINDINGS and _device_branch_copy(name, value, ctx):
+            return  # `if device == "mps": x = x.to("cpu")`: on the other devices x stays where it was
         if kind[0] == "module" and _rebinds_in_branch(name, kind, ctx):
             # `amp_autocast = suppress` / `if use_amp: amp_autocast = torch.cuda.amp.autocast`: after
             # the `if` the name holds either value; the API is reported where it is assigned
@@ -351,6 +353,50 @@ def _rebinds_in_branch(name: str, kind: Binding, ctx: FileContext) -> bool:
             return False
         if type(node) in (cst.If, cst.Else, cst.Try, cst.ExceptHandler):
             return True
+    return False
+
+
+_DEVICE_NAMES = frozenset({"cpu", "cuda", "mps", "xla", "xpu", "npu", "hpu", "neuron", "meta"})
+
+
+def _device_test(test: cst.BaseExpression) -> bool:
+    """`device == "mps"`, `device.type != "cuda"`, `args.device in ("cpu", "mps")`: a test on the
+    device type (or a name about the device) against a device-type literal."""
+    if type(test) is cst.BooleanOperation:
+        return _device_test(test.left) or _device_test(test.right)
+    if type(test) is not cst.Comparison:
+        return False
+    operands = [test.left, *(c.comparator for c in test.comparisons)]
+    literals = [
+        n.value[1:-1]
+        for o in operands
+        for n in ([o] if type(o) is cst.SimpleString else [e.value for e in getattr(o, "elements", ())])
+        if type(n) is cst.SimpleString
+    ]
+    return any(v.strip("'\"") in _DEVICE_NAMES for v in literals)
+
+
+def _device_branch_copy(name: str, value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A name rebound to a host copy of its own value in the body of an `if` on the device type
+    (FastChat: `if device == "mps": last_token_logits = last_token_logits.float().to("cpu")`): the
+    copy is made on that device only, and after the `if` the name may hold the device value."""
+    mentions = False
+    stack: list[cst.CSTNode] = [value]
+    while stack and not mentions:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            mentions = node.value == name
+        elif type(node) is cst.Attribute:
+            stack.append(node.value)
+        elif type(node) is cst.Call:
+            stack.append(node.func)
+    if not mentions:
+        return False
+    for node in reversed(ctx.parents):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Else):
+            return False
+        if type(node) is cst.If:
+            return _device_test(node.test)
     return False
 
 
