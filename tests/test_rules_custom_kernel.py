@@ -132,7 +132,7 @@ def test_uses_of_a_module_built_by_cpp_extension_load(tmp_path):
             "fused",
             sources=[os.path.join(module_path, "fused_bias_act.cpp"), os.path.join(module_path, "kernel.cu")],
         )
-        upfirdn = load_inline(name="upfirdn2d", cpp_sources=["int f();"], functions=["f"])  # expect: NL302
+        upfirdn = load_inline(name="upfirdn2d", cpp_sources=["int f();"], cuda_sources=[KERNEL], functions=["f"])  # expect: NL302
 
 
         class FusedLeakyReLUFunction(Function):
@@ -162,6 +162,14 @@ def test_uses_of_a_module_built_by_cpp_extension_load(tmp_path):
                 fbd_cuda = None
             _FBD_CUDA = fbd_cuda
             return _FBD_CUDA
+
+
+        def build_allocator(src):
+            # Megatron-LM: a CUDA build whose library path is read, and a host-only C++ extension
+            mod = load_inline(name="managed_alloc_runtime", cpp_sources=[src], functions=[], with_cuda=True)  # expect: NL302
+            path = mod.__file__
+            share = load_inline(name="share_storage_ext", cpp_sources=src, functions=["share_storage"])  # expect: NL302
+            return path, share.share_storage
     """,
         **KERNELS,
     )

@@ -506,11 +506,25 @@ _AMP_DECORATORS = frozenset({"torch.amp.custom_fwd", "torch.amp.custom_bwd"})
 EXTENSION_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 
 
+def _builds_cuda(call: cst.Call, ctx: FileContext) -> bool:
+    """A `.cu` source, `cuda_sources=` or `with_cuda=True`: the extension holds CUDA code."""
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "cuda_sources" or (
+            keyword == "with_cuda" and type(arg.value) is cst.Name and arg.value.value == "True"
+        ):
+            return True
+    sources = arg_value(call, 1, "sources")
+    return sources is not None and re.search(r"\.cuh?\b", ctx.code(sources)) is not None
+
+
 def _built_extension(call: cst.Call, ctx: FileContext) -> str | None:
     """`fused = load("fused", sources=[...])`: the name holds the compiled extension module named
     "fused", whose every call or attribute use is a custom-kernel finding, as if it were imported."""
     if ctx.qualname(call.func) not in EXTENSION_BUILDERS:
         return None
+    if not _builds_cuda(call, ctx):
+        return None  # a host-only C++ extension (`load_inline(cpp_sources=...)`): its build is the finding
     names = ctx.strings(arg_value(call, 0, "name"))
     return names[0] if names and len(names) == 1 and names[0] else None
 

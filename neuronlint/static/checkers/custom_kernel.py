@@ -377,8 +377,10 @@ class CustomKernel(Checker):
         qualname = ctx.qualname(node)
         if not qualname or ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
             return
-        if qualname in ctx.extension_modules:
-            return  # the module object itself (`ext = None`, `_EXT = ext`, `return ext`): nothing is used from it
+        if qualname in ctx.extension_modules or qualname.rpartition(".")[2].startswith("__"):
+            # the module object itself (`ext = None`, `_EXT = ext`, `return ext`) or its metadata
+            # (`ext.__file__`, the path of the built library): nothing is used from it
+            return
         if extension_module(qualname, ctx) is not None:
             ctx.report("NL303", node, module=qualname, kind="compiled extension")
             if ctx.required_extensions and ctx.scope.kind in ("function", "lambda", "comprehension"):
