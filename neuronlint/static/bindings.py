@@ -896,6 +896,23 @@ _HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|__next__|collate\w*|\w*_col
 _PREPARE_FUNCTION = PREPARE_FUNCTION
 
 
+_OPTIONAL_TYPES = frozenset({"typing.Optional", "Optional"})
+
+
+def _unwrap_optional(annotation: cst.BaseExpression, ctx: FileContext) -> cst.BaseExpression:
+    """`Optional[torch.Tensor]` and `torch.Tensor | None` -> `torch.Tensor`."""
+    if type(annotation) is cst.Subscript and len(annotation.slice) == 1:
+        base = annotation.value
+        if ctx.qualname(base) in _OPTIONAL_TYPES or (type(base) is cst.Name and base.value == "Optional"):
+            element = annotation.slice[0].slice
+            return element.value if type(element) is cst.Index else annotation
+    if type(annotation) is cst.BinaryOperation and type(annotation.operator) is cst.BitOr:
+        for side, other in ((annotation.left, annotation.right), (annotation.right, annotation.left)):
+            if type(other) is cst.Name and other.value == "None":
+                return side
+    return annotation
+
+
 def _annotated_kind(annotation: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     """`x: torch.Tensor` is a tensor, `x: np.ndarray` (or any numpy/pandas type) a host value."""
     qualname = ctx.qualname(annotation)
@@ -1224,6 +1241,10 @@ class Bindings(Checker):
 
     @on(cst.AnnAssign, leave=True)
     def ann_assign(self, node: cst.AnnAssign, ctx: FileContext) -> None:
+        if ctx.scope.kind == "class" and type(node.target) is cst.Name:
+            kind = _annotated_kind(_unwrap_optional(node.annotation.annotation, ctx), ctx)
+            if kind is not None and kind[0] == "tensor":
+                ctx.tensor_fields.add(node.target.value)
         if node.value is None:
             if type(node.target) is cst.Name:
                 kind = _annotated_kind(node.annotation.annotation, ctx)
