@@ -33,7 +33,25 @@ _NEURON_MODULES: tuple[tuple[str, str, str], ...] = (
     ("nkilib", "NL905", "NKI Library"),
     ("nki", "NL905", "NKI"),
     ("transformers_neuronx", "NL904", "transformers-neuronx (end of support)"),
+    # torch-neuron, the Inf1 (NeuronCore-v1) package (`torch_neuron.trace`), archived: "torch-neuron
+    # (Inf1) is no longer officially supported by the AWS Neuron SDK"
+    # (rules/catalogue/neuron-lockin.toml, NL903 sources)
+    ("torch_neuron", "NL903", "torch-neuron (Inf1, archived)"),
 )
+
+# `import torch.neuron`: the namespace the Inf1 package torch-neuron adds to torch
+# (`torch.neuron.trace`, `torch.neuron.DataParallel`), and also the device module TorchNeuron
+# registers for the `neuron` device (NL903 sources).
+# Either way the import ties the file to Neuron: the import line is the finding. Its uses are not
+# followed (`torch` is every file's root, and `torch.neuron.synchronize()` is the device module's
+# counterpart of `torch.cuda.synchronize()`, not a package to leave).
+_TORCH_NEURON = ("NL903", "torch-neuron (Inf1, archived) or TorchNeuron's torch.neuron device module")
+
+
+def _torch_neuron_import(module: str) -> tuple[str, str] | None:
+    return _TORCH_NEURON if module == "torch.neuron" or module.startswith("torch.neuron.") else None
+
+
 _XLA_DEVICE = re.compile(r"^(xla|neuron)(:(\d+|\{\}|%d|%s))?$")
 _XLA_INIT_METHOD = "xla://"  # init_process_group("xla", init_method="xla://"): the XLA rendezvous
 _ENV = re.compile(
@@ -45,7 +63,8 @@ _ENV = re.compile(
 _NEURON_ROOTS = frozenset(prefix.partition(".")[0] for prefix, _, _ in _NEURON_MODULES)
 
 
-def _neuron_module(module: str) -> tuple[str, str] | None:
+def neuron_module(module: str) -> tuple[str, str] | None:
+    """(rule, what) of the Neuron package a dotted module name lies in, or None."""
     for prefix, rule, what in _NEURON_MODULES:
         if module == prefix or module.startswith(prefix + "."):
             return rule, what
@@ -102,7 +121,7 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
             return None
     if ctx.enclosing(cst.Annotation) is not None:
         return None
-    found = _neuron_module(qualname)
+    found = neuron_module(qualname)
     if found is None or ctx.data.api(qualname) is not None:
         return None  # rows of the api table (deprecated XLA APIs, NL908) are reported by it
     if found[0] == "NL905" and _in_nki_kernel(ctx):
@@ -124,7 +143,7 @@ def _in_nki_kernel(ctx: FileContext) -> bool:
         if type(ancestor) is cst.FunctionDef:
             for dec in ancestor.decorators:
                 expr = dec.decorator.func if type(dec.decorator) is cst.Call else dec.decorator
-                found = _neuron_module(ctx.qualname(expr) or "")
+                found = neuron_module(ctx.qualname(expr) or "")
                 if found is not None and found[0] == "NL905":
                     return True
     return False
@@ -146,7 +165,7 @@ class NeuronLockin(Checker):
     def import_(self, node: cst.Import, ctx: FileContext) -> None:
         for alias in node.names:
             module = dotted(alias.name)
-            found = _neuron_module(module)
+            found = neuron_module(module) or _torch_neuron_import(module)
             if found:
                 ctx.report(
                     found[0],
@@ -161,13 +180,16 @@ class NeuronLockin(Checker):
         if node.relative or node.module is None:
             return
         module = absolute_module(node, ctx)
-        found = _neuron_module(module)
+        found = neuron_module(module) or _torch_neuron_import(module)
+        if module == "torch" and type(node.names) is not cst.ImportStar:
+            if any(dotted(alias.name) == "neuron" for alias in node.names):
+                module, found = "torch.neuron", _TORCH_NEURON  # `from torch import neuron`
         if module == "neuronxcc" and type(node.names) is not cst.ImportStar:
             for (
                 alias
             ) in node.names:  # `from neuronxcc import nki`: the legacy NKI namespace, not the compiler
                 if dotted(alias.name) == "nki":
-                    module, found = "neuronxcc.nki", _neuron_module("neuronxcc.nki")
+                    module, found = "neuronxcc.nki", neuron_module("neuronxcc.nki")
                     break
         if found:
             ctx.report(
