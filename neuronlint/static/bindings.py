@@ -26,6 +26,7 @@ from neuronlint.static.context import (
     Scope,
 )
 from neuronlint.static.host_returns import IN_PLACE_CONVERSIONS
+from neuronlint.static.neuron_packages import neuron_module
 from neuronlint.static.nodes import children_of
 from neuronlint.static.registry import Checker, on
 
@@ -1208,8 +1209,6 @@ class Bindings(Checker):
         train(): xm.optimizer_step(opt)` above `if __name__ == "__main__": import
         torch_xla.core.xla_model as xm`): a function body resolves its globals when it runs, so the
         names are bound in the module scope from the start; the import statement binds them again."""
-        from neuronlint.static.checkers.neuron_lockin import neuron_module
-
         if not ctx.mentions(("torch_xla", "neuron", "nki")):
             return
         for statement in _module_level_imports(node):

@@ -17,27 +17,8 @@ from neuronlint.static.literal_roles import (
     ROLE_OPTION,
     literal_role,
 )
+from neuronlint.static.neuron_packages import NEURON_ROOTS, neuron_module
 from neuronlint.static.registry import Checker, on
-
-# Import prefix -> (rule, what it is). Longest prefix first.
-_NEURON_MODULES: tuple[tuple[str, str, str], ...] = (
-    ("neuronxcc.nki", "NL905", "NKI (legacy neuronxcc.nki namespace)"),
-    ("torch_neuronx", "NL903", "torch-neuronx"),
-    ("neuronx_distributed_inference", "NL904", "NxD Inference"),
-    ("neuronx_distributed_training", "NL904", "NxD Training"),
-    ("neuronx_distributed", "NL904", "NeuronX Distributed"),
-    ("optimum.neuron", "NL906", "Optimum Neuron"),
-    ("libneuronxla", "NL901", "libneuronxla"),
-    ("torch_xla", "NL901", "PyTorch/XLA"),
-    ("neuronxcc", "NL903", "Neuron compiler (neuronxcc)"),
-    ("nkilib", "NL905", "NKI Library"),
-    ("nki", "NL905", "NKI"),
-    ("transformers_neuronx", "NL904", "transformers-neuronx (end of support)"),
-    # torch-neuron, the Inf1 (NeuronCore-v1) package (`torch_neuron.trace`), archived: "torch-neuron
-    # (Inf1) is no longer officially supported by the AWS Neuron SDK"
-    # (rules/catalogue/neuron-lockin.toml, NL903 sources)
-    ("torch_neuron", "NL903", "torch-neuron (Inf1, archived)"),
-)
 
 # `import torch.neuron`: the namespace the Inf1 package torch-neuron adds to torch
 # (`torch.neuron.trace`, `torch.neuron.DataParallel`), and also the device module TorchNeuron
@@ -57,18 +38,6 @@ _XLA_INIT_METHOD = "xla://"  # init_process_group("xla", init_method="xla://"): 
 _ENV = re.compile(
     r"^(NEURON_[A-Z0-9_]+|XLA_USE_BF16|XLA_DOWNCAST_BF16|XLA_IR_DEBUG|XLA_HLO_DEBUG|PT_XLA_DEBUG(_LEVEL)?|NEURON_CC_FLAGS)$"
 )
-
-
-# The first components of those packages: a qualified name outside them is never a Neuron use.
-_NEURON_ROOTS = frozenset(prefix.partition(".")[0] for prefix, _, _ in _NEURON_MODULES)
-
-
-def neuron_module(module: str) -> tuple[str, str] | None:
-    """(rule, what) of the Neuron package a dotted module name lies in, or None."""
-    for prefix, rule, what in _NEURON_MODULES:
-        if module == prefix or module.startswith(prefix + "."):
-            return rule, what
-    return None
 
 
 _PROCESS_GROUP_CALLS = frozenset(
@@ -204,7 +173,7 @@ class NeuronLockin(Checker):
     def use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
         """Every use of a name imported from a Neuron package, as for CUDA-only libraries: the
         imports say a file depends on Neuron, the uses are what leaving Neuron rewrites."""
-        if ctx.module_roots.isdisjoint(_NEURON_ROOTS):
+        if ctx.module_roots.isdisjoint(NEURON_ROOTS):
             return  # nothing bound here comes from a Neuron package: no name resolves into one
         if type(node) is cst.Name and ctx.lookup(node.value) is None:
             return  # cheapest test first: most names are not imports
