@@ -542,3 +542,37 @@ def test_replacing_a_cuda_api_with_a_stub_queries_nothing(tmp_path):
             return cuda_memory.max_memory_allocated()  # expect: NL105
         """,
     )
+
+
+def test_device_id_parameter_whose_value_the_file_does_not_show(tmp_path):
+    # open_flamingo train/train_utils.py: `device_id` comes from the caller, which may pass a device;
+    # where the file shows an integer (a default, an `int` annotation, `int(...)`) it is an ordinal.
+    check(
+        tmp_path,
+        """
+        import os
+
+        import torch
+
+
+        def train_one_epoch(args, model, loader, device_id, cast_dtype):
+            for images, labels in loader:
+                images = images.to(device_id, dtype=cast_dtype, non_blocking=True)
+                labels = labels.to(device_id)
+                model(images, labels)
+
+
+        def evaluate(model, batch, device_id: int):
+            return model(batch.to(device_id))  # expect: NL112
+
+
+        def predict(model, batch, dev_id=0):
+            return model(batch.to(dev_id))  # expect: NL112
+
+
+        def main(model, batch):
+            device_id = int(os.environ["LOCAL_RANK"])
+            return model(batch.to(device_id))  # expect: NL112
+    """,
+        select=["cuda-api"],
+    )

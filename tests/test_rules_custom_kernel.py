@@ -117,6 +117,64 @@ def test_compiled_extension_imports(tmp_path):
     )
 
 
+def test_uses_of_a_module_built_by_cpp_extension_load(tmp_path):
+    # stylegan2-pytorch's op/fused_act.py: the module `load(...)` returns is a compiled extension,
+    # and each call of it is a finding, like a call of an imported one (NL303).
+    check(
+        tmp_path,
+        """
+        import os
+        from torch.autograd import Function
+        from torch.utils.cpp_extension import load, load_inline  # expect: NL302
+
+        module_path = os.path.dirname(__file__)
+        fused = load(  # expect: NL302
+            "fused",
+            sources=[os.path.join(module_path, "fused_bias_act.cpp"), os.path.join(module_path, "kernel.cu")],
+        )
+        upfirdn = load_inline(name="upfirdn2d", cpp_sources=["int f();"], cuda_sources=[KERNEL], functions=["f"])  # expect: NL302
+
+
+        class FusedLeakyReLUFunction(Function):
+            @staticmethod
+            def forward(ctx, input, bias, negative_slope, scale):
+                empty = input.new_empty(0)
+                out = fused.fused_bias_act(input, bias, empty, 3, 0, negative_slope, scale)  # expect: NL303
+                ctx.save_for_backward(out)
+                return out
+
+
+        def upfirdn2d(x, kernel):
+            return upfirdn.upfirdn2d(x, kernel, 1, 1)  # expect: NL303
+
+
+        def unrelated(loader):
+            data = loader.load("fused")
+            return data.fused_bias_act
+
+
+        def get_fbd_cuda():
+            # peft's boft/layer.py: the module is built lazily and handed back, not used here
+            global _FBD_CUDA
+            try:
+                fbd_cuda = load(name="fbd_cuda", sources=["fbd_cuda.cpp", "fbd_cuda_kernel.cu"])  # expect: NL302
+            except Exception:
+                fbd_cuda = None
+            _FBD_CUDA = fbd_cuda
+            return _FBD_CUDA
+
+
+        def build_allocator(src):
+            # Megatron-LM: a CUDA build whose library path is read, and a host-only C++ extension
+            mod = load_inline(name="managed_alloc_runtime", cpp_sources=[src], functions=[], with_cuda=True)  # expect: NL302
+            path = mod.__file__
+            share = load_inline(name="share_storage_ext", cpp_sources=src, functions=["share_storage"])  # expect: NL302
+            return path, share.share_storage
+    """,
+        **KERNELS,
+    )
+
+
 def test_custom_operator_namespaces(tmp_path):
     check(
         tmp_path,

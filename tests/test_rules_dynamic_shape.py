@@ -528,3 +528,35 @@ def test_sizes_of_new_tensors_read_from_tensor_values(tmp_path):
         """,
         select=["dynamic-shape"],
     )
+
+
+def test_slice_bound_from_a_tensor_field_of_a_class_of_the_file(tmp_path):
+    # kohya-ss sd-scripts library/attention.py: `seqlens` is declared a tensor in the dataclass, and
+    # each sample is cut to its own length.
+    check(
+        tmp_path,
+        """
+        from dataclasses import dataclass
+        from typing import Optional
+
+        import torch
+
+
+        @dataclass
+        class AttentionParams:
+            attn_mode: Optional[str] = None
+            split_attn: bool = False
+            seqlens: Optional[torch.Tensor] = None
+            cu_seqlens: torch.Tensor | None = None
+            max_seqlen: Optional[int] = None
+
+
+        def attention(q, k, attn_params=None):
+            if attn_params.seqlens is None:
+                attn_params.seqlens = torch.tensor([q.shape[1]] * q.shape[0], device=q.device)
+            q = [q[i : i + 1, : attn_params.seqlens[i]] for i in range(len(q))]  # expect: NL604
+            k = [k[i : i + 1, : attn_params.cu_seqlens[i + 1]] for i in range(len(k))]  # expect: NL604
+            head = q[0][:, : attn_params.max_seqlen]
+            return q, k, head
+    """,
+    )

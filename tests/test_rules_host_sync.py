@@ -674,3 +674,36 @@ def test_a_value_checked_to_be_a_module_moves_weights(tmp_path):
         """,
         select=["host-sync"],
     )
+
+
+def test_host_copy_for_one_device_type_leaves_the_name_on_the_device(tmp_path):
+    # FastChat serve/inference.py: the logits go to the CPU only on MPS; on the other devices the
+    # sampled indices stay on the device and `indices.tolist()` is a per-token sync.
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def generate_stream(model, output_ids, device, temperature):
+            for i in range(256):
+                logits = model(torch.as_tensor([[output_ids[-1]]], device=device)).logits
+                last_token_logits = logits[0, -1, :]
+                if device == "mps":
+                    last_token_logits = last_token_logits.float().to("cpu")  # expect: NL703
+                if temperature < 1e-5:
+                    _, indices = torch.topk(last_token_logits, 2)
+                    tokens = [int(index) for index in indices.tolist()]  # expect: NL702
+                else:
+                    probs = torch.softmax(last_token_logits, dim=-1)
+                    indices = torch.multinomial(probs, num_samples=2)
+                    tokens = [int(token) for token in indices.tolist()]  # expect: NL702
+                output_ids.append(tokens[0])
+
+
+        def summarize(values):
+            if torch.is_tensor(values):
+                values = values.detach().cpu()  # expect: NL703
+            return values.numpy()
+    """,
+    )

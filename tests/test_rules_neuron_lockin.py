@@ -96,6 +96,65 @@ def test_torch_neuronx_nki_nxd_optimum(tmp_path):
     assert all(f.severity.value != "blocker" for f in findings)
 
 
+def test_uses_above_a_late_module_level_import(tmp_path):
+    # aws-samples ml-specialized-hardware question_answering.py: `train()` uses xm and pl, which the
+    # `if __name__ == "__main__":` block imports below it; the function finds them when it runs.
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch.optim import AdamW
+
+
+        def train(model, loader, device):
+            optimizer = AdamW(model.parameters(), lr=1e-4 * xm.get_ordinal())  # expect: NL908
+            loader = pl.MpDeviceLoader(loader, device)  # expect: NL901
+            for batch in loader:
+                loss = model(**batch).loss
+                loss.backward()
+                xm.optimizer_step(optimizer)  # expect: NL901
+            xm.master_print("done")  # expect: NL901
+            xm.save(model.state_dict(), "model.pt")  # expect: NL901
+
+
+        def evaluate(model):
+            import numpy as xm
+
+            return xm.zeros(3)
+
+
+        if __name__ == "__main__":
+            import torch_xla.core.xla_model as xm  # expect: NL901
+            import torch_xla.distributed.parallel_loader as pl  # expect: NL901
+
+            device = xm.xla_device()  # expect: NL908
+            train(torch.nn.Linear(2, 2), [], device)
+    """,
+        **LOCKIN,
+    )
+
+
+def test_legacy_torch_neuron_imports(tmp_path):
+    # aws-samples ml-specialized-hardware tutorials/01 inference.py: the Inf1 package torch-neuron.
+    check(
+        tmp_path,
+        """
+        import os
+        import torch
+        import torch.neuron  # expect: NL903
+        import torch_neuron  # expect: NL903
+        from torch import neuron  # expect: NL903
+
+        def model_fn(model_dir):
+            return torch.jit.load(os.path.join(model_dir, "model_neuron.pt"))
+
+        def export(model, example):
+            return torch_neuron.trace(model, example)  # expect: NL903
+    """,
+        **LOCKIN,
+    )
+
+
 def test_neuron_environment_variables(tmp_path):
     check(
         tmp_path,

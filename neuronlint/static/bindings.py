@@ -8,10 +8,11 @@ targets rebind their names, and names declared `global` bind in the module scope
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import libcst as cst
 
-from neuronlint.static.calls import name_of
+from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import (
     EMPTY_LIST,
     HOST_LIBRARIES,
@@ -25,6 +26,7 @@ from neuronlint.static.context import (
     Scope,
 )
 from neuronlint.static.host_returns import IN_PLACE_CONVERSIONS
+from neuronlint.static.neuron_packages import neuron_module
 from neuronlint.static.nodes import children_of
 from neuronlint.static.registry import Checker, on
 
@@ -278,6 +280,8 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     name = target.value
     kind = _kind_of(value, ctx)
     if kind is not None:
+        if kind[0] in _HOST_BINDINGS and _device_branch_copy(name, value, ctx):
+            return  # `if device == "mps": x = x.to("cpu")`: on the other devices x stays where it was
         if kind[0] == "module" and _rebinds_in_branch(name, kind, ctx):
             # `amp_autocast = suppress` / `if use_amp: amp_autocast = torch.cuda.amp.autocast`: after
             # the `if` the name holds either value; the API is reported where it is assigned
@@ -353,6 +357,50 @@ def _rebinds_in_branch(name: str, kind: Binding, ctx: FileContext) -> bool:
     return False
 
 
+_DEVICE_NAMES = frozenset({"cpu", "cuda", "mps", "xla", "xpu", "npu", "hpu", "neuron", "meta"})
+
+
+def _device_test(test: cst.BaseExpression) -> bool:
+    """`device == "mps"`, `device.type != "cuda"`, `args.device in ("cpu", "mps")`: a test on the
+    device type (or a name about the device) against a device-type literal."""
+    if type(test) is cst.BooleanOperation:
+        return _device_test(test.left) or _device_test(test.right)
+    if type(test) is not cst.Comparison:
+        return False
+    operands = [test.left, *(c.comparator for c in test.comparisons)]
+    literals = [
+        n.value[1:-1]
+        for o in operands
+        for n in ([o] if type(o) is cst.SimpleString else [e.value for e in getattr(o, "elements", ())])
+        if type(n) is cst.SimpleString
+    ]
+    return any(v.strip("'\"") in _DEVICE_NAMES for v in literals)
+
+
+def _device_branch_copy(name: str, value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A name rebound to a host copy of its own value in the body of an `if` on the device type
+    (FastChat: `if device == "mps": last_token_logits = last_token_logits.float().to("cpu")`): the
+    copy is made on that device only, and after the `if` the name may hold the device value."""
+    mentions = False
+    stack: list[cst.CSTNode] = [value]
+    while stack and not mentions:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            mentions = node.value == name
+        elif type(node) is cst.Attribute:
+            stack.append(node.value)
+        elif type(node) is cst.Call:
+            stack.append(node.func)
+    if not mentions:
+        return False
+    for node in reversed(ctx.parents):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Else):
+            return False
+        if type(node) is cst.If:
+            return _device_test(node.test)
+    return False
+
+
 def _in_other_branch(ctx: FileContext) -> bool:
     """In an `else:` or `elif` block (of the innermost function): the values assigned before the
     `if` or in its body may be the ones that hold after it."""
@@ -400,7 +448,7 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
         strings = ctx.strings(value)
         return ("str", strings) if strings else None
     if tp is cst.Call and value.args:
-        forced = _cuda_amp_partial(value, ctx)
+        forced = _cuda_amp_partial(value, ctx) or _built_extension(value, ctx)
         if forced is not None:
             return ("module", forced)
     if tp is cst.Call or tp is cst.BinaryOperation or tp is cst.Subscript:
@@ -453,6 +501,33 @@ def _names_dtype(qualified: str, ctx: FileContext) -> bool:
 
 
 _AMP_DECORATORS = frozenset({"torch.amp.custom_fwd", "torch.amp.custom_bwd"})
+
+
+# `torch.utils.cpp_extension.load(name, sources)` / `load_inline(name, ...)` return the compiled module.
+EXTENSION_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+
+
+def _builds_cuda(call: cst.Call, ctx: FileContext) -> bool:
+    """A `.cu` source, `cuda_sources=` or `with_cuda=True`: the extension holds CUDA code."""
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "cuda_sources" or (
+            keyword == "with_cuda" and type(arg.value) is cst.Name and arg.value.value == "True"
+        ):
+            return True
+    sources = arg_value(call, 1, "sources")
+    return sources is not None and re.search(r"\.cuh?\b", ctx.code(sources)) is not None
+
+
+def _built_extension(call: cst.Call, ctx: FileContext) -> str | None:
+    """`fused = load("fused", sources=[...])`: the name holds the compiled extension module named
+    "fused", whose every call or attribute use is a custom-kernel finding, as if it were imported."""
+    if ctx.qualname(call.func) not in EXTENSION_BUILDERS:
+        return None
+    if not _builds_cuda(call, ctx):
+        return None  # a host-only C++ extension (`load_inline(cpp_sources=...)`): its build is the finding
+    names = ctx.strings(arg_value(call, 0, "name"))
+    return names[0] if names and len(names) == 1 and names[0] else None
 
 
 def _cuda_amp_partial(call: cst.Call, ctx: FileContext) -> str | None:
@@ -822,6 +897,23 @@ _HOST_FUNCTION = re.compile(r"^(__getitem__|__iter__|__next__|collate\w*|\w*_col
 _PREPARE_FUNCTION = PREPARE_FUNCTION
 
 
+_OPTIONAL_TYPES = frozenset({"typing.Optional", "Optional"})
+
+
+def _unwrap_optional(annotation: cst.BaseExpression, ctx: FileContext) -> cst.BaseExpression:
+    """`Optional[torch.Tensor]` and `torch.Tensor | None` -> `torch.Tensor`."""
+    if type(annotation) is cst.Subscript and len(annotation.slice) == 1:
+        base = annotation.value
+        if ctx.qualname(base) in _OPTIONAL_TYPES or (type(base) is cst.Name and base.value == "Optional"):
+            element = annotation.slice[0].slice
+            return element.value if type(element) is cst.Index else annotation
+    if type(annotation) is cst.BinaryOperation and type(annotation.operator) is cst.BitOr:
+        for side, other in ((annotation.left, annotation.right), (annotation.right, annotation.left)):
+            if type(other) is cst.Name and other.value == "None":
+                return side
+    return annotation
+
+
 def _annotated_kind(annotation: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     """`x: torch.Tensor` is a tensor, `x: np.ndarray` (or any numpy/pandas type) a host value."""
     qualname = ctx.qualname(annotation)
@@ -987,6 +1079,36 @@ def _names_epochs(node: cst.BaseExpression) -> bool:
     return False
 
 
+def _module_level_imports(module: cst.Module) -> Iterator[cst.Import | cst.ImportFrom]:
+    """The import statements that bind names in the module scope: at the top level and inside
+    module-level `if`/`try`/`with`/loops, not inside functions or classes."""
+    stack: list[cst.CSTNode] = list(reversed(module.body))
+    while stack:
+        statement = stack.pop()
+        tp = type(statement)
+        if tp is cst.SimpleStatementLine:
+            yield from (s for s in statement.body if type(s) in (cst.Import, cst.ImportFrom))
+        elif tp in (cst.FunctionDef, cst.ClassDef):
+            continue
+        elif isinstance(statement, cst.BaseCompoundStatement):
+            blocks = [statement.body]
+            for attr in ("handlers", "orelse", "finalbody"):
+                extra = getattr(statement, attr, None)
+                if isinstance(extra, (list, tuple)):
+                    blocks.extend(h.body for h in extra)
+                elif extra is not None:
+                    blocks.append(extra.body if type(extra) is not cst.If else extra)
+            for block in reversed(blocks):
+                if type(block) is cst.If:
+                    stack.append(block)
+                elif isinstance(block, cst.BaseSuite):
+                    body = block.body
+                    if type(block) is cst.SimpleStatementSuite:
+                        yield from (s for s in body if type(s) in (cst.Import, cst.ImportFrom))
+                    else:
+                        stack.extend(reversed(body))
+
+
 # Bases that make a class a module: `nn.Module`, `LightningModule`, `PreTrainedModel`, `ModelMixin`.
 _MODULE_BASE = re.compile(r"(Module|Model|ModelMixin)$")
 
@@ -1081,12 +1203,47 @@ class Bindings(Checker):
         elif method in ("to", "cuda") and not ctx.moves_to_device:
             ctx.moves_to_device = _moves_to_device(node, ctx)
 
+    @on(cst.Module)
+    def late_imports(self, node: cst.Module, ctx: FileContext) -> None:
+        """Neuron packages imported at module level below the functions that use them (`def
+        train(): xm.optimizer_step(opt)` above `if __name__ == "__main__": import
+        torch_xla.core.xla_model as xm`): a function body resolves its globals when it runs, so the
+        names are bound in the module scope from the start; the import statement binds them again."""
+        if not ctx.mentions(("torch_xla", "neuron", "nki")):
+            return
+        for statement in _module_level_imports(node):
+            if type(statement) is cst.Import:
+                for alias in statement.names:
+                    full = dotted(alias.name)
+                    if neuron_module(full) is None:
+                        continue
+                    if alias.asname is not None and type(alias.asname.name) is cst.Name:
+                        ctx.bind(alias.asname.name.value, ("module", full))
+                    else:
+                        ctx.bind(full.split(".")[0], ("module", full.split(".")[0]))
+            elif not statement.relative and type(statement.names) is not cst.ImportStar:
+                module = dotted(statement.module)
+                if neuron_module(module) is None:
+                    continue
+                for alias in statement.names:
+                    name = dotted(alias.name)
+                    local = (
+                        alias.asname.name.value
+                        if alias.asname and type(alias.asname.name) is cst.Name
+                        else name
+                    )
+                    ctx.bind(local, ("module", f"{module}.{name}"))
+
     @on(cst.Module, leave=True)
     def module(self, node: cst.Module, ctx: FileContext) -> None:
         ctx.finish()
 
     @on(cst.AnnAssign, leave=True)
     def ann_assign(self, node: cst.AnnAssign, ctx: FileContext) -> None:
+        if ctx.scope.kind == "class" and type(node.target) is cst.Name:
+            kind = _annotated_kind(_unwrap_optional(node.annotation.annotation, ctx), ctx)
+            if kind is not None and kind[0] == "tensor":
+                ctx.tensor_fields.add(node.target.value)
         if node.value is None:
             if type(node.target) is cst.Name:
                 kind = _annotated_kind(node.annotation.annotation, ctx)

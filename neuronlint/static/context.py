@@ -375,6 +375,9 @@ class FileContext:
         self.imports: set[str] = set()  # absolute module names imported by this file
         self.defines_kernels: list[str] = []  # kinds of GPU kernels this file defines
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
+        # attributes a class of this file declares as tensors (`seqlens: Optional[torch.Tensor] = None`
+        # in a dataclass): `params.seqlens[i]` reads a tensor's value
+        self.tensor_fields: set[str] = set()
         # compiled extensions this file imports at its top level, outside `try`/`if`: importing the
         # file needs them (custom_kernel: a module that also runs one on data is a kernel module)
         self.required_extensions: set[str] = set()

@@ -294,15 +294,8 @@ class Realizer:
                     and any(part is node for part in _children(child, header=True))
                 ):
                     return child
-        # a module-level statement a checker reads by name (an alias, a gate): lines and headers
-        wanted = {id(node)}
-        for stmt in self.module.body:
-            if type(stmt) is cst.SimpleStatementLine:
-                if _contains(stmt, wanted, header=False):
-                    return stmt
-            elif _contains(stmt, wanted, header=True):
-                return stmt
-        # anywhere else: up the tree's parent links
+        # anywhere else (a module-level statement a checker reads by name: an alias, a gate): up
+        # the tree's parent links, made once per file
         if self._parents is None:
             self._parents = links = {}
             stack = [self.module]

@@ -181,11 +181,38 @@ def _tensor_type_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> Non
         ctx.report("NL101", node, symbol=f".type({value!r})")  # `x.type("torch.cuda.FloatTensor")` moves x
 
 
+# Names that hold a device as often as an ordinal (`device_id = init_distributed_device(args)`):
+# an ordinal only where the file shows an integer for them.
+_DEVICE_OR_ORDINAL = re.compile(r"(^|_)(device_id|dev_id)$")
+
+
+def _unshown_parameter(name: str, ctx: FileContext) -> bool:
+    """`name` is a parameter of the enclosing function with no integer default or `int` annotation:
+    the caller decides what it holds (`def train_one_epoch(..., device_id, ...)`)."""
+    function = next((p for p in reversed(ctx.parents) if type(p) is cst.FunctionDef), None)
+    if function is None:
+        return False
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name:
+            annotation = param.annotation.annotation if param.annotation is not None else None
+            shown = type(param.default) is cst.Integer or (
+                type(annotation) is cst.Name and annotation.value == "int"
+            )
+            return not shown
+    return False
+
+
 def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     if type(node) is cst.Integer:
         return True
     if type(node) in (cst.Name, cst.Attribute) and ctx.qualname(node) is None:
-        return bool(_ORDINAL_NAME.search(name_of(node).lower()))
+        name = name_of(node).lower()
+        if not _ORDINAL_NAME.search(name):
+            return False
+        if type(node) is cst.Name and _DEVICE_OR_ORDINAL.search(name) and _unshown_parameter(node.value, ctx):
+            return False
+        return True
     return False
 
 

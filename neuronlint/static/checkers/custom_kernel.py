@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from neuronlint.static.bindings import dotted
+from neuronlint.static.bindings import EXTENSION_BUILDERS, dotted
 from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import FileContext
 from neuronlint.static.registry import Checker, on
@@ -225,7 +225,7 @@ def extension_component(module: str) -> int:
 # the scanned tree defines in Python (static.link).
 WRAPS_EXTENSION = "the compiled extension"
 _CPP_EXTENSION = "torch.utils.cpp_extension"
-_EXTENSION_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+_EXTENSION_BUILDERS = EXTENSION_BUILDERS
 
 
 def _required(module: str, ctx: FileContext) -> None:
@@ -376,6 +376,10 @@ class CustomKernel(Checker):
             return  # only the outermost attribute of a chain
         qualname = ctx.qualname(node)
         if not qualname or ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
+            return
+        if qualname in ctx.extension_modules or qualname.rpartition(".")[2].startswith("__"):
+            # the module object itself (`ext = None`, `_EXT = ext`, `return ext`) or its metadata
+            # (`ext.__file__`, the path of the built library): nothing is used from it
             return
         if extension_module(qualname, ctx) is not None:
             ctx.report("NL303", node, module=qualname, kind="compiled extension")

@@ -213,6 +213,8 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
                     return f"{sized}: .shape"
             if value_position and ctx.is_tensor_attribute(node):
                 return ctx.code(node)  # `self.num_updates`, a registered buffer
+            if value_position and node.attr.value in ctx.tensor_fields:
+                return ctx.code(node)  # `params.seqlens`, declared `seqlens: Optional[torch.Tensor]` here
             stack.append((node.value, value_position and node.attr.value in _TENSOR_VIEWS))
         elif type(node) is cst.Name and value_position:
             binding = ctx.lookup(node.value)

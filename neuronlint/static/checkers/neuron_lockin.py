@@ -17,39 +17,27 @@ from neuronlint.static.literal_roles import (
     ROLE_OPTION,
     literal_role,
 )
+from neuronlint.static.neuron_packages import NEURON_ROOTS, neuron_module
 from neuronlint.static.registry import Checker, on
 
-# Import prefix -> (rule, what it is). Longest prefix first.
-_NEURON_MODULES: tuple[tuple[str, str, str], ...] = (
-    ("neuronxcc.nki", "NL905", "NKI (legacy neuronxcc.nki namespace)"),
-    ("torch_neuronx", "NL903", "torch-neuronx"),
-    ("neuronx_distributed_inference", "NL904", "NxD Inference"),
-    ("neuronx_distributed_training", "NL904", "NxD Training"),
-    ("neuronx_distributed", "NL904", "NeuronX Distributed"),
-    ("optimum.neuron", "NL906", "Optimum Neuron"),
-    ("libneuronxla", "NL901", "libneuronxla"),
-    ("torch_xla", "NL901", "PyTorch/XLA"),
-    ("neuronxcc", "NL903", "Neuron compiler (neuronxcc)"),
-    ("nkilib", "NL905", "NKI Library"),
-    ("nki", "NL905", "NKI"),
-    ("transformers_neuronx", "NL904", "transformers-neuronx (end of support)"),
-)
+# `import torch.neuron`: the namespace the Inf1 package torch-neuron adds to torch
+# (`torch.neuron.trace`, `torch.neuron.DataParallel`), and also the device module TorchNeuron
+# registers for the `neuron` device (NL903 sources).
+# Either way the import ties the file to Neuron: the import line is the finding. Its uses are not
+# followed (`torch` is every file's root, and `torch.neuron.synchronize()` is the device module's
+# counterpart of `torch.cuda.synchronize()`, not a package to leave).
+_TORCH_NEURON = ("NL903", "torch-neuron (Inf1, archived) or TorchNeuron's torch.neuron device module")
+
+
+def _torch_neuron_import(module: str) -> tuple[str, str] | None:
+    return _TORCH_NEURON if module == "torch.neuron" or module.startswith("torch.neuron.") else None
+
+
 _XLA_DEVICE = re.compile(r"^(xla|neuron)(:(\d+|\{\}|%d|%s))?$")
 _XLA_INIT_METHOD = "xla://"  # init_process_group("xla", init_method="xla://"): the XLA rendezvous
 _ENV = re.compile(
     r"^(NEURON_[A-Z0-9_]+|XLA_USE_BF16|XLA_DOWNCAST_BF16|XLA_IR_DEBUG|XLA_HLO_DEBUG|PT_XLA_DEBUG(_LEVEL)?|NEURON_CC_FLAGS)$"
 )
-
-
-# The first components of those packages: a qualified name outside them is never a Neuron use.
-_NEURON_ROOTS = frozenset(prefix.partition(".")[0] for prefix, _, _ in _NEURON_MODULES)
-
-
-def _neuron_module(module: str) -> tuple[str, str] | None:
-    for prefix, rule, what in _NEURON_MODULES:
-        if module == prefix or module.startswith(prefix + "."):
-            return rule, what
-    return None
 
 
 _PROCESS_GROUP_CALLS = frozenset(
@@ -102,7 +90,7 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
             return None
     if ctx.enclosing(cst.Annotation) is not None:
         return None
-    found = _neuron_module(qualname)
+    found = neuron_module(qualname)
     if found is None or ctx.data.api(qualname) is not None:
         return None  # rows of the api table (deprecated XLA APIs, NL908) are reported by it
     if found[0] == "NL905" and _in_nki_kernel(ctx):
@@ -124,7 +112,7 @@ def _in_nki_kernel(ctx: FileContext) -> bool:
         if type(ancestor) is cst.FunctionDef:
             for dec in ancestor.decorators:
                 expr = dec.decorator.func if type(dec.decorator) is cst.Call else dec.decorator
-                found = _neuron_module(ctx.qualname(expr) or "")
+                found = neuron_module(ctx.qualname(expr) or "")
                 if found is not None and found[0] == "NL905":
                     return True
     return False
@@ -146,7 +134,7 @@ class NeuronLockin(Checker):
     def import_(self, node: cst.Import, ctx: FileContext) -> None:
         for alias in node.names:
             module = dotted(alias.name)
-            found = _neuron_module(module)
+            found = neuron_module(module) or _torch_neuron_import(module)
             if found:
                 ctx.report(
                     found[0],
@@ -161,13 +149,16 @@ class NeuronLockin(Checker):
         if node.relative or node.module is None:
             return
         module = absolute_module(node, ctx)
-        found = _neuron_module(module)
+        found = neuron_module(module) or _torch_neuron_import(module)
+        if module == "torch" and type(node.names) is not cst.ImportStar:
+            if any(dotted(alias.name) == "neuron" for alias in node.names):
+                module, found = "torch.neuron", _TORCH_NEURON  # `from torch import neuron`
         if module == "neuronxcc" and type(node.names) is not cst.ImportStar:
             for (
                 alias
             ) in node.names:  # `from neuronxcc import nki`: the legacy NKI namespace, not the compiler
                 if dotted(alias.name) == "nki":
-                    module, found = "neuronxcc.nki", _neuron_module("neuronxcc.nki")
+                    module, found = "neuronxcc.nki", neuron_module("neuronxcc.nki")
                     break
         if found:
             ctx.report(
@@ -182,7 +173,7 @@ class NeuronLockin(Checker):
     def use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
         """Every use of a name imported from a Neuron package, as for CUDA-only libraries: the
         imports say a file depends on Neuron, the uses are what leaving Neuron rewrites."""
-        if ctx.module_roots.isdisjoint(_NEURON_ROOTS):
+        if ctx.module_roots.isdisjoint(NEURON_ROOTS):
             return  # nothing bound here comes from a Neuron package: no name resolves into one
         if type(node) is cst.Name and ctx.lookup(node.value) is None:
             return  # cheapest test first: most names are not imports
