@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import libcst as cst
 
@@ -30,6 +30,8 @@ from neuronlint.static.nodes import node_fields, node_types
 from neuronlint.static.positions import Span, _first_line, _RecordingState, _spans, _Stop, _texts
 
 _NODE_TYPES = node_types()
+# Leaves whose text pairing checks as well as their class (a name or literal out of place).
+_LEAVES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 # Fields of a compound statement that hold its blocks (the rest is its header).
 _BLOCK_FIELDS = frozenset({"body", "orelse", "handlers", "finalbody", "cases"})
@@ -88,6 +90,8 @@ def _pair(built: Any, real: Any, wanted: set[int], header: bool) -> dict[int, An
         mine, theirs, head = stack.pop()
         if type(mine) is not type(theirs):
             raise Unrealizable(f"{type(mine).__name__} against {type(theirs).__name__}")
+        if type(mine) in _LEAVES and mine.value != theirs.value:
+            raise Unrealizable(f"{type(mine).__name__} {mine.value!r} against {theirs.value!r}")
         if id(mine) in wanted:
             out[id(mine)] = theirs
             if len(out) == len(wanted):
@@ -106,19 +110,14 @@ def _pair(built: Any, real: Any, wanted: set[int], header: bool) -> dict[int, An
     return out
 
 
-class _Real:
-    """One statement parsed on its own: the real statement, its module, where it starts."""
+class _Real(NamedTuple):
+    """One statement parsed on its own: the real statement, its module, its first line and its
+    indentation."""
 
-    __slots__ = ("statement", "module", "line", "indent", "header")
-
-    def __init__(self, statement: Any, module: cst.Module, line: int, indent: str, header: bool):
-        self.statement, self.module, self.line, self.indent, self.header = (
-            statement,
-            module,
-            line,
-            indent,
-            header,
-        )
+    statement: Any
+    module: cst.Module
+    line: int
+    indent: str
 
 
 class Realizer:
@@ -179,7 +178,7 @@ class Realizer:
             body = body[0].body.body
         if len(body) != 1:
             raise Unrealizable("not one statement")
-        found = self._real[key] = _Real(body[0], module, start, indent, header)
+        found = self._real[key] = _Real(body[0], module, start, indent)
         return found
 
     def _start_offset(self, line: int) -> int:
