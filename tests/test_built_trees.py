@@ -186,3 +186,17 @@ def test_the_fix_planner_gets_libcsts_tree_of_a_file_with_a_fixable_detection(
         assert engine.parsed_tree(other) is None
     finally:
         engine.forget_trees()
+
+
+def test_an_internal_error_on_a_built_tree_goes_libcsts_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error of the fast path itself (here: placing the findings) is not reported as NL002:
+    the file is analysed on LibCST's own tree, which gives what it gives."""
+    source = HARD["statements_twice.py"].encode()
+    slow, _ = _analyse("a.py", source, built=False)
+
+    def broken(self, targets, texts):
+        raise ValueError("broken")
+
+    monkeypatch.setattr(realize.Realizer, "locate", broken)
+    fast, used = _analyse("a.py", source, built=True)
+    assert not used and fast == slow and "NL002" not in fast

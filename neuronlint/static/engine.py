@@ -8,6 +8,7 @@ full parse-time extra on fairseq, while this walk costs about 5% of the parse.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import sys
 import warnings
@@ -368,13 +369,16 @@ def _analyze_built(
         return None
     ctx = FileContext(rel_path, module, _module_name(rel_path), static_data, data)
     ctx.realizer = Realizer(module, text, statements)
-    result.parsed = True
+    # a result of its own: `result` stays as it was for LibCST's way, should this one give up
+    result = dataclasses.replace(result, detections=list(result.detections), parsed=True)
     try:
         result = _report(result, ctx, module, data, tree, engine, rel_path)
     except Unrealizable:
         return None
     finally:
         ctx.close()
+    if any(d["rule"] == "NL002" for d in result.detections):
+        return None  # an internal error: LibCST's own tree decides whether it is one there too
     if keep_trees and tree_rules and any(d["rule"] in tree_rules for d in result.detections):
         try:  # the fix planner's tree (still on the parse guard's thread, under its gate)
             _remember(data, parse_module(data))
