@@ -4,12 +4,13 @@ The scan's fast path (ast_to_cst) builds the tree the checkers walk from the std
 LibCST's node classes and structure, but none of the source's whitespace, comments or
 parentheses, so it cannot say where a node is nor print it as the source has it. Findings need
 both (positions, snippets, symbols), and a few checkers read a node's code as text. They concern
-few statements: on pytorch/ao, the statements that hold a finding are under 4% of the bytes of
-the simple statements and a few hundred compound-statement headers.
+few statements: on pytorch/ao, the statement lines that hold a finding are under 4% of the files'
+bytes, plus about 500 compound statements whose header holds one.
 
 For each such statement, `Realizer` parses the statement's own lines with LibCST (only its header,
 `def ...:`/`if ...:` and decorators, when the nodes wanted lie there), pairs its nodes with the
-built tree's by walking both in the same field order (every pair must be of the same class), and
+built tree's by walking both in the same field order (every pair must be of the same class, and
+names and literals of the same text), and
 then works as positions.py does on a whole parse: it generates the real statement, with the
 indentation it has, and reads spans off the generated tokens. The generated text must be the
 source's text at the line where the stdlib parser says the statement starts; anything that does
