@@ -93,13 +93,14 @@ def node_fields(tp: type) -> tuple[str, ...]:
 _ALL_NODE_TYPES: frozenset[type] = frozenset()
 
 
-def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """A node's child nodes, read from its fields (LibCST's `children` runs a visitor: slow)."""
+def children_of(node: cst.CSTNode, fields: tuple[str, ...] | None = None) -> list[cst.CSTNode]:
+    """A node's child nodes, read from its fields (LibCST's `children` runs a visitor: slow);
+    `fields`: only those of its fields (default: all that may hold nodes, `node_fields`)."""
     global _ALL_NODE_TYPES
     types = _ALL_NODE_TYPES or node_types()
     _ALL_NODE_TYPES = types
     out: list[cst.CSTNode] = []
-    for name in node_fields(type(node)):
+    for name in node_fields(type(node)) if fields is None else fields:
         value = getattr(node, name)
         if type(value) in types:
             out.append(value)

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import libcst as cst
 
 from neuronlint.static.cstparse import parse_module
-from neuronlint.static.nodes import node_fields, node_types
+from neuronlint.static.nodes import children_of, node_fields, node_types
 from neuronlint.static.positions import Span, _first_line, _RecordingState, _spans, _Stop, _texts
 
 _NODE_TYPES = node_types()
@@ -58,14 +58,7 @@ def _fields(node: Any, header: bool) -> tuple[str, ...]:
 
 
 def _children(node: Any, header: bool = False) -> list[Any]:
-    out: list[Any] = []
-    for name in _fields(node, header):
-        value = getattr(node, name)
-        if type(value) in _NODE_TYPES:
-            out.append(value)
-        elif type(value) is tuple or type(value) is list:
-            out.extend(item for item in value if type(item) in _NODE_TYPES)
-    return out
+    return children_of(node, _fields(node, header) if header else None)
 
 
 def _contains(root: Any, wanted: set[int], header: bool) -> set[int]:
