@@ -31,6 +31,8 @@ import ast
 import dataclasses
 import re
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 from libcst import MaybeSentinel
@@ -735,24 +737,24 @@ def _handlers(c: _Converter, handlers: list[ast.ExceptHandler], indent: str, cls
     return out
 
 
-def _try(c: _Converter, s: ast.Try, indent: str) -> cst.Try:
-    body = c.suite(s.body, indent)
-    return cst.Try(
-        body,
-        handlers=_handlers(c, s.handlers, indent, cst.ExceptHandler),
-        orelse=c.orelse(s.orelse, indent),
-        finalbody=cst.Finally(c.suite(s.finalbody, indent)) if s.finalbody else None,
-    )
+def _try_statement(kind: type, handler: type) -> Callable[[_Converter, Any, str], Any]:
+    """The converter of `try` (kind cst.Try, handler cst.ExceptHandler) or `try`/`except*`
+    (cst.TryStar, cst.ExceptStarHandler): the same fields, other classes."""
+
+    def convert_try(c: _Converter, s: Any, indent: str) -> Any:
+        body = c.suite(s.body, indent)
+        return kind(
+            body,
+            handlers=_handlers(c, s.handlers, indent, handler),
+            orelse=c.orelse(s.orelse, indent),
+            finalbody=cst.Finally(c.suite(s.finalbody, indent)) if s.finalbody else None,
+        )
+
+    return convert_try
 
 
-def _trystar(c: _Converter, s: ast.TryStar, indent: str) -> cst.TryStar:
-    body = c.suite(s.body, indent)
-    return cst.TryStar(
-        body,
-        handlers=_handlers(c, s.handlers, indent, cst.ExceptStarHandler),
-        orelse=c.orelse(s.orelse, indent),
-        finalbody=cst.Finally(c.suite(s.finalbody, indent)) if s.finalbody else None,
-    )
+_try = _try_statement(cst.Try, cst.ExceptHandler)
+_trystar = _try_statement(cst.TryStar, cst.ExceptStarHandler)
 
 
 def _functiondef(c: _Converter, s: ast.FunctionDef | ast.AsyncFunctionDef, indent: str) -> cst.FunctionDef:
