@@ -360,7 +360,9 @@ def _analyze_built(
     few statements that findings need are parsed by LibCST alone (realize). None when the file
     must go LibCST's way: text that is not plain UTF-8 with `\\n` line ends, a construct the
     converter does not build, a statement that does not line up with the source."""
-    if b"\r" in data or data.startswith(b"\xef\xbb\xbf") or _CODING.search(data, 0, _cookie_end(data)):
+    # a coding declaration (PEP 263): LibCST decodes by it, so the fast path, which reads UTF-8,
+    # leaves such files to LibCST
+    if b"\r" in data or data.startswith(b"\xef\xbb\xbf") or parse_guard.coding_cookie(data) is not None:
         return None
     try:
         text = data.decode("utf-8")
@@ -385,17 +387,6 @@ def _analyze_built(
         except Exception:  # noqa: BLE001 - LibCST refusing a file Python accepts: the planner parses it and says so
             pass
     return result
-
-
-# A coding declaration (PEP 263) in the first two lines: LibCST decodes by it, so the fast path,
-# which reads UTF-8, leaves such files to LibCST.
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
-
-
-def _cookie_end(data: bytes) -> int:
-    first = data.find(b"\n")
-    second = data.find(b"\n", first + 1) if first != -1 else -1
-    return len(data) if second == -1 else second
 
 
 def _report(

@@ -188,12 +188,18 @@ def _depths(tree: ast.AST, data: bytes | None = None) -> tuple[int, int]:
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
 
-def _utf8(data: bytes) -> bool:
-    """Whether the stdlib parser's column offsets are byte offsets into `data` (UTF-8 source)."""
+def coding_cookie(data: bytes) -> bytes | None:
+    """The encoding a PEP 263 declaration in the first two lines names, or None."""
     first = data.find(b"\n")
     second = data.find(b"\n", first + 1) if first != -1 else -1
     found = _CODING.search(data if second == -1 else data[:second])
-    return found is None or found.group(1).lower().replace(b"_", b"-") in (b"utf-8", b"utf8", b"utf-8-sig")
+    return None if found is None else found.group(1)
+
+
+def _utf8(data: bytes) -> bool:
+    """Whether the stdlib parser's column offsets are byte offsets into `data` (UTF-8 source)."""
+    cookie = coding_cookie(data)
+    return cookie is None or cookie.lower().replace(b"_", b"-") in (b"utf-8", b"utf8", b"utf-8-sig")
 
 
 @dataclass
