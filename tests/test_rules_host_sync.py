@@ -707,3 +707,109 @@ def test_host_copy_for_one_device_type_leaves_the_name_on_the_device(tmp_path):
             return values.numpy()
     """,
     )
+
+
+# ---- results of the module's own functions (static/tensor_returns.py) ------------------------
+def test_reads_of_a_helpers_tensor_results_defined_below(tmp_path):
+    """llama-cookbook's train loop unpacks `evaluation()`'s tensors before the walk has read it:
+    the reads wait for the end of the module, and only the tensor positions are reported."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def train(model, loader):
+            best = float("inf")
+            for epoch in range(3):
+                ppl, loss, steps = evaluation(model, loader)
+                if loss < best:  # expect: NL603
+                    best = loss
+                    print(f"best {best}")  # expect: NL704
+                print(float(ppl))  # expect: NL705
+                print(steps, len(steps))
+                print(float(best))  # expect: NL705
+
+
+        def evaluation(model, loader):
+            total = 0.0
+            steps = []
+            for batch in loader:
+                total += model(**batch).loss.detach().float()
+            loss = total / len(loader)
+            return torch.exp(loss), loss, steps
+        """,
+    )
+
+
+def test_helper_defined_above_makes_a_tensor_for_every_checker(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def masked_loss(logits, labels):
+            loss = torch.nn.functional.cross_entropy(logits, labels)
+            return loss, torch.count_nonzero(labels != -100)
+
+
+        class Trainer:
+            def step(self, batch):
+                return self.model(batch).logits.softmax(-1)
+
+            def run(self, loader):
+                for batch in loader:
+                    loss, count = masked_loss(self.model(batch), batch["labels"])
+                    assert count > 0  # expect: NL603
+                    probs = self.step(batch)
+                    print(probs)  # expect: NL704
+                    print(float(masked_loss(batch, batch)))
+        """,
+    )
+
+
+def test_helper_results_that_are_not_device_tensors(tmp_path):
+    """Generators, returns that disagree, data-pipeline helpers, builtins and helpers given host
+    data give nothing to report."""
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        def run(model, lengths):
+            g = stream(model)
+            print(g)
+            a = either(model)
+            print(a)
+            b = collate_fn([1, 2])
+            print(b)
+            c = float("inf")
+            print(f"{c}")
+            d = scale(torch.tensor(lengths, dtype=torch.float), 2)
+            print(int(d))
+            e = imported_helper(model)
+            print(e)
+
+
+        def stream(model):
+            yield model.weight.detach()
+            return model.weight.detach()
+
+
+        def either(model):
+            if model.training:
+                return model.weight.detach()
+            return model.weight.detach().cpu()  # expect: NL703
+
+
+        def collate_fn(rows):
+            return torch.stack([torch.as_tensor(r) for r in rows])
+
+
+        def scale(lengths, factor):
+            return torch.div(lengths, factor).ceil()
+        """,
+    )

@@ -29,6 +29,7 @@ from neuronlint.static.host_returns import IN_PLACE_CONVERSIONS
 from neuronlint.static.neuron_packages import neuron_module
 from neuronlint.static.nodes import children_of
 from neuronlint.static.registry import Checker, on
+from neuronlint.static.tensor_returns import WHOLE
 
 
 def dotted(node: cst.CSTNode | None) -> str:
@@ -254,9 +255,16 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
                 _bind_value(element, item, ctx)
             return
         kind = _host_kind(value, ctx) if value is not None else None
-        for element in elements:
+        unpacked = (
+            type(value) is cst.Call
+            and kind is None
+            and not any(type(e) is cst.StarredElement for e in target.elements)
+        )
+        for position, element in enumerate(elements):
             if kind is not None and type(element) is cst.Name:
                 ctx.bind(element.value, kind)
+            elif unpacked and type(element) is cst.Name and (returned := ctx.returned(value, position)):
+                ctx.bind(element.value, returned)  # `ppl, loss = evaluate(model)`: a helper's tensors
             else:
                 _shadow(element, ctx)
                 _note_self_attribute(element, kind is not None, ctx)
@@ -279,6 +287,8 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         return
     name = target.value
     kind = _kind_of(value, ctx)
+    if kind is None and type(value) is cst.Call:
+        kind = ctx.returned(value, WHOLE)  # `loss = compute_loss(model, batch)`
     if kind is not None:
         if kind[0] in _HOST_BINDINGS and _device_branch_copy(name, value, ctx):
             return  # `if device == "mps": x = x.to("cpu")`: on the other devices x stays where it was
@@ -434,6 +444,8 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
         found = ctx.lookup(value.value)  # `x = y` copies what y is
         if found is not None and found[0] == "module" and _names_dtype(found[1], ctx):
             return ("other", None)
+        if ctx.pending_read(value) is not None:
+            return found  # `best = loss` of a helper's result not known yet
         return found if found is not None and found[0] in _COPIED_KINDS else None
     if tp is cst.Attribute:
         qualified = ctx.qualname(value)
@@ -625,6 +637,11 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             return binding[1] or None if binding is not None and binding[0] == "tensor" else None
         else:
             return None
+
+
+def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A returned value that is a tensor and not a host value (nor one number drawn on the CPU)."""
+    return ctx.is_tensor(value) and not ctx.is_host_value(value) and not ctx.draws_one_number(value)
 
 
 def _host_kind(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] | None:
@@ -1346,10 +1363,36 @@ class Bindings(Checker):
             _loop_target(clause.target, clause.iter, ctx)
             clause = clause.inner_for_in
 
+    @on(cst.Return)
+    def return_(self, node: cst.Return, ctx: FileContext) -> None:
+        """What a module-level function or method returns, position by position: device tensors or
+        not (static/tensor_returns.py)."""
+        value = node.value
+        if value is None or (type(value) is cst.Name and value.value == "None"):
+            return
+        key = ctx.function_key()
+        if key is None:
+            return
+        if type(value) is cst.Tuple and not any(type(e) is cst.StarredElement for e in value.elements):
+            flags = [_device_tensor(e.value, ctx) for e in value.elements]
+            ctx.tensor_returns.note_return(key, flags, len(flags))
+        else:
+            ctx.tensor_returns.note_return(key, [_device_tensor(value, ctx)], WHOLE)
+
+    @on(cst.Yield)
+    def yield_(self, node: cst.Yield, ctx: FileContext) -> None:
+        key = ctx.function_key()
+        if key is not None:
+            ctx.tensor_returns.exclude(key)  # a generator: its call gives no tensor
+
     @on(cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS, leave=True)
     def pop_scope(self, node: cst.CSTNode, ctx: FileContext) -> None:
         if type(node) is cst.ClassDef and ctx.scope.host_attrs and len(ctx.scopes) == 2:
             ctx.class_host_attrs[node.name.value] = ctx.scope.host_attrs  # for its subclasses in this file
+        elif type(node) is cst.FunctionDef and (key := ctx.function_key(node)) is not None:
+            if ctx.scope.site == SITE_HOST:
+                ctx.tensor_returns.exclude(key)  # data-pipeline code builds its tensors on the host
+            ctx.tensor_returns.finish(key)
         ctx.pop_scope()
 
     @on(cst.For)

@@ -19,6 +19,7 @@ from neuronlint.static import cuda_paths
 from neuronlint.static.calls import arg_value, kwarg
 from neuronlint.static.host_returns import HostReturns
 from neuronlint.static.nodes import children_of, node_types
+from neuronlint.static.tensor_returns import WHOLE, TensorReturns, pending_key
 
 # A binding: what a local name stands for.
 #   ("module", "torch.cuda")   import alias or alias assignment (qualified name)
@@ -386,7 +387,7 @@ class FileContext:
         self.serving_imports: set[str] = set()  # serving tools whose import this file already reported
         # Detections made where a construct is written but kept until a later use shows what it
         # is (a module-level dict whose keys become Inductor options once it reaches torch.compile).
-        self.deferred: dict[str, list[Detection]] = {}
+        self.deferred: dict[str, list[tuple[Detection, int | None, bool]]] = {}
         self.has_training_loop = False
         # A data-pipeline path (data/, *dataset*.py) says the code runs in loader workers, unless
         # the file itself moves values to a device (an evaluation loop kept under data/).
@@ -399,6 +400,7 @@ class FileContext:
         self.cuda_path_cache: dict[Any, Any] = {}  # static/cuda_paths.py: source texts, module gates
         self._numpy_args: dict[int, frozenset[str]] = {}  # function id -> names it hands to numpy
         self._host_returns: HostReturns | None = None  # helpers of this module that return host values
+        self.tensor_returns = TensorReturns(module)  # functions of this module that return device tensors
         # Test files: where a tensor library is imported (None: at module level; else the ids of
         # the functions that import one), and each detection's innermost function (finish()).
         self._tensor_imports: set[int | None] = set()
@@ -511,7 +513,10 @@ class FileContext:
     def finish(self) -> None:
         """After the walk: a data-path file that moves values to a device is device code after all;
         a file that imports host-data libraries and nothing that makes torch tensors (a pandas or
-        Gradio app, a numpy script) has no device values: its code is host code."""
+        Gradio app, a numpy script) has no device values: its code is host code. Reads of results
+        of the module's own functions that return device tensors are reported now (static/tensor_returns.py)."""
+        for key in self.tensor_returns.tensor_keys():
+            self.release(key)
         if self.moves_to_device:
             for detection in self._sited_by_path:
                 if detection.facts.get("site") == SITE_HOST:
@@ -782,19 +787,71 @@ class FileContext:
             scope.host_attrs = {}
         scope.host_attrs[attr] = host and scope.host_attrs.get(attr, True)
 
+    def own_function(self, func: cst.BaseExpression) -> tuple[str | None, str] | None:
+        """`helper` or `self.helper` called here: the (class or None, name) of a function or method
+        of this module it may be; None for anything else."""
+        if type(func) is cst.Name:
+            if self.lookup(func.value) is not None:
+                return None  # an import or a local name, not the module's own function
+            return (None, func.value)
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+            cls = self.enclosing(cst.ClassDef)
+            return None if cls is None else (cls.name.value, func.attr.value)
+        return None
+
+    def function_key(self, function: cst.FunctionDef | None = None) -> tuple[str | None, str] | None:
+        """The (class or None, name) of the function being visited (or `function`, being left),
+        when it is a module-level function or a method of a module-level class (not a nested
+        function's)."""
+        scopes = self.scopes
+        if (
+            scopes[-1].kind != "function"
+            or len(scopes) > 3
+            or (len(scopes) == 3 and scopes[1].kind != "class")
+        ):
+            return None
+        function = function or self.enclosing(cst.FunctionDef)
+        if function is None:
+            return None
+        cls = self.enclosing(cst.ClassDef) if len(scopes) == 3 else None
+        return (cls.name.value if cls is not None else None, function.name.value)
+
+    def returned(self, call: cst.Call, position: int) -> Binding | None:
+        """What a call of the module's own function gives at `position` of its result (WHOLE, or an
+        element the caller unpacks): a tensor, a pending result (the function is read later in the
+        walk: static/tensor_returns.py), or None."""
+        key = self.own_function(call.func)
+        if key is None or self._given_host_data(call):
+            return None
+        if self.tensor_returns.known(key):
+            return ("tensor", "") if self.tensor_returns.tensor_at(key, position) else None
+        if not self.tensor_returns.defines(key):
+            return None  # a builtin (`float("inf")`), or a function the module does not define
+        return ("other", pending_key(key, position))
+
+    def _given_host_data(self, call: cst.Call) -> bool:
+        """`calc_length(lengths=torch.tensor(n))`, `helper(x.cpu())`: a helper given host data, and
+        no device tensor beside it, computes on the host; what it returns is no device tensor."""
+        host = [self.is_host_value(arg.value) for arg in call.args]
+        return any(host) and not any(
+            self.is_tensor(arg.value) for arg, on_host in zip(call.args, host, strict=True) if not on_host
+        )
+
+    def pending_read(self, node: cst.CSTNode) -> str | None:
+        """For a name holding a pending result of the module's own function: the key under which a
+        read of it waits (defer) until the walk knows whether the function returns a tensor."""
+        if type(node) is not cst.Name:
+            return None
+        binding = self.lookup(node.value)
+        if binding is None or binding[0] != "other" or type(binding[1]) is not str:
+            return None
+        return binding[1] if binding[1].startswith("returns:") else None
+
     def calls_host_helper(self, func: cst.BaseExpression) -> bool:
         """`helper(...)` or `self.helper(...)` of a function or method of this module whose every
         return is a host value (static/host_returns.py)."""
-        if type(func) is cst.Name:
-            if self.lookup(func.value) is not None:
-                return False  # an import or a local name, not the module's own function
-            key: tuple[str | None, str] = (None, func.value)
-        elif type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
-            cls = self.enclosing(cst.ClassDef)
-            if cls is None:
-                return False
-            key = (cls.name.value, func.attr.value)
-        else:
+        key = self.own_function(func)
+        if key is None:
             return False
         if self._host_returns is None:
             self._host_returns = HostReturns(
@@ -1135,6 +1192,10 @@ class FileContext:
             qualname = self.qualname(func)
             if qualname is not None:
                 return makes_tensor(qualname)
+            own = self.own_function(func)
+            if own is not None and self.tensor_returns.known(own):
+                # `float(evaluate(model))`
+                return self.tensor_returns.tensor_at(own, WHOLE) and not self._given_host_data(node)
             if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method in TENSOR_ONLY_METHODS:
@@ -1177,7 +1238,13 @@ class FileContext:
         key = (rule, id(node))
         if key in self._seen:  # the same node may be reached through two checkers
             return
-        self._seen.add(key)
+        self._record(self._detection(rule, node, end_node, facts))
+
+    def _detection(
+        self, rule: str, node: cst.CSTNode, end_node: cst.CSTNode | None, facts: dict[str, Any]
+    ) -> tuple[Detection, int | None, bool]:
+        """A detection of the node being visited, with the facts of where it is; and what `_record`
+        needs of the walk's state then (its innermost function, whether its site came from the path)."""
         scope = self.scopes[-1]
         facts.setdefault("in_loop", self._repeats(node, end_node))
         if scope.site:  # only when known, so that most detections keep their small fact set
@@ -1187,35 +1254,32 @@ class FileContext:
         top = self.parents[1] if len(self.parents) > 1 else None
         stmt, indents = self._statement_of(node)
         detection = Detection(rule, node, facts, self.anchor_of(node), end_node, top, stmt, indents)
+        function = self._function_id() if self.scopes[0].site == SITE_TEST else None
+        return detection, function, scope.by_path
+
+    def _record(self, made: tuple[Detection, int | None, bool]) -> None:
+        detection, function, by_path = made
+        self._seen.add((detection.rule, id(detection.node)))
         self.detections.append(detection)
         if self.scopes[0].site == SITE_TEST:
-            self._test_detections.append((detection, self._function_id()))
-        if scope.by_path:
+            self._test_detections.append((detection, function))
+        if by_path:
             self._sited_by_path.append(detection)
 
     def defer(self, key: str, rule: str, node: cst.CSTNode, **facts: Any) -> None:
         """Make a detection of `node` (being visited) but report it only if `release(key)` is called."""
-        scope = self.scopes[-1]
-        facts.setdefault("in_loop", self._repeats(node, None))
-        if scope.site:
-            facts.setdefault("site", scope.site)
-        top = self.parents[1] if len(self.parents) > 1 else None
-        stmt, indents = self._statement_of(node)
-        self.deferred.setdefault(key, []).append(
-            Detection(rule, node, facts, self.anchor_of(node), None, top, stmt, indents)
-        )
+        self.deferred.setdefault(key, []).append(self._detection(rule, node, None, facts))
 
     def forget(self, key: str) -> None:
         self.deferred.pop(key, None)
 
     def release(self, key: str, **facts: Any) -> None:
         """Report the detections kept under `key` (once each), with `facts` added."""
-        for detection in self.deferred.pop(key, ()):
-            seen = (detection.rule, id(detection.node))
-            if seen not in self._seen:
-                self._seen.add(seen)
+        for made in self.deferred.pop(key, ()):
+            detection = made[0]
+            if (detection.rule, id(detection.node)) not in self._seen:
                 detection.facts.update(facts)
-                self.detections.append(detection)
+                self._record(made)
 
     def _statement_of(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, tuple[str, ...]]:
         """Innermost statement of a statement list around `node`, and the indents of the blocks around it.

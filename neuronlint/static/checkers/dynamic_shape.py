@@ -238,6 +238,28 @@ def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) ->
     read = _value_read(test, ctx, host_reads=ctx.site == SITE_STEP)
     if read is not None:
         ctx.report("NL603", test, construct=construct, read=read)
+    elif (pending := _pending_operand(test, ctx)) is not None:
+        key, name = pending  # `if eval_loss < best:`, eval_loss from a helper defined further down
+        ctx.defer(key, "NL603", test, construct=construct, read=name)
+
+
+def _pending_operand(test: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] | None:
+    """A name the test compares or combines (not `is None`) that holds a result of the module's own
+    function the walk has not judged yet: its defer key and the name (static/tensor_returns.py)."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Comparison:
+            if not all(isinstance(c.operator, _IDENTITY) for c in node.comparisons):
+                stack.append(node.left)
+                stack.extend(c.comparator for c in node.comparisons)
+        elif type(node) is cst.BooleanOperation:
+            stack.extend((node.left, node.right))
+        elif type(node) is cst.UnaryOperation:
+            stack.append(node.expression)
+        elif (key := ctx.pending_read(node)) is not None:
+            return key, node.value
+    return None
 
 
 def _mask_index(expr: cst.BaseExpression, ctx: FileContext) -> str | None:

@@ -9,6 +9,7 @@ tensors turned into Python numbers (`float(t)`, `int(t)`).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import libcst as cst
 
@@ -267,6 +268,17 @@ def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     return None
 
 
+def _report_read(
+    ctx: FileContext, rule: str, node: cst.CSTNode, value: cst.BaseExpression, what: str | None, **facts: Any
+) -> None:
+    """Report a read of a device tensor (`what` made it one); a read of a helper's result that the
+    walk has not judged yet (static/tensor_returns.py) waits until the end of the module."""
+    if what is not None:
+        ctx.report(rule, node, **facts)
+    elif (key := ctx.pending_read(value)) is not None:
+        ctx.defer(key, rule, node, **facts)
+
+
 def in_step_closure(ctx: FileContext) -> bool:
     """Inside a lambda passed to `xm.add_step_closure(...)`, which defers it until the step has run."""
     for index in range(len(ctx.parents) - 1, 1, -1):
@@ -330,24 +342,31 @@ class HostSync(Checker):
                 if arg.keyword is not None or type(arg.value) is cst.FormattedString:
                     continue  # f-string fields are reported where they are formatted
                 what = _device_tensor(arg.value, ctx)
-                if what is not None:
-                    ctx.report("NL704", arg, symbol=f"print({what})", **periodic_facts(node, ctx))
+                if what is not None or ctx.pending_read(arg.value) is not None:
+                    symbol = f"print({what or '<tensor>'})"
+                    _report_read(
+                        ctx, "NL704", arg, arg.value, what, symbol=symbol, **periodic_facts(node, ctx)
+                    )
                     return
         elif name in _NUMBER_CONVERSIONS and len(node.args) == 1 and ctx.lookup(name) is None:
             arg = node.args[0]
             if arg.keyword is not None or arg.star or ctx.in_error_path() or in_step_closure(ctx):
                 return
             what = _device_tensor(arg.value, ctx)
-            if what is not None:
-                ctx.report("NL705", node, symbol=f"{name}({what})", **periodic_facts(node, ctx))
+            symbol = f"{name}({what or '<tensor>'})"
+            _report_read(ctx, "NL705", node, arg.value, what, symbol=symbol, **periodic_facts(node, ctx))
 
     @on(cst.FormattedStringExpression)
     def formatted_tensor(self, node: cst.FormattedStringExpression, ctx: FileContext) -> None:
         """`f"loss {loss}"`, `f"{ppl:.4f}"`: formatting a tensor as text reads its value (where the
         field is, which for a multi-line string is the line of the field)."""
         what = _device_tensor(node.expression, ctx)
-        if what is None or ctx.in_error_path() or in_step_closure(ctx):
+        if what is None and ctx.pending_read(node.expression) is None:
+            return
+        if ctx.in_error_path() or in_step_closure(ctx):
             return
         text = ctx.code(node.expression)
-        symbol = f'f"{{{text if len(text) <= 40 else what}}}"'
-        ctx.report("NL704", node.expression, symbol=symbol, **periodic_facts(node, ctx))
+        symbol = f'f"{{{text if len(text) <= 40 else what or "<tensor>"}}}"'
+        _report_read(
+            ctx, "NL704", node.expression, node.expression, what, symbol=symbol, **periodic_facts(node, ctx)
+        )
