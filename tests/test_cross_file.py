@@ -111,3 +111,33 @@ def test_a_python_module_named_like_an_extension_is_python(tmp_path: Path) -> No
         },
     )
     assert _nl303(tmp_path) == []
+
+
+def test_calls_of_an_extension_the_project_builds(tmp_path: Path) -> None:
+    """Swin-Transformer's `kernels/window_process`: setup.py builds `swin_window_process` (a name
+    with no `_C`/`_cuda` in it), and the wrapper imports it and calls its functions. The import and
+    each call are custom-kernel findings; a call of something else is not."""
+    _write(
+        tmp_path,
+        {
+            "kernels/setup.py": (
+                "from setuptools import setup\n"
+                "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                "setup(ext_modules=[CUDAExtension('swin_window_process', ['k.cpp', 'k.cu'])],\n"
+                "      cmdclass={'build_ext': BuildExtension})\n"
+            ),
+            "kernels/wrap.py": (
+                "import torch\n"
+                "import swin_window_process\n"
+                "from swin_window_process import merge as merge_fn\n"
+                "\n"
+                "class Roll(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, b):\n"
+                "        out = swin_window_process.roll_forward(x, b)\n"
+                "        return merge_fn(out, torch.flip(out, [0]))\n"
+            ),
+        },
+    )
+    wrapper = [(line, rule) for path, line, rule in _nl303(tmp_path) if path.endswith("wrap.py")]
+    assert wrapper == [(2, "NL303"), (3, "NL303"), (8, "NL303"), (9, "NL303")]

@@ -206,7 +206,66 @@ def kernel_calls(
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    # local name -> (kernel module, dotted name in it; "" for the module itself)
+    bound = _bound(tree, imported)
+    if not bound:
+        return []
+    skip = set(kernel_lines)
+    lines = source.decode("utf-8", "replace").splitlines()
+    sites: list[dict[str, Any]] = []
+    for call in _host_calls(tree):
+        func, launch = call.func, False
+        if isinstance(func, ast.Subscript):
+            func, launch = func.value, True
+        target = _resolve(_dotted(func), bound)
+        if target is None:
+            continue
+        module, name = target
+        reach = entries.get(module, {}).get(name)
+        if reach is None or (reach == KERNEL) != launch or call.lineno in skip:
+            continue
+        skip.add(call.lineno)  # one finding per line
+        facts = {
+            "name": name,
+            "module": module,
+            "reaches": "is a GPU kernel, launched here" if launch else reach,
+        }
+        sites.append(_detection("NL308", call, lines, facts))
+    return sites
+
+
+def extension_calls(
+    source: bytes, imported: Mapping[int, list[tuple[str, str]]], kernel_lines: Iterable[int] = ()
+) -> list[dict[str, Any]]:
+    """NL303 detections at each call, in a file's `source`, of a function of a compiled extension
+    the scanned project builds (`import swin_window_process`, then
+    `swin_window_process.roll_and_window_partition_forward(x, ...)`): a name without `_C` or `_cuda`
+    in it, which only the build file (`CUDAExtension("swin_window_process", ...)`) shows to be one.
+    `imported`: import line -> [(importable name, extension module)]; lines in `kernel_lines`
+    already hold a custom-kernel detection."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    bound = _bound(tree, imported)
+    if not bound:
+        return []
+    skip = set(kernel_lines)
+    lines = source.decode("utf-8", "replace").splitlines()
+    sites: list[dict[str, Any]] = []
+    for call in _host_calls(tree):
+        target = _resolve(_dotted(call.func), bound)
+        if target is None or call.lineno in skip:
+            continue
+        module, name = target
+        skip.add(call.lineno)
+        facts = {"module": f"{module}.{name}", "kind": "compiled extension built by this project"}
+        sites.append(_detection("NL303", call, lines, facts))
+    return sites
+
+
+def _bound(tree: ast.Module, imported: Mapping[int, list[tuple[str, str]]]) -> dict[str, tuple[str, str]]:
+    """Local name -> (module, dotted name in it; "" for the module itself) of the imports on the
+    lines of `imported` (import line -> [(importable name, module's full name)])."""
     bound: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Import, ast.ImportFrom)) or node.lineno not in imported:
@@ -234,27 +293,7 @@ def kernel_calls(
                 bound[local] = (as_module, "")
             elif alias.name != "*" and found:
                 bound[local] = (found[min(found, key=len)], alias.name)  # the from-module itself
-    if not bound:
-        return []
-    skip = set(kernel_lines)
-    lines = source.decode("utf-8", "replace").splitlines()
-    sites: list[dict[str, Any]] = []
-    for call in _host_calls(tree):
-        func, launch = call.func, False
-        if isinstance(func, ast.Subscript):
-            func, launch = func.value, True
-        target = _resolve(_dotted(func), bound)
-        if target is None:
-            continue
-        module, name = target
-        reach = entries.get(module, {}).get(name)
-        if reach is None or (reach == KERNEL) != launch or call.lineno in skip:
-            continue
-        skip.add(call.lineno)  # one finding per line
-        sites.append(
-            _detection(call, lines, name, module, "is a GPU kernel, launched here" if launch else reach)
-        )
-    return sites
+    return bound
 
 
 def _resolve(dotted: str, bound: Mapping[str, tuple[str, str]]) -> tuple[str, str] | None:
@@ -288,17 +327,17 @@ def _host_calls(tree: ast.Module) -> list[ast.Call]:
     return calls
 
 
-def _detection(call: ast.Call, lines: list[str], name: str, module: str, reach: str) -> dict[str, Any]:
+def _detection(rule: str, call: ast.Call, lines: list[str], facts: dict[str, Any]) -> dict[str, Any]:
     text = lines[call.lineno - 1].encode("utf-8") if call.lineno <= len(lines) else b""
     column = len(text[: call.col_offset].decode("utf-8", "replace")) + 1  # offsets are in bytes
     end_offset = call.end_col_offset if call.end_lineno == call.lineno and call.end_col_offset else len(text)
     end = len(text[:end_offset].decode("utf-8", "replace")) + 1
     return {
-        "rule": "NL308",
+        "rule": rule,
         "line": call.lineno,
         "column": column,
         "end_line": call.lineno,
         "end_column": end,
-        "facts": {"in_loop": False, "name": name, "module": module, "reaches": reach},
+        "facts": {"in_loop": False, **facts},
         "snippet": text[call.col_offset : end_offset].decode("utf-8", "replace"),
     }

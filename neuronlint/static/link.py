@@ -1,6 +1,6 @@
 """Cross-file linking, after every file is analysed: imports of in-repo modules that define GPU
 kernels (NL306) and the calls of their kernel entry points (NL308, static.kernel_calls), imports
-of compiled extensions built by this project (NL303)."""
+of compiled extensions built by this project and the calls of their functions (NL303)."""
 
 from __future__ import annotations
 
@@ -136,6 +136,7 @@ def link_result(
     _drop_in_tree_library_imports(result, index, own)
     flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in index.import_rules}
     imported: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, kernel module with entries)
+    extensions: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, extension built here)
     for module, line, column, end in result.get("import_sites", ()):
         found = index.kernel_modules.get(module)
         if found and found[0] != own and found[0] in index.kernel_entries:
@@ -148,6 +149,7 @@ def link_result(
             )
             flagged_lines.add(line)
         elif any(module == ext or module.endswith("." + ext) for ext in index.extensions):
+            extensions.setdefault(line, []).append((module, module))
             result["detections"].append(
                 _site(
                     "NL303",
@@ -159,12 +161,17 @@ def link_result(
                 )
             )
             flagged_lines.add(line)
-    text = source() if imported and source is not None else None
+    text = source() if (imported or extensions) and source is not None else None
     if text:
-        from neuronlint.static.kernel_calls import kernel_calls
+        from neuronlint.static.kernel_calls import extension_calls, kernel_calls
 
         kernel_lines = {d["line"] for d in result["detections"] if d["rule"] in _KERNEL_SITE_RULES}
-        result["detections"].extend(kernel_calls(text, imported, index.kernel_entries, kernel_lines))
+        if extensions:
+            found = extension_calls(text, extensions, kernel_lines)
+            result["detections"].extend(found)
+            kernel_lines.update(d["line"] for d in found)
+        if imported:
+            result["detections"].extend(kernel_calls(text, imported, index.kernel_entries, kernel_lines))
 
 
 # A line that already reports a kernel launch, a build or an extension use gets no NL308 as well.
