@@ -575,9 +575,10 @@ def test_module_moves_and_host_joins_are_not_syncs(tmp_path):
         import torch
 
 
-        def export(model, loader, encoder):
+        def export(model, loader, encoder, config):
             model.to("cpu")
             encoder.cpu()
+            create_model(config).cpu()  # ControlNet: `model = create_model(cfg).cpu()`
             preds = []
             for batch in loader:
                 preds.append(model(batch).argmax(-1).cpu())  # expect: NL703

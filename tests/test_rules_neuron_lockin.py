@@ -146,10 +146,62 @@ def test_legacy_torch_neuron_imports(tmp_path):
         from torch import neuron  # expect: NL903
 
         def model_fn(model_dir):
-            return torch.jit.load(os.path.join(model_dir, "model_neuron.pt"))
+            return torch.jit.load(os.path.join(model_dir, "model_neuron.pt"))  # expect: NL903
 
         def export(model, example):
             return torch_neuron.trace(model, example)  # expect: NL903
+    """,
+        **LOCKIN,
+    )
+
+
+def test_loading_a_model_traced_for_neuron(tmp_path):
+    """A Neuron inference handler loads the TorchScript artifacts `torch_neuronx.trace` saved
+    (aws-neuron-sagemaker-samples' stable-diffusion `inference.py`): each load is lock-in. Without
+    torch-neuronx in the file, `torch.jit.load` is a plain TorchScript load (openai CLIP)."""
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch_neuronx  # expect: NL903
+
+        def model_fn(pipe, unet_path, vae_path):
+            pipe.unet = torch_neuronx.DataParallel(torch.jit.load(unet_path), None)  # expect: NL903
+            pipe.vae.decoder = torch.jit.load(vae_path)  # expect: NL903
+            return pipe
+    """,
+        **LOCKIN,
+    )
+    check(
+        tmp_path,
+        """
+        import torch
+
+        def load(path):
+            return torch.jit.load(path, map_location="cpu").eval()
+    """,
+        **LOCKIN,
+    )
+
+
+def test_a_device_class_registry_name_is_no_device_in_use(tmp_path):
+    """composer's `class DeviceNeuron(Device): name = 'neuron'` names the class in the device
+    registry; the device it uses is `xm.xla_device()`. A `name` outside a class body, or any other
+    attribute, still names a device."""
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch_xla.core.xla_model as xm  # expect: NL901
+
+        class DeviceNeuron:
+            name = "neuron"
+            default = "neuron"  # expect: NL902
+
+            def __init__(self):
+                self._device = xm.xla_device()  # expect: NL908
+
+        name = "neuron"  # expect: NL902
     """,
         **LOCKIN,
     )

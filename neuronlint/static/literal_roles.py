@@ -18,7 +18,7 @@ from neuronlint.static.context import FileContext, owner_names
 
 ROLE_VALUE = "value"  # used as a value: an argument, a default, an assignment, a dict value
 ROLE_TEST = "test"  # compared: ==, !=, in, not in (also as a member of the compared collection), `case`, .startswith()
-ROLE_KEY = "key"  # a dict key or a subscript index: it names an entry of a table
+ROLE_KEY = "key"  # a dict key, a subscript index, a class's `name = "..."`: it names an entry of a table
 ROLE_OPTION = "option"  # an element of `choices=[...]` or of `typing.Literal[...]`: it lists what is allowed
 ROLE_ATTRIBUTE = "attribute"  # an attribute name given to getattr/hasattr/setattr/delattr/patch.object
 ROLE_MESSAGE = "message"  # an argument of print(), a logging call, warnings.warn or an exception: text
@@ -90,5 +90,19 @@ def literal_role(node: cst.CSTNode, ctx: FileContext) -> str:
                 if name in _TEST_METHODS:
                     return ROLE_TEST
             return ROLE_VALUE
+        if type(parent) is cst.Assign and _registry_name(parent, child, ctx):
+            return ROLE_KEY
         return ROLE_VALUE
     return ROLE_VALUE
+
+
+def _registry_name(assign: cst.Assign, value: cst.CSTNode, ctx: FileContext) -> bool:
+    """`class DeviceNeuron(Device): name = "neuron"`: the class's name in a registry of its kind (a
+    key users select it by), not a device or backend the code uses."""
+    return (
+        assign.value is value
+        and ctx.scope.kind == "class"
+        and len(assign.targets) == 1
+        and type(assign.targets[0].target) is cst.Name
+        and assign.targets[0].target.value == "name"
+    )

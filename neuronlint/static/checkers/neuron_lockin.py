@@ -33,6 +33,10 @@ def _torch_neuron_import(module: str) -> tuple[str, str] | None:
     return _TORCH_NEURON if module == "torch.neuron" or module.startswith("torch.neuron.") else None
 
 
+# Packages whose trace produces the TorchScript artifacts `torch.jit.load` reads back: torch-neuronx
+# (Inf2/Trn) and the archived torch-neuron (Inf1).
+_TRACING_ROOTS = frozenset({"torch_neuronx", "torch_neuron"})
+
 _XLA_DEVICE = re.compile(r"^(xla|neuron)(:(\d+|\{\}|%d|%s))?$")
 _XLA_INIT_METHOD = "xla://"  # init_process_group("xla", init_method="xla://"): the XLA rendezvous
 _ENV = re.compile(
@@ -128,7 +132,18 @@ class NeuronLockin(Checker):
         "NL902": ("symbol", "what"),
         "NL907": ("symbol",),
     }
-    triggers = ("torch_xla", "torch_neuronx", "neuronx", "nki", "optimum", "xla", "NEURON_", "XLA_")
+    triggers = (
+        "torch_xla",
+        "torch_neuronx",
+        "torch_neuron",
+        "torch.neuron",
+        "neuronx",
+        "nki",
+        "optimum",
+        "xla",
+        "NEURON_",
+        "XLA_",
+    )
 
     @on(cst.Import)
     def import_(self, node: cst.Import, ctx: FileContext) -> None:
@@ -212,6 +227,27 @@ class NeuronLockin(Checker):
                 legacy_namespace=False,
                 custom_op=True,
             )
+
+    @on(cst.Call)
+    def traced_model_load(self, node: cst.Call, ctx: FileContext) -> None:
+        """`torch.jit.load(path)` in a file that uses torch-neuronx or torch-neuron: the inference
+        handler of a model traced for Neuron loads its artifact, whose NEFF runs only on Neuron
+        (leaving means tracing again from the source model)."""
+        if not ctx.imports or ctx.qualname(node.func) != "torch.jit.load":
+            return
+        if not any(m.split(".")[0] in _TRACING_ROOTS or _torch_neuron_import(m) for m in ctx.imports):
+            return
+        ctx.report(
+            "NL903",
+            node.func,
+            end_node=node,
+            module="torch.jit.load",
+            what=(
+                "loads a TorchScript model in a file that uses torch-neuronx: a model traced for "
+                "Neuron holds a NEFF that runs only on Neuron"
+            ),
+            legacy_namespace=False,
+        )
 
     @on(cst.Call)
     def nki_launch(self, node: cst.Call, ctx: FileContext) -> None:
