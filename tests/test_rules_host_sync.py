@@ -755,7 +755,12 @@ def test_helper_defined_above_makes_a_tensor_for_every_checker(tmp_path):
             return loss, torch.count_nonzero(labels != -100)
 
 
-        class Trainer:
+        class Base:
+            def forward_logits(self, batch):
+                return self.model(batch).logits.float()
+
+
+        class Trainer(Base):
             def step(self, batch):
                 return self.model(batch).logits.softmax(-1)
 
@@ -765,6 +770,8 @@ def test_helper_defined_above_makes_a_tensor_for_every_checker(tmp_path):
                     assert count > 0  # expect: NL603
                     probs = self.step(batch)
                     print(probs)  # expect: NL704
+                    logits = self.forward_logits(batch)
+                    print(logits)  # expect: NL704
                     print(float(masked_loss(batch, batch)))
         """,
     )

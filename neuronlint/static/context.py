@@ -823,10 +823,11 @@ class FileContext:
         key = self.own_function(call.func)
         if key is None or self._given_host_data(call):
             return None
+        key = self.tensor_returns.resolve(key)
+        if key is None:
+            return None  # a builtin (`float("inf")`), or a function the module does not define
         if self.tensor_returns.known(key):
             return ("tensor", "") if self.tensor_returns.tensor_at(key, position) else None
-        if not self.tensor_returns.defines(key):
-            return None  # a builtin (`float("inf")`), or a function the module does not define
         return ("other", pending_key(key, position))
 
     def _given_host_data(self, call: cst.Call) -> bool:
@@ -1193,7 +1194,11 @@ class FileContext:
             if qualname is not None:
                 return makes_tensor(qualname)
             own = self.own_function(func)
-            if own is not None and self.tensor_returns.known(own):
+            if (
+                own is not None
+                and (own := self.tensor_returns.resolve(own))
+                and self.tensor_returns.known(own)
+            ):
                 # `float(evaluate(model))`
                 return self.tensor_returns.tensor_at(own, WHOLE) and not self._given_host_data(node)
             if type(func) is cst.Attribute:

@@ -33,26 +33,43 @@ class TensorReturns:
     def __init__(self, module: cst.Module) -> None:
         self._module = module
         self._defined: set[Key] | None = None  # the module's functions and methods, read on first use
+        self._bases: dict[str, list[str]] = {}  # module-level class -> the names of its bases
         # function -> one flag per position (a tuple's length, or one for WHOLE); None once its
         # returns disagree in shape or it is a generator
         self._positions: dict[Key, list[bool] | None] = {}
         self._arity: dict[Key, int] = {}  # function -> tuple length of its returns (WHOLE: not a tuple)
         self._finished: set[Key] = set()
 
-    def defines(self, key: Key) -> bool:
-        """Whether the module defines this function at its top level (or this method in a class
-        defined there): `float(...)` or an imported helper is not one."""
+    def resolve(self, key: Key) -> Key | None:
+        """The function a call of `key` runs, when the module defines it: at its top level, or as a
+        method of a class defined there or of one of that class's bases defined there
+        (`self.prepare(...)` in a subclass); None for `float(...)` or an imported helper."""
         if self._defined is None:
-            self._defined = set()
-            for statement in self._module.body:
-                if type(statement) is cst.FunctionDef:
-                    self._defined.add((None, statement.name.value))
-                elif type(statement) is cst.ClassDef and type(statement.body) is cst.IndentedBlock:
-                    cls = statement.name.value
-                    self._defined.update(
-                        (cls, s.name.value) for s in statement.body.body if type(s) is cst.FunctionDef
-                    )
-        return key in self._defined
+            self._read_definitions()
+        assert self._defined is not None
+        cls, name = key
+        seen: set[str] = set()
+        pending = [cls]
+        while pending:
+            owner = pending.pop(0)
+            if (owner, name) in self._defined:
+                return (owner, name)
+            if owner is not None and owner not in seen:
+                seen.add(owner)
+                pending.extend(self._bases.get(owner, ()))
+        return None
+
+    def _read_definitions(self) -> None:
+        self._defined = set()
+        for statement in self._module.body:
+            if type(statement) is cst.FunctionDef:
+                self._defined.add((None, statement.name.value))
+            elif type(statement) is cst.ClassDef and type(statement.body) is cst.IndentedBlock:
+                cls = statement.name.value
+                self._bases[cls] = [b.value.value for b in statement.bases if type(b.value) is cst.Name]
+                self._defined.update(
+                    (cls, s.name.value) for s in statement.body.body if type(s) is cst.FunctionDef
+                )
 
     def note_return(self, key: Key, flags: list[bool], arity: int) -> None:
         """A `return` of a value: its tensor flags per position (`arity` WHOLE for a single value)."""
