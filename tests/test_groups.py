@@ -209,10 +209,11 @@ def test_a_framework_strategy_is_grouped_under_the_library_it_runs(tmp_path):
             "train.py": """
                 import deepspeed
                 import lightning as L
+                from deepspeed.ops.adam import FusedAdam
                 from lightning.pytorch.strategies import DeepSpeedStrategy
 
                 def fit(model):
-                    engine = deepspeed.initialize(model=model)
+                    engine = deepspeed.initialize(model=model, optimizer=FusedAdam(model.parameters()))
                     trainer = L.Trainer(strategy=DeepSpeedStrategy(stage=3))
                     fabric = L.Fabric(strategy="deepspeed_stage_2")
                     return engine, trainer, fabric

@@ -36,24 +36,31 @@ def _library(name: str) -> dict:
 
 
 # ---- libraries: the claim comes from the library's record --------------------------------------
-def test_deepspeed_logger_call_is_not_a_blocker_its_kernels_are(tmp_path: Path) -> None:
+def test_deepspeed_is_reported_at_its_kernels_not_its_engine(tmp_path: Path) -> None:
+    """DeepSpeed's engine, ZeRO, `get_accelerator()` and logger run on whichever accelerator it
+    detects (CUDA, CPU, XPU, ...), like torch.accelerator: three blind labellers and the category's
+    definition (CUDA- or GPU-vendor-only packages) leave them out. Its kernels (`deepspeed.ops`)
+    are CUDA-only-library findings, and the message says what DeepSpeed runs on."""
     record = _library("deepspeed")
     assert record["support"] == "multi-backend" and record["support_source"] == DEEPSPEED_SOURCE
-    assert "deepspeed.utils.logger" in record["helpers"]
+    assert record["modules"] == ["deepspeed.ops"]
     findings = check(
         tmp_path,
         """
-        import deepspeed  # expect: NL401
-        from deepspeed.utils import logger  # expect: NL401
+        import deepspeed
+        from deepspeed.accelerator import get_accelerator
+        from deepspeed.ops.adam import FusedAdam  # expect: NL401
+        from deepspeed.utils import logger
 
-        logger.info("hi")  # ok: NL402
-        engine = deepspeed.initialize(model=None)  # expect: NL402
+        logger.info("hi")
+        device = get_accelerator().device_name()
+        engine = deepspeed.initialize(model=None, optimizer=FusedAdam([]))  # expect: NL402
         """,
         **LIBS,
     )
     assert {f.severity.value for f in findings if f.rule == "NL401"} == {"warning"}
-    (call,) = [f for f in findings if f.rule == "NL402"]  # the logger call is not a finding
-    assert "`deepspeed.initialize`" in call.message
+    (call,) = [f for f in findings if f.rule == "NL402"]
+    assert "`deepspeed.ops.adam.FusedAdam`" in call.message
     assert call.severity.value == "blocker" and "runs only on NVIDIA" not in call.message
     assert "Intel XPU" in call.message and "None of these is Neuron" in call.message
 
