@@ -573,6 +573,15 @@ def test_device_id_parameter_whose_value_the_file_does_not_show(tmp_path):
         def main(model, batch):
             device_id = int(os.environ["LOCAL_RANK"])
             return model(batch.to(device_id))  # expect: NL112
+
+
+        def test(model_engine, images, local_device):
+            # DeepSpeedExamples' CIFAR: `local_device` is `get_accelerator().device_name(rank)`
+            return model_engine(images.to(local_device))
+
+
+        def test_on(model_engine, images, local_device: int):
+            return model_engine(images.to(local_device))  # expect: NL112
     """,
         select=["cuda-api"],
     )

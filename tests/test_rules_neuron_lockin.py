@@ -150,6 +150,10 @@ def test_legacy_torch_neuron_imports(tmp_path):
 
         def export(model, example):
             return torch_neuron.trace(model, example)  # expect: NL903
+
+        def export_again(model, example):
+            # aws-do-eks neuron-test: the trace call of the torch.neuron namespace is the artifact
+            return torch.neuron.trace(model, example_inputs=[example])  # expect: NL903
     """,
         **LOCKIN,
     )

@@ -181,9 +181,10 @@ def _tensor_type_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> Non
         ctx.report("NL101", node, symbol=f".type({value!r})")  # `x.type("torch.cuda.FloatTensor")` moves x
 
 
-# Names that hold a device as often as an ordinal (`device_id = init_distributed_device(args)`):
-# an ordinal only where the file shows an integer for them.
-_DEVICE_OR_ORDINAL = re.compile(r"(^|_)(device_id|dev_id)$")
+# Names that hold a device as often as an ordinal (`device_id = init_distributed_device(args)`,
+# DeepSpeed's `local_device = get_accelerator().device_name(rank)`): an ordinal only where the file
+# shows an integer for them.
+_DEVICE_OR_ORDINAL = re.compile(r"(^|_)(device_id|dev_id|local_device)$")
 
 
 def _unshown_parameter(name: str, ctx: FileContext) -> bool:

@@ -25,7 +25,8 @@ from neuronlint.static.registry import Checker, on
 # registers for the `neuron` device (NL903 sources).
 # Either way the import ties the file to Neuron: the import line is the finding. Its uses are not
 # followed (`torch` is every file's root, and `torch.neuron.synchronize()` is the device module's
-# counterpart of `torch.cuda.synchronize()`, not a package to leave).
+# counterpart of `torch.cuda.synchronize()`, not a package to leave), except the Inf1 trace call
+# `torch.neuron.trace` (an [[api]] row of rules/apis.toml), where an artifact is made.
 _TORCH_NEURON = ("NL903", "torch-neuron (Inf1, archived) or TorchNeuron's torch.neuron device module")
 
 
