@@ -42,7 +42,14 @@ CATEGORIES = (
 )
 
 Key = tuple[str, int, str]
-SETS = {"first": {"A", "B", "C"}, "fresh5": {"D"}, "fresh6": {"E"}, "fresh7": {"F"}, "fresh8": {"G"}, "fresh9": {"H"}}
+SETS = {
+    "first": {"A", "B", "C"},
+    "fresh5": {"D"},
+    "fresh6": {"E"},
+    "fresh7": {"F"},
+    "fresh8": {"G"},
+    "fresh9": {"H"},
+}
 
 
 def read_tsv(name: str) -> list[dict[str, str]]:
