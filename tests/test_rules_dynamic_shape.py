@@ -560,3 +560,50 @@ def test_slice_bound_from_a_tensor_field_of_a_class_of_the_file(tmp_path):
             return q, k, head
     """,
     )
+
+
+def test_python_max_over_a_generator_of_tensors(tmp_path):
+    # ConvNeXt / Megatron-LM `get_grad_norm_`: the inf-norm is a Python max over device maxima
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def grad_norm(parameters, norm_type):
+            parameters = [p for p in parameters if p.grad is not None]
+            if norm_type == float("inf"):
+                return max(p.grad.detach().abs().max() for p in parameters)  # expect: NL603
+            longest = max(len(p.shape) for p in parameters)
+            count = sum(p.numel() for p in parameters)
+            return torch.norm(torch.stack([p.grad.norm() for p in parameters])) * longest / count
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_a_number_read_from_a_registered_buffer_bounds_a_slice(tmp_path):
+    # BLIP's retrieval queue: `ptr = int(self.ptr_queue)` reads the device pointer each step, and
+    # the queue writes `[:, ptr:ptr + batch_size]` cut where the data says
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+
+        class Queue(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("ptr_queue", torch.zeros(1, dtype=torch.long))
+                self.register_buffer("queue", torch.zeros(256, 4096))
+
+            @torch.no_grad()
+            def enqueue(self, feats):
+                batch_size = feats.shape[0]
+                ptr = int(self.ptr_queue)  # expect: NL705
+                self.queue[:, ptr : ptr + batch_size] = feats.T  # expect: NL604
+                self.ptr_queue[0] = (ptr + batch_size) % 4096
+        """,
+        select=["dynamic-shape", "host-sync"],
+    )

@@ -65,21 +65,25 @@ _REDUCTIONS = frozenset(
 )
 
 
-def _host_read(value: cst.BaseExpression) -> str | None:
-    """'<tensor>.item()' for `t.item()`, 'int(<tensor>)' for `int(t.max())`: one level deep, no subtree walk."""
+def _host_read(value: cst.BaseExpression, ctx: FileContext | None = None) -> str | None:
+    """'<tensor>.item()' for `t.item()`, 'int(<tensor>)' for `int(t.max())` and, given the context,
+    for `int(self.ptr_queue)` of a known device tensor: one level deep, no subtree walk."""
     if type(value) is cst.Call:
         func = value.func
         if type(func) is cst.Attribute and func.attr.value in _READ_METHODS and not value.args:
             return f"<tensor>.{func.attr.value}()"
-        if (
-            type(func) is cst.Name
-            and func.value in _NUMBER_BUILTINS
-            and len(value.args) == 1
-            and type(value.args[0].value) is cst.Call
-            and type(value.args[0].value.func) is cst.Attribute
-            and value.args[0].value.func.attr.value in _REDUCTIONS
-        ):
-            return f"{func.value}(<tensor>)"
+        if type(func) is cst.Name and func.value in _NUMBER_BUILTINS and len(value.args) == 1:
+            argument = value.args[0].value
+            if type(argument) is cst.Call and type(argument.func) is cst.Attribute:
+                if argument.func.attr.value in _REDUCTIONS:
+                    return f"{func.value}(<tensor>)"
+            elif (
+                ctx is not None
+                and type(argument) in (cst.Name, cst.Attribute)
+                and ctx.is_tensor(argument)
+                and not ctx.is_host_value(argument)
+            ):
+                return f"{func.value}(<tensor>)"
     return None
 
 
@@ -468,7 +472,7 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("numpy", "")
         if tp is cst.Call and (reduced := _reduced_read(value, ctx)) is not None:
             return ("read", reduced)  # `max(sizes)`: one of the numbers read
-        read = _derived_read(value, ctx) if tp is cst.BinaryOperation else _host_read(value)
+        read = _derived_read(value, ctx) if tp is cst.BinaryOperation else _host_read(value, ctx)
         if read is not None:
             return ("host", "") if _reads_host_value(value, ctx) else ("read", read)
         return _value_kind(value, ctx, numpy_checked=True)

@@ -1180,6 +1180,8 @@ class FileContext:
             elif tp is cst.UnaryOperation:
                 node = node.expression
             elif tp is cst.Attribute and node.attr.value in _TENSOR_ATTRIBUTES:
+                if node.attr.value == "grad":
+                    return True  # `p.grad`: a parameter's gradient, whatever `p` is known as
                 node = node.value
             else:
                 break

@@ -426,6 +426,13 @@ class DynamicShape(Checker):
         for arg in node.args:
             if arg.keyword is not None or arg.star:
                 continue
+            if type(arg.value) in (cst.GeneratorExp, cst.ListComp):
+                # `max(p.grad.abs().max() for p in parameters)`: Python compares the tensors
+                element = arg.value.elt
+                if ctx.is_tensor(element) and not ctx.is_host_value(element):
+                    ctx.report("NL603", node, construct=f"{func.value}()", read=ctx.code(element)[:60])
+                    return
+                continue
             read = _value_read(arg.value, ctx, host_reads=False)
             if read is not None and read != ".item()" and not ctx.is_host_value(arg.value):
                 ctx.report("NL603", node, construct=f"{func.value}()", read=read)
