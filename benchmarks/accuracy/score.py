@@ -1,6 +1,6 @@
 """Score neuronlint against the blind labels: exact match on (file, line, category).
 
-    python benchmarks/accuracy/score.py [--part tune|holdout|all] [--set first|fresh5|fresh6|fresh7|fresh8|fresh9|all]
+    python benchmarks/accuracy/score.py [--part tune|holdout|all] [--set first|fresh5|...|fresh10|all]
                                         [--view detection|default] [--details] [--json OUT]
 
 Scans each repository directory under corpus/ (laid out by layout.py) and compares the findings of
@@ -15,8 +15,9 @@ labelled clean. `--details` lists the misses and false findings, and only for th
 the held-out part is scored, never read while fixing. `--set` picks the labellers' rounds: `first`
 (labellers A, B and C, the set the trust round started from), `fresh5` (labeller D, added later
 from ten more repositories), `fresh6` (labeller E, eleven more repositories, added in session 10),
-`fresh7` (labeller F, eight more repositories, added in session 11), `fresh8` and `fresh9`
-(labellers G and H, seven more repositories each, added in session 12), or `all` (the default).
+`fresh7` (labeller F, eight more repositories, added in session 11), `fresh8`, `fresh9` and
+`fresh10` (labellers G, H and I, seven more repositories each, added in session 12), or `all` (the
+default).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ SETS = {
     "fresh7": {"F"},
     "fresh8": {"G"},
     "fresh9": {"H"},
+    "fresh10": {"I"},
 }
 
 
