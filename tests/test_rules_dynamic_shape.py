@@ -607,3 +607,23 @@ def test_a_number_read_from_a_registered_buffer_bounds_a_slice(tmp_path):
         """,
         select=["dynamic-shape", "host-sync"],
     )
+
+
+def test_a_size_tuple_holding_a_number_read_from_a_tensor(tmp_path):
+    # VAR `dist.allgather_diff_shape`: the pad size comes from gathered sizes read with .item()
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def pad_to_max(t, ls_size, t_size):
+            pad = max(s.item() for s in ls_size) - t_size[0].item()
+            if pad:
+                pad_size = (pad, *t.size()[1:])
+                t = torch.cat((t, t.new_empty(pad_size)), dim=0)  # expect: NL604
+            fixed = (4, *t.size()[1:])
+            return torch.cat((t, t.new_zeros(fixed)), dim=0)
+        """,
+        select=["dynamic-shape"],
+    )

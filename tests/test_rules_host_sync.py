@@ -821,3 +821,23 @@ def test_helper_results_that_are_not_device_tensors(tmp_path):
             return torch.div(lengths, factor).ceil()
         """,
     )
+
+
+def test_a_parameter_named_tensor_is_one(tmp_path):
+    # mdlm `utils.print_nans(tensor, name)`: the name says what it holds
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def print_nans(tensor, name):
+            if torch.isnan(tensor).any():
+                print(name, tensor)  # expect: NL704
+
+
+        def describe(name_tensor: str, tensors):
+            print(name_tensor, len(tensors))
+        """,
+        select=["host-sync"],
+    )

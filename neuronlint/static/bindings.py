@@ -485,11 +485,23 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             # `sizes = [x.item() for x in gathered]`: numbers read from tensors (the comprehension's
             # own names are out of scope here: over host values, `for x in cpu_list`, they are host)
             return ("host", "") if ctx.is_host_value(value.for_in.iter) else ("read", read)
+        if tp is cst.Tuple and (read := _read_element(value, ctx)) is not None:
+            return ("read", read)  # `pad_size = (pad, *t.size()[1:])` with `pad` read from a tensor
         if ctx.is_host_value(value):
             return ("host", "")  # `out = {"boxes": boxes.cpu(), ...}`, `[p.cpu() for p in preds]`
         if (tp is cst.List or tp is cst.Tuple) and _literal_display(value):
             return ("python", "")  # `ids = [1, 2, 3]`: Python numbers (not a comprehension, which may
             # rebind a tensor's name in one branch only: `x = [str(x[i].item()) ...]`)
+    return None
+
+
+def _read_element(value: cst.Tuple, ctx: FileContext) -> str | None:
+    """A size tuple one of whose elements is a name holding a number read from a tensor."""
+    for element in value.elements:
+        if type(element) is cst.Element and type(element.value) is cst.Name:
+            binding = ctx.lookup(element.value.value)
+            if binding is not None and binding[0] == "read":
+                return binding[1]
     return None
 
 

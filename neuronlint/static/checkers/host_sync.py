@@ -277,7 +277,28 @@ def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             return f"... .{method}()"
     if ctx.is_tensor(value) and not ctx.is_host_value(value) and not ctx.draws_one_number(value):
         return "<tensor>"
+    if type(value) is cst.Name and _TENSOR_NAME.match(value.value) and _unbound_or_parameter(value, ctx):
+        return "<tensor>"  # `def print_nans(tensor, name): ... print(name, tensor)`
     return None
+
+
+# Names that say they hold a tensor: `tensor`, `input_tensor`, `loss_tensor`.
+_TENSOR_NAME = re.compile(r"^(\w+_)?tensor$")
+
+
+def _unbound_or_parameter(name: cst.Name, ctx: FileContext) -> bool:
+    """A name nothing in the file has bound to a known kind: an untracked value, or a parameter
+    without an annotation (`name_tensor: str` says what it holds)."""
+    binding = ctx.lookup(name.value)
+    if binding is not None and binding != ("other", None):
+        return False
+    function = ctx.enclosing(cst.FunctionDef)
+    if function is not None:
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name.value:
+                return param.annotation is None
+    return True
 
 
 def _report_read(
