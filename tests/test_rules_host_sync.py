@@ -841,3 +841,77 @@ def test_a_parameter_named_tensor_is_one(tmp_path):
         """,
         select=["host-sync"],
     )
+
+
+def test_a_script_helper_its_code_calls_only_with_host_data(tmp_path):
+    """aws-samples' DiffusionDrive port: the metric helpers of a training script receive only the
+    `.cpu()` copies the evaluation loop makes, so their reads are host work. A helper also called
+    with device data, passed on as a callback, given only literals, or moving data itself keeps
+    its findings; so does a public helper of a module that is not a script."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def bev_iou(pred, gt):
+            union = (pred | gt).sum().float()
+            if union > 0:
+                return ((pred & gt).sum() / union).item()
+            return 0.0
+
+
+        def mixed(pred):
+            return pred.mean().item()  # expect: NL701
+
+
+        def moves(pred, device):
+            return pred.to(device).mean().item()  # expect: NL701
+
+
+        def literal_only(n):
+            x = torch.ones(n).mean()
+            return x.item()  # expect: NL701
+
+
+        def passed_on(pred):
+            return pred.max().item()  # expect: NL701
+
+
+        def evaluate(model, loader, device):
+            for batch in loader:
+                out = model(batch.to(device))
+                iou = bev_iou(out.detach().cpu(), batch.cpu())  # expect: NL703
+                m = mixed(out.cpu()) + mixed(out)  # expect: NL703
+                moves(out.cpu(), device)  # expect: NL703
+                literal_only(3)
+                hook = passed_on
+                print(iou, m, hook)
+
+
+        if __name__ == "__main__":
+            evaluate(None, [], "cpu")
+        """,
+        select=["host-sync", "dynamic-shape"],
+    )
+    check(
+        tmp_path,
+        """
+        def bev_iou(pred, gt):
+            union = (pred | gt).sum().float()
+            if union > 0:  # expect: NL603
+                return ((pred & gt).sum() / union).item()  # expect: NL701
+            return 0.0
+
+
+        def _private_iou(pred, gt):
+            union = (pred | gt).sum().float()
+            return ((pred & gt).sum() / union).item()
+
+
+        def evaluate(out, target):
+            return bev_iou(out.cpu(), target.cpu()), _private_iou(out.cpu(), target.cpu())  # expect: NL703
+        """,
+        name="metrics.py",
+        select=["host-sync", "dynamic-shape"],
+    )

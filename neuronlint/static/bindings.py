@@ -727,6 +727,36 @@ def _tensor_attribute(target: cst.Attribute, value: cst.BaseExpression, ctx: Fil
             scope.tensor_attrs.add(target.attr.value)
 
 
+def _note_helper_call(node: cst.Call, ctx: FileContext) -> None:
+    """For static/host_callers.py: a call of a module-level function of this file, with whether
+    every argument is a host value or a literal; and a move to a device (`.to(device)`, `.cuda()`,
+    a `device=` argument that is not "cpu") inside a module-level function."""
+    func = node.func
+    if type(func) is cst.Name:
+        if ctx.lookup(func.value) is None and ctx.tensor_returns.resolve((None, func.value)) is not None:
+            # host data given (a literal alone says nothing: `main(0.1)` may put its own on a device)
+            literal = [type(arg.value) in _LITERALS for arg in node.args]
+            host = not all(literal) and all(
+                not arg.star and (is_literal or ctx.is_host_value(arg.value))
+                for arg, is_literal in zip(node.args, literal, strict=True)
+            )
+            ctx.host_callers.note_call(func.value, host)
+        return
+    moves = (
+        type(func) is cst.Attribute
+        and func.attr.value in ("to", "cuda")
+        and (func.attr.value == "cuda" or (node.args and _moves_to_device(node, ctx)))
+    )
+    if not moves:
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "device":
+                values = ctx.strings(arg.value)
+                moves = not (values and all(v == "cpu" for v in values))
+                break
+    if moves and (key := ctx.function_key()) is not None and key[0] is None:
+        ctx.host_callers.note_move(key[1])
+
+
 def _moves_to_device(node: cst.Call, ctx: FileContext) -> bool:
     """`x.to(device)`, `x.to("cuda")`, `x.cuda()`: not `x.to("cpu")`, nor `x.to(torch.float32)`."""
     func = node.func
@@ -1206,6 +1236,7 @@ class Bindings(Checker):
         `self.register_buffer("n", torch.zeros(1))` makes `self.n` a tensor, `x.to(device)` moves
         values to a device."""
         func = node.func
+        _note_helper_call(node, ctx)
         if type(func) is not cst.Attribute or not node.args:
             if type(func) is cst.Attribute and func.attr.value == "cuda":
                 ctx.moves_to_device = True

@@ -17,6 +17,7 @@ import libcst as cst
 
 from neuronlint.static import cuda_paths
 from neuronlint.static.calls import arg_value, kwarg
+from neuronlint.static.host_callers import HostCallers
 from neuronlint.static.host_returns import HostReturns
 from neuronlint.static.nodes import children_of, node_types
 from neuronlint.static.tensor_returns import WHOLE, TensorReturns, pending_key
@@ -401,6 +402,7 @@ class FileContext:
         self._numpy_args: dict[int, frozenset[str]] = {}  # function id -> names it hands to numpy
         self._host_returns: HostReturns | None = None  # helpers of this module that return host values
         self.tensor_returns = TensorReturns(module)  # functions of this module that return device tensors
+        self.host_callers = HostCallers()  # functions of this module its code calls with host data only
         # Test files: where a tensor library is imported (None: at module level; else the ids of
         # the functions that import one), and each detection's innermost function (finish()).
         self._tensor_imports: set[int | None] = set()
@@ -517,6 +519,7 @@ class FileContext:
         of the module's own functions that return device tensors are reported now (static/tensor_returns.py)."""
         for key in self.tensor_returns.tensor_keys():
             self.release(key)
+        self._drop_reads_of_host_callers()
         if self.moves_to_device:
             for detection in self._sited_by_path:
                 if detection.facts.get("site") == SITE_HOST:
@@ -533,6 +536,23 @@ class FileContext:
             for detection, function in self._test_detections:
                 if function not in self._tensor_imports:
                     detection.facts["tensorless"] = True
+
+    def _drop_reads_of_host_callers(self) -> None:
+        """Host-sync and dynamic-shape detections inside a module-level function that the file's own
+        code calls only with host data (static/host_callers.py) are about host values."""
+        script = self.mentions(("__main__",))
+        host_only = self.host_callers.host_only(self.source, script)
+        if not host_only:
+            return
+        self.detections = [
+            d
+            for d in self.detections
+            if not (
+                d.rule.startswith(_HOST_DATA_RULES)
+                and type(d.top) is cst.FunctionDef
+                and d.top.name.value in host_only
+            )
+        ]
 
     def note_import(self, module: str) -> None:
         """Record where a test file imports a tensor library (module level, or which function)."""
@@ -1426,6 +1446,8 @@ TENSOR_ONLY_METHODS = frozenset(
         "permute",
     }
 )
+# The rules of the two categories about where data lives: dynamic-shape (NL60x) and host-sync (NL70x).
+_HOST_DATA_RULES = ("NL6", "NL7")
 _TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 # torch.<name> functions that do not return a tensor.
 _NOT_TENSOR_FUNCTIONS = frozenset(
