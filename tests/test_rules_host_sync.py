@@ -915,3 +915,39 @@ def test_a_script_helper_its_code_calls_only_with_host_data(tmp_path):
         name="metrics.py",
         select=["host-sync", "dynamic-shape"],
     )
+
+
+def test_a_loss_a_criterion_computes_and_values_moved_to_the_device(tmp_path):
+    """The plainest training loop: `loss = criterion(out, y)` is a tensor, so is a batch moved with
+    `.to(device)` and an elementwise comparison with it; a loss class made, a model moved, a dtype
+    cast of another library and a number named like a loss are not."""
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.nn as nn
+        import triton.language as tl
+
+        criterion = nn.CrossEntropyLoss()
+
+
+        def train(model, loader, optimizer, device, metric, offsets):
+            model = model.to(device)
+            best_loss = float("inf")
+            loss_fn = SubsequenceLoss(weight=2)
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+                out = model(x)
+                loss = criterion(out, y)
+                loss.backward()
+                optimizer.step()
+                print(f"loss {loss}")  # expect: NL704
+                correct = (out.argmax(-1) == y).sum()
+                print(int(correct))  # expect: NL705
+                avg_loss = metric.summarize("average")
+                print(f"{avg_loss:.4f}", loss_fn, model, best_loss)
+                idx = offsets.to(tl.int64)
+                print(idx)
+        """,
+        select=["host-sync"],
+    )

@@ -26,6 +26,7 @@ from neuronlint.static.context import (
     Scope,
 )
 from neuronlint.static.host_returns import IN_PLACE_CONVERSIONS
+from neuronlint.static.module_names import names_module
 from neuronlint.static.neuron_packages import neuron_module
 from neuronlint.static.nodes import children_of
 from neuronlint.static.registry import Checker, on
@@ -293,6 +294,10 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     kind = _kind_of(value, ctx)
     if kind is None and type(value) is cst.Call:
         kind = ctx.returned(value, WHOLE)  # `loss = compute_loss(model, batch)`
+    if kind is None and _computed_loss(name, value, ctx):
+        kind = ("tensor", "")
+    if kind is None and type(value) is cst.Call and _moved_tensor(name, value, ctx):
+        kind = ("tensor", "")  # `x = x.to(device)`, `y = batch["labels"].cuda()`
     if kind is not None:
         if kind[0] in _HOST_BINDINGS and _device_branch_copy(name, value, ctx):
             return  # `if device == "mps": x = x.to("cpu")`: on the other devices x stays where it was
@@ -727,6 +732,65 @@ def _tensor_attribute(target: cst.Attribute, value: cst.BaseExpression, ctx: Fil
             scope.tensor_attrs.add(target.attr.value)
 
 
+# Dtype names as attributes of any library (`tl.int64`, `np.float32`, `jnp.bfloat16`).
+_DTYPE_NAMES = frozenset(
+    {
+        *(f"{kind}{bits}" for kind in ("int", "uint", "float") for bits in (8, 16, 32, 64)),
+        "bfloat16",
+        "float8e4nv",
+        "float8e5",
+        "bool",
+        "bool_",
+        "half",
+        "double",
+        "long",
+        "complex64",
+        "complex128",
+    }
+)
+# A loss by its name: `loss`, `val_loss`, `loss_ce`, `total_loss`.
+_LOSS_NAME = re.compile(r"^(\w+_)?loss$")
+
+
+def _computed_loss(name: str, value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`loss = criterion(out, y)`, `loss = outputs.loss`, `loss = F.cross_entropy(...)`: a value a
+    training or evaluation loop computes and names a loss is a tensor (a number read from it,
+    `loss = loss.item()`, is bound as one; a Python or numpy value is not a call or attribute of
+    a model's output)."""
+    if not _LOSS_NAME.match(name):
+        return False
+    if type(value) is cst.Attribute:
+        # `loss = outputs.loss`: a model output's loss
+        made = value.attr.value == "loss" or value.attr.value.endswith("_loss")
+    elif type(value) is cst.Call and type(value.func) in (cst.Name, cst.Attribute):
+        # `criterion(out, y)`, `loss_fn(...)`, `self.compute_loss(...)`; not a loss class made
+        # (`SubsequenceLoss(...)`), nor `metric.summarize()` or `cfg.get(...)`
+        callee = value.func.value if type(value.func) is cst.Name else value.func.attr.value
+        made = not callee[:1].isupper() and ("loss" in callee.lower() or "criterion" in callee.lower())
+    else:
+        return False
+    return made and not ctx.is_host_value(value) and not ctx.is_numpy(value)
+
+
+def _moved_tensor(name: str, call: cst.Call, ctx: FileContext) -> bool:
+    """`x = x.to(device)`, `y = batch["labels"].cuda()`: a name or an entry (not a module by either
+    name, nor an object a call made: `Model(...).cuda()`, `get_peft_model(m).eval().to(d)`) moved
+    to a device holds a tensor there."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda"):
+        return False
+    if func.attr.value == "to" and not call.args:
+        return False
+    receiver = func.value
+    if type(receiver) not in (cst.Name, cst.Subscript):
+        return False
+    if names_module(receiver) or names_module(cst.Name(name)) or name == "self":
+        return False
+    if type(receiver) is cst.Name and receiver.value == "self":
+        return False
+    return func.attr.value == "cuda" or _moves_to_device(call, ctx)
+
+
 def _note_helper_call(node: cst.Call, ctx: FileContext) -> None:
     """For static/host_callers.py: a call of a module-level function of this file, with whether
     every argument is a host value or a literal; and a move to a device (`.to(device)`, `.cuda()`,
@@ -771,6 +835,8 @@ def _moves_to_device(node: cst.Call, ctx: FileContext) -> bool:
         value = device
     if (ctx.qualname(value) or "").startswith("torch.") and type(value) is not cst.Call:
         return False  # a dtype
+    if type(value) is cst.Attribute and value.attr.value in _DTYPE_NAMES:
+        return False  # `pid_m.to(tl.int64)`, `x.to(np.float32)`: a dtype of another library
     values = ctx.strings(value)
     if values:
         return not all(v == "cpu" for v in values)

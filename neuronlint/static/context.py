@@ -1197,6 +1197,14 @@ class FileContext:
                 if self.is_tensor(node.left):
                     return True
                 node = node.right
+            elif tp is cst.Comparison:
+                # `out.argmax(-1) == labels`: an elementwise comparison with a tensor is a tensor
+                # (not `is`/`in`, which give a Python bool)
+                if any(type(c.operator) in _IDENTITY_OR_MEMBERSHIP for c in node.comparisons):
+                    return False
+                if any(self.is_tensor(c.comparator) for c in node.comparisons):
+                    return True
+                node = node.left
             elif tp is cst.UnaryOperation:
                 node = node.expression
             elif tp is cst.Attribute and node.attr.value in _TENSOR_ATTRIBUTES:
@@ -1446,6 +1454,7 @@ TENSOR_ONLY_METHODS = frozenset(
         "permute",
     }
 )
+_IDENTITY_OR_MEMBERSHIP = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 # The rules of the two categories about where data lives: dynamic-shape (NL60x) and host-sync (NL70x).
 _HOST_DATA_RULES = ("NL6", "NL7")
 _TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})

@@ -15,6 +15,7 @@ import libcst as cst
 
 from neuronlint.static.calls import arg_value
 from neuronlint.static.context import FileContext
+from neuronlint.static.module_names import names_module
 from neuronlint.static.registry import Checker, on
 
 # Tensor methods that copy to the host. Torch's versions take no positional arguments, which
@@ -91,40 +92,6 @@ def _copied_before(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
             node = node.value
         else:
             return False
-
-
-# Receivers that name a module, not a tensor: `model.to("cpu")` / `model.cpu()` moves weights, it
-# reads no value (before an export or a CPU evaluation).
-_MODULE_NAME = re.compile(
-    r"(^|_)(model|module|net|network|encoder|decoder|backbone|head|transformer|unet|vae|pipe|"
-    r"pipeline|policy|critic|classifier|embedder|submodule|teacher|student|ema_model)s?$",
-    re.IGNORECASE,
-)
-
-
-# Loaders that return a model: `AutoModelForCausalLM.from_pretrained(path).to("cpu")` moves weights.
-_MODEL_LOADERS = frozenset({"from_pretrained", "from_config", "from_single_file"})
-
-
-# Functions named for making a model: `create_model(cfg)`, `build_vae(...)`, `load_unet(path)`.
-_MODEL_MAKER = re.compile(
-    r"^(create|build|load|get|make|init|instantiate)_(\w+_)?"
-    r"(model|module|net|network|encoder|decoder|backbone|unet|vae|pipeline|transformer)$",
-    re.IGNORECASE,
-)
-
-
-def names_module(receiver: cst.BaseExpression) -> bool:
-    """`model`, `self.encoder`, `ddp_model.module`, `Auto*.from_pretrained(...)`,
-    `create_model(cfg)`: the receiver is an `nn.Module` by its name or by the loader that made it."""
-    if type(receiver) is cst.Call:
-        func = receiver.func
-        name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", None)
-        if type(func) is cst.Attribute and name in _MODEL_LOADERS:
-            return True
-        return isinstance(name, str) and bool(_MODEL_MAKER.match(name))
-    name = receiver.attr.value if type(receiver) is cst.Attribute else getattr(receiver, "value", None)
-    return isinstance(name, str) and bool(_MODULE_NAME.search(name))
 
 
 def _self_is_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
