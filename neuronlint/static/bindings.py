@@ -660,7 +660,7 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             return None
 
 
-def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> bool:
+def _returns_device_tensor(value: cst.BaseExpression, ctx: FileContext) -> bool:
     """A returned value that is a tensor and not a host value (nor one number drawn on the CPU)."""
     return ctx.is_tensor(value) and not ctx.is_host_value(value) and not ctx.draws_one_number(value)
 
@@ -748,15 +748,14 @@ _DTYPE_NAMES = frozenset(
         "complex128",
     }
 )
-# A loss by its name: `loss`, `val_loss`, `loss_ce`, `total_loss`.
+# A loss by its name: `loss`, `val_loss`, `total_loss` (not `loss_scale`, `aux_loss_coeff`, `loss_fn`).
 _LOSS_NAME = re.compile(r"^(\w+_)?loss$")
 
 
 def _computed_loss(name: str, value: cst.BaseExpression, ctx: FileContext) -> bool:
-    """`loss = criterion(out, y)`, `loss = outputs.loss`, `loss = F.cross_entropy(...)`: a value a
-    training or evaluation loop computes and names a loss is a tensor (a number read from it,
-    `loss = loss.item()`, is bound as one; a Python or numpy value is not a call or attribute of
-    a model's output)."""
+    """`loss = criterion(out, y)`, `loss = loss_fn(out, y)`, `loss = outputs.loss`: what a criterion
+    or loss function computes, or a model output's loss, named a loss, is a tensor. (`F.cross_entropy`
+    is one by its qualified name already; `loss = loss.item()` is bound as a number read.)"""
     if not _LOSS_NAME.match(name):
         return False
     if type(value) is cst.Attribute:
@@ -784,10 +783,10 @@ def _moved_tensor(name: str, call: cst.Call, ctx: FileContext) -> bool:
     receiver = func.value
     if type(receiver) not in (cst.Name, cst.Subscript):
         return False
-    if names_module(receiver) or names_module(cst.Name(name)) or name == "self":
+    if names_module(receiver) or names_module(cst.Name(name)):
         return False
     if type(receiver) is cst.Name and receiver.value == "self":
-        return False
+        return False  # `self.to(device)` in a class: the object itself
     return func.attr.value == "cuda" or _moves_to_device(call, ctx)
 
 
@@ -1487,10 +1486,10 @@ class Bindings(Checker):
         if key is None:
             return
         if type(value) is cst.Tuple and not any(type(e) is cst.StarredElement for e in value.elements):
-            flags = [_device_tensor(e.value, ctx) for e in value.elements]
+            flags = [_returns_device_tensor(e.value, ctx) for e in value.elements]
             ctx.tensor_returns.note_return(key, flags, len(flags))
         else:
-            ctx.tensor_returns.note_return(key, [_device_tensor(value, ctx)], WHOLE)
+            ctx.tensor_returns.note_return(key, [_returns_device_tensor(value, ctx)], WHOLE)
 
     @on(cst.Yield)
     def yield_(self, node: cst.Yield, ctx: FileContext) -> None:
