@@ -582,6 +582,16 @@ def test_device_id_parameter_whose_value_the_file_does_not_show(tmp_path):
 
         def test_on(model_engine, images, local_device: int):
             return model_engine(images.to(local_device))  # expect: NL112
+
+
+        def main(model_engine, data, get_accelerator):
+            local_device = get_accelerator().device_name(model_engine.local_rank)
+            return model_engine(data.to(local_device))
+
+
+        def main_on(model_engine, data, rank):
+            local_device = rank % 8
+            return model_engine(data.to(local_device))  # expect: NL112
     """,
         select=["cuda-api"],
     )

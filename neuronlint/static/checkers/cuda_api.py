@@ -16,6 +16,7 @@ from neuronlint.static.calls import arg_value, kwarg, name_of, positional
 from neuronlint.static.checkers.custom_kernel import registers_cuda_kernel
 from neuronlint.static.context import FileContext
 from neuronlint.static.literal_roles import ROLE_TEST, ROLE_VALUE, literal_role
+from neuronlint.static.nodes import children_of
 from neuronlint.static.registry import Checker, on
 
 CUDA_DEVICE = re.compile(r"^cuda(:(\d+|\{\}|%d|%s|%i)?)?$")
@@ -204,6 +205,31 @@ def _unshown_parameter(name: str, ctx: FileContext) -> bool:
     return False
 
 
+# Calls that give a device, not an ordinal: `torch.device(...)`, DeepSpeed's
+# `get_accelerator().device_name(rank)` ("cuda:0", "cpu", ...).
+_DEVICE_MAKERS = frozenset({"device", "device_name"})
+
+
+def _assigned_a_device(name: str, ctx: FileContext) -> bool:
+    """`local_device = get_accelerator().device_name(rank)` in the enclosing function: the name
+    holds a device (every assignment to it there is such a call)."""
+    function = next((p for p in reversed(ctx.parents) if type(p) is cst.FunctionDef), None)
+    if function is None:
+        return False
+    values = []
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Assign:
+            if any(type(t.target) is cst.Name and t.target.value == name for t in node.targets):
+                values.append(node.value)
+        elif type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda) and not isinstance(
+            node, cst.BaseExpression
+        ):
+            stack.extend(children_of(node))
+    return bool(values) and all(type(v) is cst.Call and name_of(v.func) in _DEVICE_MAKERS for v in values)
+
+
 def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     if type(node) is cst.Integer:
         return True
@@ -211,8 +237,9 @@ def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
         name = name_of(node).lower()
         if not _ORDINAL_NAME.search(name):
             return False
-        if type(node) is cst.Name and _DEVICE_OR_ORDINAL.search(name) and _unshown_parameter(node.value, ctx):
-            return False
+        if type(node) is cst.Name and _DEVICE_OR_ORDINAL.search(name):
+            if _unshown_parameter(node.value, ctx) or _assigned_a_device(node.value, ctx):
+                return False
         return True
     return False
 
