@@ -951,3 +951,24 @@ def test_a_loss_a_criterion_computes_and_values_moved_to_the_device(tmp_path):
         """,
         select=["host-sync"],
     )
+
+
+def test_loop_items_the_code_does_not_move_stay_on_the_host(tmp_path):
+    # BLIP's caption evaluation and Megatron-LM's multimodal generation: the loader's batch comes
+    # from the host (the code moves the images), so the ids it never moves are host values
+    check(
+        tmp_path,
+        """
+        def evaluate(model, data_loader, device):
+            result = []
+            for idx, (image, image_id, label) in enumerate(data_loader):
+                image = image.to(device)
+                label = label.to(device)
+                captions = model.generate(image)
+                for caption, img_id in zip(captions, image_id):
+                    result.append({"image_id": img_id.item(), "caption": caption})
+                print(label.sum().item())  # expect: NL701
+            return result
+        """,
+        select=["host-sync"],
+    )

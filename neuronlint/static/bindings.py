@@ -938,6 +938,39 @@ def _moved_loop_item(node: cst.Assign, ctx: FileContext) -> None:
         ctx.bind(name, ("host", ""))
 
 
+def _moved_loop_sibling(node: cst.Assign, ctx: FileContext) -> None:
+    """`for image, image_id in loader: image = image.to(device)`: the loop's items come from the
+    host (the code moves them), so the ones not moved yet (`image_id`) are host values until they
+    are (`img_id.item()` copies nothing; BLIP's caption evaluation)."""
+    value = node.value
+    if type(value) is not cst.Call or type(value.func) is not cst.Attribute or len(node.targets) != 1:
+        return
+    target = node.targets[0].target
+    receiver = value.func.value
+    if type(target) is not cst.Name or type(receiver) is not cst.Name or target.value != receiver.value:
+        return
+    if value.func.attr.value not in ("to", "cuda") or not _moved_tensor(target.value, value, ctx):
+        return
+    loop = _loop_binding(target.value, ctx)
+    if loop is None or type(loop.target) not in (cst.Tuple, cst.List):
+        return
+    for sibling in _target_names(loop.target) - {target.value}:
+        binding = ctx.scope.bindings.get(sibling)
+        if binding is None or binding == ("other", None):
+            ctx.bind(sibling, ("host", ""))
+
+
+def _loop_binding(name: str, ctx: FileContext) -> cst.For | None:
+    """The innermost `for` loop around the node being visited (in the same function) whose target
+    binds `name`."""
+    for node in reversed(ctx.parents):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            return None
+        if type(node) is cst.For and name in _target_names(node.target):
+            return node
+    return None
+
+
 def _iterated_here(name: str, ctx: FileContext) -> bool:
     """Whether the node being visited is in the body of a `for` loop (of the same function) whose
     target binds `name`."""
@@ -1280,6 +1313,7 @@ class Bindings(Checker):
             if type(target.target) is cst.Attribute:
                 _tensor_attribute(target.target, node.value, ctx)
         _moved_loop_item(node, ctx)
+        _moved_loop_sibling(node, ctx)
 
     @on(cst.AugAssign, leave=True)
     def aug_assign(self, node: cst.AugAssign, ctx: FileContext) -> None:
