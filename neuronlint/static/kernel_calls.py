@@ -202,17 +202,13 @@ def kernel_calls(
     -> kernel_entries. Calls inside kernel bodies and on `kernel_lines` (lines already holding a
     custom-kernel detection of this file) are left out. A file Python's parser rejects (changed
     since its analysis, or too deep for this process) adds nothing."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    found = _imported_calls(source, imported)
+    if found is None:
         return []
-    bound = _bound(tree, imported)
-    if not bound:
-        return []
+    calls, bound, lines = found
     skip = set(kernel_lines)
-    lines = source.decode("utf-8", "replace").splitlines()
     sites: list[dict[str, Any]] = []
-    for call in _host_calls(tree):
+    for call in calls:
         func, launch = call.func, False
         if isinstance(func, ast.Subscript):
             func, launch = func.value, True
@@ -242,17 +238,13 @@ def extension_calls(
     in it, which only the build file (`CUDAExtension("swin_window_process", ...)`) shows to be one.
     `imported`: import line -> [(importable name, extension module)]; lines in `kernel_lines`
     already hold a custom-kernel detection."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    found = _imported_calls(source, imported)
+    if found is None:
         return []
-    bound = _bound(tree, imported)
-    if not bound:
-        return []
+    calls, bound, lines = found
     skip = set(kernel_lines)
-    lines = source.decode("utf-8", "replace").splitlines()
     sites: list[dict[str, Any]] = []
-    for call in _host_calls(tree):
+    for call in calls:
         target = _resolve(_dotted(call.func), bound)
         if target is None or call.lineno in skip:
             continue
@@ -261,6 +253,22 @@ def extension_calls(
         facts = {"module": f"{module}.{name}", "kind": "compiled extension built by this project"}
         sites.append(_detection("NL303", call, lines, facts))
     return sites
+
+
+def _imported_calls(
+    source: bytes, imported: Mapping[int, list[tuple[str, str]]]
+) -> tuple[list[ast.Call], dict[str, tuple[str, str]], list[str]] | None:
+    """A file's host calls, the names its imports on the lines of `imported` bind (`_bound`) and its
+    lines; None when none is bound, or when Python's parser rejects the file (changed since its
+    analysis, or too deep for this process)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    bound = _bound(tree, imported)
+    if not bound:
+        return None
+    return _host_calls(tree), bound, source.decode("utf-8", "replace").splitlines()
 
 
 def _bound(tree: ast.Module, imported: Mapping[int, list[tuple[str, str]]]) -> dict[str, tuple[str, str]]:
