@@ -106,9 +106,6 @@ class TensorReturns:
             return position == WHOLE and flags[0]
         return 0 <= position < arity and flags[position]
 
-    def arity(self, key: Key) -> int | None:
-        return self._arity.get(key) if self._positions.get(key) else None
-
     def tensor_keys(self) -> list[str]:
         """The pending keys whose reads are reads of device tensors (after the walk)."""
         keys = []
