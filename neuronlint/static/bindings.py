@@ -660,11 +660,6 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             return None
 
 
-def _returns_device_tensor(value: cst.BaseExpression, ctx: FileContext) -> bool:
-    """A returned value that is a tensor and not a host value (nor one number drawn on the CPU)."""
-    return ctx.is_tensor(value) and not ctx.is_host_value(value) and not ctx.draws_one_number(value)
-
-
 def _host_kind(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] | None:
     """("numpy", "") for numpy/pandas values, ("host", "") for other host values, else None."""
     if ctx.is_numpy(value):
@@ -974,12 +969,7 @@ def _loop_binding(name: str, ctx: FileContext) -> cst.For | None:
 def _iterated_here(name: str, ctx: FileContext) -> bool:
     """Whether the node being visited is in the body of a `for` loop (of the same function) whose
     target binds `name`."""
-    for node in reversed(ctx.parents):
-        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            return False
-        if type(node) is cst.For and name in _target_names(node.target):
-            return True
-    return False
+    return _loop_binding(name, ctx) is not None
 
 
 def _converted_in_place(node: cst.Call, ctx: FileContext) -> None:
@@ -1520,10 +1510,10 @@ class Bindings(Checker):
         if key is None:
             return
         if type(value) is cst.Tuple and not any(type(e) is cst.StarredElement for e in value.elements):
-            flags = [_returns_device_tensor(e.value, ctx) for e in value.elements]
+            flags = [ctx.is_device_tensor(e.value) for e in value.elements]
             ctx.tensor_returns.note_return(key, flags, len(flags))
         else:
-            ctx.tensor_returns.note_return(key, [_returns_device_tensor(value, ctx)], WHOLE)
+            ctx.tensor_returns.note_return(key, [ctx.is_device_tensor(value)], WHOLE)
 
     @on(cst.Yield)
     def yield_(self, node: cst.Yield, ctx: FileContext) -> None:

@@ -1239,6 +1239,11 @@ class FileContext:
                     return self.is_tensor(func.value)
         return False
 
+    def is_device_tensor(self, node: cst.CSTNode) -> bool:
+        """A tensor that is not a host value, nor one number drawn on the CPU (`torch.rand(1)`):
+        reading it copies from the device."""
+        return self.is_tensor(node) and not self.is_host_value(node) and not self.draws_one_number(node)
+
     def imports_seen(self) -> set[str]:
         """Root packages imported so far ('torch', 'numpy', ...)."""
         return {name.split(".")[0] for name in self.imports}

@@ -242,7 +242,7 @@ def _device_tensor(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             and not _keyed_by_name(receiver)
         ):
             return f"... .{method}()"
-    if ctx.is_tensor(value) and not ctx.is_host_value(value) and not ctx.draws_one_number(value):
+    if ctx.is_device_tensor(value):
         return "<tensor>"
     if type(value) is cst.Name and _TENSOR_NAME.match(value.value) and _unbound_or_parameter(value, ctx):
         return "<tensor>"  # `def print_nans(tensor, name): ... print(name, tensor)`
