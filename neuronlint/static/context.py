@@ -1239,6 +1239,18 @@ class FileContext:
                     return self.is_tensor(func.value)
         return False
 
+    def parameter(self, name: str) -> cst.Param | None:
+        """The parameter `name` of the innermost function around the node being visited (not a
+        `*args`/`**kwargs`), or None."""
+        function = self.enclosing(cst.FunctionDef)
+        if function is None:
+            return None
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name:
+                return param
+        return None
+
     def is_device_tensor(self, node: cst.CSTNode) -> bool:
         """A tensor that is not a host value, nor one number drawn on the CPU (`torch.rand(1)`):
         reading it copies from the device."""

@@ -191,18 +191,12 @@ _DEVICE_OR_ORDINAL = re.compile(r"(^|_)(device_id|dev_id|local_device)$")
 def _unshown_parameter(name: str, ctx: FileContext) -> bool:
     """`name` is a parameter of the enclosing function with no integer default or `int` annotation:
     the caller decides what it holds (`def train_one_epoch(..., device_id, ...)`)."""
-    function = next((p for p in reversed(ctx.parents) if type(p) is cst.FunctionDef), None)
-    if function is None:
+    param = ctx.parameter(name)
+    if param is None:
         return False
-    params = function.params
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        if param.name.value == name:
-            annotation = param.annotation.annotation if param.annotation is not None else None
-            shown = type(param.default) is cst.Integer or (
-                type(annotation) is cst.Name and annotation.value == "int"
-            )
-            return not shown
-    return False
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    shown = type(param.default) is cst.Integer or (type(annotation) is cst.Name and annotation.value == "int")
+    return not shown
 
 
 # Calls that give a device, not an ordinal: `torch.device(...)`, DeepSpeed's

@@ -259,23 +259,26 @@ def _unbound_or_parameter(name: cst.Name, ctx: FileContext) -> bool:
     binding = ctx.lookup(name.value)
     if binding is not None and binding != ("other", None):
         return False
-    function = ctx.enclosing(cst.FunctionDef)
-    if function is not None:
-        params = function.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.name.value == name.value:
-                return param.annotation is None
-    return True
+    param = ctx.parameter(name.value)
+    return param is None or param.annotation is None
 
 
-def _report_read(
-    ctx: FileContext, rule: str, node: cst.CSTNode, value: cst.BaseExpression, what: str | None, **facts: Any
-) -> None:
-    """Report a read of a device tensor (`what` made it one); a read of a helper's result that the
-    walk has not judged yet (static/tensor_returns.py) waits until the end of the module."""
+def _read_of(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str | None] | None:
+    """For a value printed, formatted or converted: what makes it a device tensor (`_device_tensor`)
+    and None, or, for a helper's result the walk has not judged yet (static/tensor_returns.py),
+    "<tensor>" and the key its read waits under until the end of the module; None otherwise."""
+    what = _device_tensor(value, ctx)
     if what is not None:
+        return what, None
+    key = ctx.pending_read(value)
+    return None if key is None else ("<tensor>", key)
+
+
+def _report_read(ctx: FileContext, rule: str, node: cst.CSTNode, key: str | None, **facts: Any) -> None:
+    """Report a read now, or keep it under `key` (`_read_of`) until the end of the module."""
+    if key is None:
         ctx.report(rule, node, **facts)
-    elif (key := ctx.pending_read(value)) is not None:
+    else:
         ctx.defer(key, rule, node, **facts)
 
 
@@ -341,32 +344,28 @@ class HostSync(Checker):
             for arg in node.args:
                 if arg.keyword is not None or type(arg.value) is cst.FormattedString:
                     continue  # f-string fields are reported where they are formatted
-                what = _device_tensor(arg.value, ctx)
-                if what is not None or ctx.pending_read(arg.value) is not None:
-                    symbol = f"print({what or '<tensor>'})"
-                    _report_read(
-                        ctx, "NL704", arg, arg.value, what, symbol=symbol, **periodic_facts(node, ctx)
-                    )
+                read = _read_of(arg.value, ctx)
+                if read is not None:
+                    what, key = read
+                    _report_read(ctx, "NL704", arg, key, symbol=f"print({what})", **periodic_facts(node, ctx))
                     return
         elif name in _NUMBER_CONVERSIONS and len(node.args) == 1 and ctx.lookup(name) is None:
             arg = node.args[0]
             if arg.keyword is not None or arg.star or ctx.in_error_path() or in_step_closure(ctx):
                 return
-            what = _device_tensor(arg.value, ctx)
-            symbol = f"{name}({what or '<tensor>'})"
-            _report_read(ctx, "NL705", node, arg.value, what, symbol=symbol, **periodic_facts(node, ctx))
+            read = _read_of(arg.value, ctx)
+            if read is not None:
+                what, key = read
+                _report_read(ctx, "NL705", node, key, symbol=f"{name}({what})", **periodic_facts(node, ctx))
 
     @on(cst.FormattedStringExpression)
     def formatted_tensor(self, node: cst.FormattedStringExpression, ctx: FileContext) -> None:
         """`f"loss {loss}"`, `f"{ppl:.4f}"`: formatting a tensor as text reads its value (where the
         field is, which for a multi-line string is the line of the field)."""
-        what = _device_tensor(node.expression, ctx)
-        if what is None and ctx.pending_read(node.expression) is None:
+        read = _read_of(node.expression, ctx)
+        if read is None or ctx.in_error_path() or in_step_closure(ctx):
             return
-        if ctx.in_error_path() or in_step_closure(ctx):
-            return
+        what, key = read
         text = ctx.code(node.expression)
-        symbol = f'f"{{{text if len(text) <= 40 else what or "<tensor>"}}}"'
-        _report_read(
-            ctx, "NL704", node.expression, node.expression, what, symbol=symbol, **periodic_facts(node, ctx)
-        )
+        symbol = f'f"{{{text if len(text) <= 40 else what}}}"'
+        _report_read(ctx, "NL704", node.expression, key, symbol=symbol, **periodic_facts(node, ctx))
