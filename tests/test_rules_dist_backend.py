@@ -180,14 +180,12 @@ def test_nccl_and_cuda_environment(tmp_path):
         """
         import os
         import subprocess
-        import torch
 
         os.environ["NCCL_DEBUG"] = "INFO"  # expect: NL204
         os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")  # expect: NL204
         os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"  # expect: NL204
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")  # expect: NL204
         subprocess.run(["python", "worker.py"], env={"CUDA_VISIBLE_DEVICES": "0,1"})  # expect: NL204
-        comm_id = torch.cuda.nccl.unique_id()  # expect: NL204
         os.environ["NEURON_RT_VISIBLE_CORES"] = "0-1"
     """,
         **DIST,
@@ -221,3 +219,32 @@ def test_fsdp_wrappers(tmp_path):
         **DIST,
     )
     assert only(xla, "NL205").severity.value == "warning" and only(xla, "NL205").status == "unsupported"
+
+
+def test_environment_variables_are_opt_in(tmp_path):
+    """NCCL/CUDA (NL204) and Neuron (NL907) variables are reported only when a run selects them."""
+    source = """
+        import os
+
+        os.environ["NCCL_DEBUG"] = "INFO"
+        os.environ["NEURON_CC_FLAGS"] = "--model-type=transformer"
+    """
+    check(tmp_path, source, select=[])
+    check(
+        tmp_path,
+        source.replace('"INFO"', '"INFO"  # expect: NL204').replace('former"', 'former"  # expect: NL907'),
+        select=[],
+        extend_select=["NL204", "NL907"],
+    )
+
+
+def test_torch_cuda_nccl_is_cuda_api_not_an_environment_setting(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        comm_id = torch.cuda.nccl.unique_id()  # expect: NL114
+    """,
+        select=[],
+    )
