@@ -250,7 +250,7 @@ def _headline(cause: RootCause, db: RuleDB) -> str:
         imports = rules["NL401"]
         uses = cause.count - imports
         parts = ([_plural(imports, "import")] if imports else []) + ([_plural(uses, "use")] if uses else [])
-        return f"{cause.subject} (CUDA-only library): {' and '.join(parts)} in {_where(cause)}"
+        return f"{cause.subject} (no Neuron backend): {' and '.join(parts)} in {_where(cause)}"
     if cause.kind == "dependency":
         return f"{cause.subject} declared as a dependency in {', '.join(cause.files)}"
     if cause.kind == "kernel-module":

@@ -107,7 +107,7 @@ def test_one_library_with_its_imports_and_call_sites(tmp_path):
     assert flash.severity.value == "blocker"
     assert flash.scope_counts() == {"source": 3}
     assert flash.headline.startswith(
-        "flash_attn (CUDA-only library): 1 import and 2 uses in src/tinyft/attention.py"
+        "flash_attn (no Neuron backend): 1 import and 2 uses in src/tinyft/attention.py"
     )
     assert flash.change.startswith("Replace flash_attn: ")
 
@@ -230,7 +230,7 @@ def test_a_framework_strategy_is_grouped_under_the_library_it_runs(tmp_path):
     assert set(libraries) == {"deepspeed"}
     deepspeed = libraries["deepspeed"]
     assert sorted(f.rule for f in deepspeed.findings).count("NL072") == 3
-    assert deepspeed.headline.startswith("deepspeed (CUDA-only library): 1 import and ")
+    assert deepspeed.headline.startswith("deepspeed (no Neuron backend): 1 import and ")
     strategies_only = [f for f in result.findings if f.path == "finetune.py"]
     assert [f.rule for f in strategies_only] == ["NL072"]
 
@@ -242,7 +242,7 @@ def test_a_library_group_without_imports_does_not_count_zero_imports(tmp_path):
     )
     result = scan_paths([tmp_path], cwd=tmp_path, triage=True)
     (cause,) = _by_kind(build_groups(result.findings, result.db, result.context), "library").values()
-    assert cause.headline == "deepspeed (CUDA-only library): 1 use in finetune.py"
+    assert cause.headline == "deepspeed (no Neuron backend): 1 use in finetune.py"
 
 
 def test_a_guarded_replacement_reads_as_one_line_in_the_headline(tmp_path):
