@@ -23,6 +23,7 @@ default).
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import csv
 import json
 import subprocess
@@ -51,6 +52,8 @@ SETS = {
     "fresh8": {"G"},
     "fresh9": {"H"},
     "fresh10": {"I"},
+    "fresh11": {"J"},
+    "fresh12": {"K"},
 }
 
 
@@ -84,6 +87,11 @@ def main() -> int:
     parser.add_argument("--part", choices=("tune", "holdout", "all"), default="tune")
     parser.add_argument("--set", choices=(*SETS, "all"), default="all", help="which labellers' files")
     parser.add_argument("--details", action="store_true", help="list misses and false findings (tune only)")
+    parser.add_argument(
+        "--severity-details",
+        action="store_true",
+        help="count severity disagreements on matched findings by rule (tune only)",
+    )
     parser.add_argument("--corpus", type=Path, default=HERE / "corpus")
     parser.add_argument("--json", type=Path, help="also write the scores as JSON")
     parser.add_argument("--neuronlint", default=f"{sys.executable} -m neuronlint", help="command to run")
@@ -95,7 +103,7 @@ def main() -> int:
     )
     parser.add_argument("scan_args", nargs="*", help="extra arguments for `neuronlint scan` (after --)")
     args = parser.parse_args()
-    if args.details and args.part != "tune":
+    if (args.details or args.severity_details) and args.part != "tune":
         parser.error("--details is for the tuning part only: the held-out part is never read while fixing")
 
     manifest = [
@@ -165,6 +173,15 @@ def main() -> int:
         for k in sorted(fp):
             r = reported[k]
             print(f"  {k[0]}:{k[1]} {k[2]} {r['rule']} [{r['severity']}] {r['message'][:110]}")
+    if args.severity_details:
+        print("\n## severity on matched findings, by rule (labelled -> reported: count)")
+        pairs = Counter((reported[k]["rule"], expected[k]["severity"], reported[k]["severity"]) for k in tp)
+        wrong = Counter()
+        for (rule, want, got), count in pairs.items():
+            wrong[rule] += count if want != got else 0
+        for rule, _ in wrong.most_common():
+            cells = sorted((w, g, n) for (r, w, g), n in pairs.items() if r == rule)
+            print(f"  {rule}: " + ", ".join(f"{w}->{g} {n}" + ("" if w == g else " *") for w, g, n in cells))
     if args.json:
         payload = {"part": args.part, "set": args.set, "scores": scores, "clean_file_findings": len(on_clean)}
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
