@@ -117,6 +117,36 @@ def test_compiled_extension_imports(tmp_path):
     )
 
 
+def test_top_level_extensions_of_flash_attention_builds(tmp_path):
+    """flash-attention's optional CUDA builds install top-level modules with ordinary names: only an
+    absolute import of one is the extension, never a model's `self.rotary_emb` or a package module."""
+    check(
+        tmp_path,
+        """
+        import torch
+        import rotary_emb  # expect: NL303
+        from .rotary_emb import apply_rotary_emb
+        from mypkg.rotary_emb import RotaryEmbedding
+
+
+        def rotate(x1, x2, cos, sin):
+            rotary_emb.apply_rotary(x1, x2, cos, sin, x1, x2, False)  # expect: NL303
+            return apply_rotary_emb(x1) + RotaryEmbedding(x2)
+
+
+        class Attention(torch.nn.Module):
+            def __init__(self, rotary_emb):
+                super().__init__()
+                self.rotary_emb = rotary_emb
+
+            def forward(self, x):
+                return self.rotary_emb(x)
+    """,
+        name="mypkg/layers.py",
+        **KERNELS,
+    )
+
+
 def test_uses_of_a_module_built_by_cpp_extension_load(tmp_path):
     # stylegan2-pytorch's op/fused_act.py: the module `load(...)` returns is a compiled extension,
     # and each call of it is a finding, like a call of an imported one (NL303).
@@ -379,6 +409,7 @@ def test_every_name_that_reads_as_an_extension_is_found_by_the_early_exit_patter
     from neuronlint.static.checkers.custom_kernel import (
         _EXTENSION_IDENTIFIER,
         _KNOWN_EXTENSIONS,
+        _TOP_LEVEL_EXTENSIONS,
         _extension_name,
     )
     from tests.conftest import FIXTURES, ROOT
@@ -391,7 +422,7 @@ def test_every_name_that_reads_as_an_extension_is_found_by_the_early_exit_patter
     # and every identifier of this repository's own sources and fixtures
     for path in [*ROOT.joinpath("neuronlint").rglob("*.py"), *FIXTURES.rglob("*.py")]:
         words |= set(re.findall(r"\w+", path.read_text(encoding="utf-8", errors="replace")))
-    accepted = sorted(w for w in words if _extension_name(w))
+    accepted = sorted({w for w in words if _extension_name(w)} | _TOP_LEVEL_EXTENSIONS)
     assert {"_C", "amp_C", "fused_adam_cuda", "x_cuda_kernel", "éx_cuda"} <= set(accepted)
     for word in accepted:
         for text in (word, f"import {word}\n", f"a.{word}.b", f"({word})", f"from . import {word} as e"):

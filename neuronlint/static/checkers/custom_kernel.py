@@ -144,6 +144,22 @@ _OP_DEFINITIONS = frozenset(
 _KNOWN_EXTENSIONS = frozenset(
     {"amp_C", "syncbn", "flash_attn_2_cuda", "flash_attn_cuda", "fused_mix_prec_layer_norm_cuda"}
 )
+# Top-level modules that flash-attention's and apex's optional CUDA builds install (`csrc/rotary`,
+# `csrc/layer_norm`, ...). Their names are ordinary words (`self.rotary_emb` is a module attribute
+# in most models), so only the first component of an absolute name counts: `import rotary_emb`,
+# `rotary_emb.apply_rotary(...)`, never `pkg.rotary_emb` or `from .rotary_emb import ...`.
+_TOP_LEVEL_EXTENSIONS = frozenset(
+    {
+        "rotary_emb",
+        "dropout_layer_norm",
+        "fused_dense_lib",
+        "xentropy_cuda_lib",
+        "fused_softmax_lib",
+        "ft_attention",
+        "fmhalib",
+        "fast_layer_norm",
+    }
+)
 
 
 # Helpers named after CUDA, not compiled modules: `move_to_cuda`, `require_cuda`, `skip_if_no_cuda`.
@@ -184,13 +200,19 @@ def _extension_name(last: str) -> bool:
 # letters, 82 the word).
 _EXTENSION_IDENTIFIER = re.compile(
     rb"(?<![A-Za-z0-9_])(?:_C|[A-Za-z0-9_]*_cuda(?:_kernel)?|"
-    + rb"|".join(re.escape(n.encode()) for n in sorted(_KNOWN_EXTENSIONS))
+    + rb"|".join(re.escape(n.encode()) for n in sorted(_KNOWN_EXTENSIONS | _TOP_LEVEL_EXTENSIONS))
     + rb")(?![A-Za-z0-9_])"
 )
 
 
+def _extension_at(parts: list[str], end: int) -> bool:
+    """Whether component `end` (1-based) of a dotted name reads as a compiled extension module."""
+    return _extension_name(parts[end - 1]) or (end == 1 and parts[0] in _TOP_LEVEL_EXTENSIONS)
+
+
 def _extension_import(module: str) -> bool:
-    return _extension_name(module.split(".")[-1])
+    parts = module.split(".")
+    return _extension_at(parts, len(parts))
 
 
 def extension_module(qualname: str, ctx: FileContext | None = None) -> str | None:
@@ -207,7 +229,7 @@ def extension_module(qualname: str, ctx: FileContext | None = None) -> str | Non
         module = ".".join(parts[:end])
         if module in built:
             return module
-        if _extension_name(parts[end - 1]) and end < len(parts):
+        if _extension_at(parts, end) and end < len(parts):
             return module  # something is used from it: `ext.forward`, `_C.ops.x`
     return None
 
@@ -216,7 +238,7 @@ def extension_component(module: str) -> int:
     """How many leading components of a dotted name reach the first one that reads as a compiled
     extension (`pkg._C.ops.f` -> 2, `whisper.timing.dtw_cuda` -> 3); 0 when none does."""
     parts = module.split(".")
-    return next((end for end in range(1, len(parts) + 1) if _extension_name(parts[end - 1])), 0)
+    return next((end for end in range(1, len(parts) + 1) if _extension_at(parts, end)), 0)
 
 
 # The kernel kind of a module that imports a compiled extension at its top level (outside `try`/`if`)
