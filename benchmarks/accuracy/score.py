@@ -23,11 +23,11 @@ default).
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 import csv
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
