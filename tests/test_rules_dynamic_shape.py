@@ -112,6 +112,50 @@ def test_boolean_mask_reads_and_writes(tmp_path):
     assert all(f.severity is Severity.WARNING for f in reads)
 
 
+def test_masks_among_several_indices(tmp_path):
+    """A mask in one dimension of several is still a mask (yolov7's `targets[targets[:, 0] == i, 1:]`,
+    GPTQ's dead columns); beside other indices a name counts only when it is bound to a mask, so an
+    integer gather such as `x[batch_index, last_valid]` is not one."""
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def split(targets, device, nb, H, W, positions, scores):
+            targets = targets.to(device)
+            labels = targets[targets[:, 0] == 1, 1:]  # expect: NL602
+            per_image = [targets[targets[:, 0] == i, 1:] for i in range(nb)]  # expect: NL602
+            dead = torch.diag(H) == 0
+            H[dead, dead] = 1  # expect: NL602
+            W[:, dead] = 0  # expect: NL602
+            last_valid = (scores * positions).argmax(dim=1)
+            batch_index = torch.arange(scores.shape[0], device=device)
+            picked = scores[batch_index, last_valid]
+            return labels, per_image, picked
+        """,
+    )
+    assert {f.severity for f in findings if f.line in (6, 7)} == {Severity.WARNING}
+    assert {f.severity for f in findings if f.line in (9, 10)} == {Severity.INFO}
+
+
+def test_masks_in_a_module_that_imports_numpy_and_no_tensor_package(tmp_path):
+    check(
+        tmp_path,
+        """
+        import numpy
+
+
+        class StatServer:
+            def segments(self, mod_id):
+                return self.segset[self.modelset == mod_id]
+
+            def rows(self, mod_id):
+                return self.stat0[self.modelset == mod_id, :]
+        """,
+    )
+
+
 def test_index_by_position_is_not_a_mask(tmp_path):
     check(
         tmp_path,

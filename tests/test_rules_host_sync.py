@@ -972,3 +972,39 @@ def test_loop_items_the_code_does_not_move_stay_on_the_host(tmp_path):
         """,
         select=["host-sync"],
     )
+
+
+def test_a_loss_a_model_returns_and_a_value_a_collective_reduces_are_tensors(tmp_path):
+    """modded-nanogpt's validation: `_, loss = model(x, y)` is a tensor, and so is `val_loss` once
+    `dist.all_reduce` has reduced it in place, though it started as the number 0."""
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def validate(model, loader, steps):
+            val_loss = 0.0
+            for _ in range(steps):
+                x, y = loader.next_batch()
+                _, loss = model(x, y)
+                print(f"batch loss {loss:.4f}")  # expect: NL704
+                val_loss += loss
+            print(f"val_loss {val_loss:.4f}")  # expect: NL704
+
+
+        def validate_summed(model, inputs, targets):
+            total = 0
+            for x, y in zip(inputs, targets):
+                total += model(x, y)
+            dist.all_reduce(total, op=dist.ReduceOp.SUM)
+            print(f"val_loss {total:.4f}")  # expect: NL704
+
+
+        def count(batch):
+            seen = 0
+            seen += len(batch)
+            print(f"seen {seen}")
+        """,
+    )

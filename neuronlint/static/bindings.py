@@ -270,6 +270,8 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
                 ctx.bind(element.value, kind)
             elif unpacked and type(element) is cst.Name and (returned := ctx.returned(value, position)):
                 ctx.bind(element.value, returned)  # `ppl, loss = evaluate(model)`: a helper's tensors
+            elif unpacked and type(element) is cst.Name and _computed_loss(element.value, value, ctx):
+                ctx.bind(element.value, ("tensor", ""))  # `logits, loss = model(x, y)`
             else:
                 _shadow(element, ctx)
                 _note_self_attribute(element, kind is not None, ctx)
@@ -757,10 +759,13 @@ def _computed_loss(name: str, value: cst.BaseExpression, ctx: FileContext) -> bo
         # `loss = outputs.loss`: a model output's loss
         made = value.attr.value == "loss" or value.attr.value.endswith("_loss")
     elif type(value) is cst.Call and type(value.func) in (cst.Name, cst.Attribute):
-        # `criterion(out, y)`, `loss_fn(...)`, `self.compute_loss(...)`; not a loss class made
+        # `criterion(out, y)`, `loss_fn(...)`, `self.compute_loss(...)`, or a model's forward
+        # (`loss = model(x, y)`, `_, loss = model(x, y)`); not a loss class made
         # (`SubsequenceLoss(...)`), nor `metric.summarize()` or `cfg.get(...)`
         callee = value.func.value if type(value.func) is cst.Name else value.func.attr.value
-        made = not callee[:1].isupper() and ("loss" in callee.lower() or "criterion" in callee.lower())
+        made = not callee[:1].isupper() and (
+            "loss" in callee.lower() or "criterion" in callee.lower() or names_module(value.func)
+        )
     else:
         return False
     return made and not ctx.is_host_value(value) and not ctx.is_numpy(value)
@@ -783,6 +788,24 @@ def _moved_tensor(name: str, call: cst.Call, ctx: FileContext) -> bool:
     if type(receiver) is cst.Name and receiver.value == "self":
         return False  # `self.to(device)` in a class: the object itself
     return func.attr.value == "cuda" or _moves_to_device(call, ctx)
+
+
+# torch.distributed collectives whose first argument is a tensor they work on in place.
+_COLLECTIVES = frozenset({"all_reduce", "reduce", "broadcast"})
+
+
+def _collective_operand(call: cst.Call, ctx: FileContext) -> None:
+    """`val_loss = 0` ... `val_loss += model(x, y)` ... `dist.all_reduce(val_loss)`: a name a
+    collective reduces in place holds a tensor (NCCL's lives on the device) from then on."""
+    operand = call.args[0].value
+    if type(operand) is not cst.Name or call.args[0].keyword is not None:
+        return
+    qualname = ctx.qualname(call.func)
+    if qualname is None or not qualname.startswith("torch.distributed."):
+        return
+    previous = ctx.lookup(operand.value)
+    if previous is None or previous[0] == "other":
+        ctx.bind(operand.value, ("tensor", ""))
 
 
 def _note_helper_call(node: cst.Call, ctx: FileContext) -> None:
@@ -1333,6 +1356,8 @@ class Bindings(Checker):
                 _converted_in_place(node, ctx)
             return
         method = func.attr.value
+        if method in _COLLECTIVES:
+            _collective_operand(node, ctx)
         if method in _LIST_FILLS:
             receiver = func.value
             if type(receiver) is not cst.Name:

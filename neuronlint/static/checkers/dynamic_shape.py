@@ -262,8 +262,9 @@ def _pending_operand(test: cst.BaseExpression, ctx: FileContext) -> tuple[str, s
     return None
 
 
-def _mask_index(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
-    """The boolean mask an index expression is, as short text for the message; None if not a mask."""
+def _mask_index(expr: cst.BaseExpression, ctx: FileContext, by_name: bool = True) -> str | None:
+    """The boolean mask an index expression is, as short text for the message; None if not a mask.
+    `by_name`: a name that only reads as a mask (`valid`, `keep_mask`) counts too."""
     if type(expr) is cst.Comparison:
         if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in expr.comparisons):
             return None
@@ -278,7 +279,11 @@ def _mask_index(expr: cst.BaseExpression, ctx: FileContext) -> str | None:
         binding = ctx.lookup(expr.value)
         if binding is not None and binding[0] == "mask":
             return expr.value
-        if _MASK_NAME.search(expr.value) and (binding is None or binding[0] in ("other", "tensor")):
+        if (
+            by_name
+            and _MASK_NAME.search(expr.value)
+            and (binding is None or binding[0] in ("other", "tensor"))
+        ):
             return expr.value
         return None
     if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "bool":
@@ -348,6 +353,28 @@ def _filtered_rows(node: cst.Subscript, ctx: FileContext) -> None:
     parent = ctx.parent()
     write = type(parent) in (cst.AssignTarget, cst.AugAssign) and parent.target is node
     ctx.report("NL602", node.slice[0], mask=first.value.value, write=write, index="the filtered list")
+
+
+# Packages whose values are tensors: a file that imports one of them may index tensors.
+_TENSOR_PACKAGES = frozenset(
+    {
+        "torch",
+        "transformers",
+        "torchvision",
+        "torchaudio",
+        "lightning",
+        "pytorch_lightning",
+        "einops",
+        "torch_xla",
+    }
+)
+
+
+def _numpy_only(ctx: FileContext) -> bool:
+    """A module that imports numpy and nothing that makes tensors (speechbrain's PLDA statistics):
+    its masks index arrays on the host."""
+    seen = ctx.imports_seen()
+    return "numpy" in seen and not seen & _TENSOR_PACKAGES
 
 
 def _compares_numbers(test: cst.Comparison, ctx: FileContext) -> bool:
@@ -476,25 +503,30 @@ class DynamicShape(Checker):
 
     @on(cst.Subscript)
     def boolean_mask(self, node: cst.Subscript, ctx: FileContext) -> None:
-        if len(node.slice) != 1:
-            _filtered_rows(node, ctx)
+        if isinstance(node.value, _NOT_LITERAL_INDEXED):
             return
-        index = node.slice[0].slice
-        if type(index) is not cst.Index or isinstance(node.value, _NOT_LITERAL_INDEXED):
-            return
-        mask = _mask_index(index.value, ctx)
+        # The first index that is a mask, in one dimension or several (`targets[targets[:, 0] == i,
+        # 1:]`, `W[:, dead] = 0`); an integer or slice beside it keeps the shape data-dependent.
+        # Beside other indices a name must be bound to a mask: `x[batch_index, last_valid]` gathers
+        # with integer index tensors, whatever their names say.
+        element = index = mask = None
+        by_name = len(node.slice) == 1
+        for element in node.slice:
+            index = element.slice
+            if type(index) is cst.Index and (mask := _mask_index(index.value, ctx, by_name)) is not None:
+                break
         if mask is None:
             _filtered_rows(node, ctx)
             return
         if type(index.value) is cst.Comparison and _compares_numbers(index.value, ctx):
             return  # `roles[j % 2 == 1]`: a Python bool of loop counters picks one item
-        if ctx.is_host_value(node.value) or ctx.is_numpy(index.value):
+        if ctx.is_host_value(node.value) or ctx.is_numpy(index.value) or _numpy_only(ctx):
             return  # numpy arrays and their masks: host work
         if filters_own_columns(node, ctx.code):
             return  # `df[df["task"] == name]`: a DataFrame filtered by its own column
         parent = ctx.parent()
         write = type(parent) in (cst.AssignTarget, cst.AugAssign) and parent.target is node
-        ctx.report("NL602", node.slice[0], mask=mask, write=write, index="the mask")
+        ctx.report("NL602", element, mask=mask, write=write, index="the mask")
 
     @on(cst.Slice)
     def slice_bounds(self, node: cst.Slice, ctx: FileContext) -> None:
