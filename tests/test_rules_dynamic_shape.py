@@ -671,3 +671,27 @@ def test_a_size_tuple_holding_a_number_read_from_a_tensor(tmp_path):
         """,
         select=["dynamic-shape"],
     )
+
+
+def test_detections_a_yolo_style_nms_keeps_per_image(tmp_path):
+    """`non_max_suppression(pred, ...)` returns one tensor of kept boxes per image: each has as many
+    rows as the data kept, the list itself one entry per image; the rows of one are tensors."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from utils.general import non_max_suppression
+
+
+        def detect(model, img, names):
+            out = non_max_suppression(model(img)[0], 0.25, 0.45)
+            if len(out) != 1:
+                print("a batch")
+            labels = []
+            for i, det in enumerate(out):
+                if len(det):  # expect: NL603
+                    for *xyxy, conf, cls in reversed(det):
+                        labels.append(f"{names[i]} {conf:.2f}")  # expect: NL704
+            return labels
+        """,
+    )

@@ -589,6 +589,8 @@ def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool
         return ("host", "")
     if _is_mask(value, ctx):
         return ("mask", "")
+    if _per_image(value, ctx):
+        return PER_IMAGE
     op = data_dependent(value, ctx)
     if op is not None:
         return ("tensor", op)  # a tensor whose size depends on its data: `keep = nms(boxes, scores, t)`
@@ -893,10 +895,13 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
                 _loop_target(element, source, ctx)
             return
     if type(target) in (cst.Tuple, cst.List):
-        # `for i, j in indices` over host values (scipy's matches, numpy rows): each part is host
+        # `for i, j in indices` over host values (scipy's matches, numpy rows): each part is host;
+        # `for *xyxy, conf, cls in reversed(det)` over the rows of a device tensor: each part a tensor
         kind = _host_kind(iterable, ctx)
+        if kind is None and _device_rows(iterable, ctx):
+            kind = ("tensor", "")
         for element in target.elements:
-            if kind is not None and type(element.value) is cst.Name:
+            if kind is not None and type(element) is cst.Element and type(element.value) is cst.Name:
                 ctx.bind(element.value.value, kind)
             else:
                 _shadow(element.value, ctx)
@@ -924,7 +929,22 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
             kind = NUMPY_ELEMENT  # `for label in np.unique(ids)`: a number (or a row) of the array
         elif kind is None and data_dependent(iterable, ctx) in _INDEX_OPS:
             kind = INDEX  # `for i in keep_by_nms`: an integer index of a kept box, not a mask
+        elif kind is None and _per_image(iterable, ctx):
+            kind = ("tensor", "non_max_suppression")  # `for det in nms_out`: one image's kept boxes
         _bind_kind_or_shadow(target, kind, ctx)
+
+
+def _device_rows(iterable: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A device tensor a loop runs over row by row, also through `reversed(...)`."""
+    if (
+        type(iterable) is cst.Call
+        and type(iterable.func) is cst.Name
+        and iterable.func.value == "reversed"
+        and ctx.lookup("reversed") is None
+        and len(iterable.args) == 1
+    ):
+        iterable = iterable.args[0].value
+    return type(iterable) is cst.Name and ctx.is_device_tensor(iterable)
 
 
 def _target_names(target: cst.BaseExpression) -> set[str]:
@@ -1008,6 +1028,22 @@ def _converted_in_place(node: cst.Call, ctx: FileContext) -> None:
 
 # Ops whose result holds integer indices (of the kept boxes, of the nonzero elements).
 _INDEX_OPS = frozenset({"nms", "batched_nms", "nonzero", "argwhere", "where"})
+# Detection post-processing that returns a list of one tensor of kept boxes per image (YOLO's
+# `non_max_suppression(pred, conf_thres, iou_thres)`, whatever module defines it): the list has one
+# entry per image, each entry as many rows as the data kept.
+_PER_IMAGE_OPS = frozenset({"non_max_suppression"})
+PER_IMAGE: Binding = ("per-image", "")
+
+
+def _per_image(value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A call of a YOLO-style NMS, or a name bound to its result."""
+    if type(value) is cst.Name:
+        return ctx.lookup(value.value) == PER_IMAGE
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    callee = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
+    return callee in _PER_IMAGE_OPS
 
 
 def _bind_kind_or_shadow(target: cst.Name, kind: tuple[str, str] | None, ctx: FileContext) -> None:
