@@ -359,6 +359,51 @@ def test_import_of_an_extension_built_by_setup_py(tmp_path):
     assert [(f.path, f.line) for f in result.active] == [("optim/lamb.py", 2)]
 
 
+def test_importers_of_a_module_over_an_extension_built_by_setup_py(tmp_path):
+    """llm-awq's shape: `qmodule` imports the extension its setup.py builds at the top, so it cannot
+    be imported without the build, and importing it reaches the kernel (NL306); a guarded import
+    of the extension does not make its module a kernel module."""
+    _write(
+        tmp_path,
+        {
+            "kernels/setup.py": """
+            from setuptools import setup
+            from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+            setup(name="engine", ext_modules=[CUDAExtension(name="engine_ext", sources=["gemm.cu"])],
+                  cmdclass={"build_ext": BuildExtension})
+        """,
+            "quant/__init__.py": "",
+            "quant/qmodule.py": """
+            import torch
+            import engine_ext
+
+
+            class QLinear(torch.nn.Module):
+                def forward(self, x):
+                    return engine_ext.gemm_forward(x, self.qweight)
+        """,
+            "quant/optional.py": """
+            try:
+                import engine_ext
+            except ImportError:
+                engine_ext = None
+        """,
+            "quant/quantizer.py": """
+            from .qmodule import QLinear
+            from .optional import engine_ext
+
+
+            def convert(m):
+                from .qmodule import QLinear as Q
+                return QLinear(m), Q, engine_ext
+        """,
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL306"])
+    assert [(f.path, f.line) for f in result.active] == [("quant/quantizer.py", 1), ("quant/quantizer.py", 6)]
+
+
 def test_fixture_packages_link_kernels_and_extensions_across_files():
     """The fixture harness scans one file at a time; the cross-file rules need the whole package."""
     from tests.conftest import FIXTURES, ROOT

@@ -101,16 +101,18 @@ def link_index(
         if r["module_path"].endswith("/__init__.py")
     )
     modules = _defined_names(python, packages)
+    extensions = frozenset(name for r in results for name in r.get("extension_modules", ()))
     kernel_modules: dict[str, tuple[str, tuple[str, ...]]] = {}
     entries: dict[str, dict[str, str]] = {}
     for result in python:
-        if _defines_kernels(result, modules):
+        kinds = tuple(result["defines_kernels"]) if _defines_kernels(result, modules) else ()
+        kinds = kinds or _wraps_built_extension(result, extensions)
+        if kinds:
             full, names = module_names(result["module_path"], packages)
             for name in names:
-                kernel_modules[name] = (full, tuple(result["defines_kernels"]))
+                kernel_modules[name] = (full, kinds)
             if result.get("kernel_entries"):
                 entries[full] = dict(result["kernel_entries"])
-    extensions = frozenset(name for r in results for name in r.get("extension_modules", ()))
     defined = {name: names for name, names in modules.items() if names}
     index = LinkIndex(packages, kernel_modules, extensions, _import_rules(checkers), defined, entries)
     return index, modules
@@ -239,6 +241,21 @@ def _defines_kernels(result: dict[str, Any], modules: Mapping[str, frozenset[str
         and not _python_defined(str(d["facts"].get("module") or ""), modules)
         for d in result["detections"]
     )
+
+
+def _wraps_built_extension(result: dict[str, Any], extensions: frozenset[str]) -> tuple[str, ...]:
+    """The kernel kind of a module that imports an extension this project builds at its top level
+    (column 1: not in a `try`, an `if` or a function): it cannot be imported where the extension
+    was not built, so its importers reach the kernel (llm-awq's `qmodule` over
+    `awq_inference_engine`). Extensions the file itself recognises are in `defines_kernels`."""
+    if not extensions:
+        return ()
+    from neuronlint.static.checkers.custom_kernel import WRAPS_EXTENSION
+
+    for module, _line, column, _end in result.get("import_sites", ()):
+        if column == 1 and any(module == ext or module.startswith(ext + ".") for ext in extensions):
+            return (f"{WRAPS_EXTENSION} `{module.split('.')[0]}`",)
+    return ()
 
 
 def _python_defined(module: str, modules: Mapping[str, frozenset[str]]) -> bool:
