@@ -695,3 +695,37 @@ def test_detections_a_yolo_style_nms_keeps_per_image(tmp_path):
             return labels
         """,
     )
+
+
+def test_branch_on_a_method_of_the_class_that_returns_a_tensor(tmp_path):
+    """GPTQ's quantizer: `if self.ready():` where `ready` returns `torch.all(self.scale != 0)`, a
+    device tensor; also when `ready` is defined below the method that calls it."""
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Quantizer(nn.Module):
+            def __init__(self, shape=1):
+                super().__init__()
+                self.register_buffer("scale", torch.zeros(shape))
+
+            def quantize(self, x):
+                if self.ready():  # expect: NL603
+                    return x * self.scale
+                return x
+
+            def ready(self):
+                return torch.all(self.scale != 0)
+
+            def enabled(self):
+                return self.bits > 0
+
+            def maybe(self, x):
+                if not self.ready():  # expect: NL603
+                    return x
+                return x if self.enabled() else -x
+        """,
+    )

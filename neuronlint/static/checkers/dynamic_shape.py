@@ -14,6 +14,7 @@ from neuronlint.static.bindings import FILTERED_LIST
 from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.context import SITE_STEP, FileContext, filters_own_columns
 from neuronlint.static.registry import Checker, on
+from neuronlint.static.tensor_returns import WHOLE
 
 # Tensor reductions whose value (not shape) decides a branch: the graph must be cut to read it.
 _VALUE_METHODS = frozenset(
@@ -174,6 +175,8 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
         node, value_position = stack.pop()
         if type(node) is cst.Call:
             func = node.func
+            if value_position and ctx.returned(node, WHOLE) == ("tensor", ""):
+                return f"{_short(func, ctx)}()"  # `if self.ready():`, a method returning torch.all(...)
             qualname = ctx.qualname(func)
             if qualname in _VALUE_FUNCTIONS:
                 tensors = [a.value for a in node.args if a.keyword is None]
@@ -257,6 +260,11 @@ def _pending_operand(test: cst.BaseExpression, ctx: FileContext) -> tuple[str, s
             stack.extend((node.left, node.right))
         elif type(node) is cst.UnaryOperation:
             stack.append(node.expression)
+        elif type(node) is cst.Call:
+            # `if self.ready():` with `ready` defined further down
+            returned = ctx.returned(node, WHOLE)
+            if returned is not None and returned[0] == "other":
+                return returned[1], f"{_short(node.func, ctx)}()"
         elif (key := ctx.pending_read(node)) is not None:
             return key, node.value
     return None
