@@ -1008,3 +1008,31 @@ def test_a_loss_a_model_returns_and_a_value_a_collective_reduces_are_tensors(tmp
             print(f"seen {seen}")
         """,
     )
+
+
+def test_modules_moved_in_place_and_module_only_methods(tmp_path):
+    """`clap.to(device)` as a statement keeps no result: only a module moves in place, so its later
+    `clap.to("cpu")` moves weights; so does `.cpu()` followed by `.eval()`, and a deep copy of a
+    module. A tensor moved by assignment stays a tensor."""
+    check(
+        tmp_path,
+        """
+        import copy
+
+        import torch
+
+
+        def similarity(load, inputs, device, ema_net, x):
+            clap = load()
+            clap.to(device)
+            with torch.no_grad():
+                score = clap(inputs).mean()
+            score = score.to("cpu")  # expect: NL703
+            clap.to("cpu")
+            snapshot = copy.deepcopy(ema_net).cpu().eval()
+            other = load().cpu().eval()
+            y = x.to(device)
+            y.to("cpu")  # expect: NL703
+            return score, snapshot, other
+        """,
+    )

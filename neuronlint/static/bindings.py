@@ -792,6 +792,26 @@ def _moved_tensor(name: str, call: cst.Call, ctx: FileContext) -> bool:
     return func.attr.value == "cuda" or _moves_to_device(call, ctx)
 
 
+# A name the code moves to a device as a statement (`clap.to(device)`, `m.cuda()`), discarding the
+# result: a tensor's copy would be lost, so it is an nn.Module, which moves its weights in place.
+MOVED_IN_PLACE: Binding = ("moved-in-place", "")
+
+
+def _note_moved_in_place(call: cst.Call, ctx: FileContext) -> None:
+    func = call.func
+    if (
+        type(ctx.parent()) is not cst.Expr
+        or type(func) is not cst.Attribute
+        or type(func.value) is not cst.Name
+    ):
+        return
+    if func.attr.value == "cuda" or (func.attr.value == "to" and call.args):
+        name = func.value.value
+        binding = ctx.lookup(name)
+        if binding is None or binding[0] == "other":
+            ctx.bind(name, MOVED_IN_PLACE)
+
+
 # torch.distributed collectives whose first argument is a tensor they work on in place.
 _COLLECTIVES = frozenset({"all_reduce", "reduce", "broadcast"})
 
@@ -1385,6 +1405,7 @@ class Bindings(Checker):
         values to a device."""
         func = node.func
         _note_helper_call(node, ctx)
+        _note_moved_in_place(node, ctx)
         if type(func) is not cst.Attribute or not node.args:
             if type(func) is cst.Attribute and func.attr.value == "cuda":
                 ctx.moves_to_device = True

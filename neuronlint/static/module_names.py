@@ -36,6 +36,8 @@ def names_module(receiver: cst.BaseExpression) -> bool:
         name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", None)
         if type(func) is cst.Attribute and name in _MODEL_LOADERS:
             return True
+        if name == "deepcopy" and len(receiver.args) == 1:
+            return names_module(receiver.args[0].value)  # `copy.deepcopy(ema_net)`
         return isinstance(name, str) and bool(_MODEL_MAKER.match(name))
     name = receiver.attr.value if type(receiver) is cst.Attribute else getattr(receiver, "value", None)
     return isinstance(name, str) and bool(_MODULE_NAME.search(name))

@@ -13,6 +13,7 @@ from typing import Any
 
 import libcst as cst
 
+from neuronlint.static.bindings import MOVED_IN_PLACE
 from neuronlint.static.calls import arg_value
 from neuronlint.static.context import FileContext
 from neuronlint.static.module_names import names_module
@@ -138,6 +139,23 @@ def _isinstance_module(test: cst.BaseExpression, name: str) -> bool:
     )
 
 
+# Methods only an nn.Module has: `x.cpu().eval()` moved a module.
+_MODULE_ONLY_METHODS = frozenset(
+    {"eval", "train", "requires_grad_", "parameters", "named_parameters", "state_dict", "modules", "apply"}
+)
+
+
+def _moves_a_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
+    """For the `.cpu()` / `.to("cpu")` call being visited: the receiver is an object the code moved
+    in place before (`clap.to(device)` as a statement, which only a module does: bindings.
+    MOVED_IN_PLACE), or a module-only method is called on the result
+    (`copy.deepcopy(ema_net).cpu().eval()`)."""
+    if type(receiver) is cst.Name and ctx.lookup(receiver.value) == MOVED_IN_PLACE:
+        return True
+    parent = ctx.parent()
+    return type(parent) is cst.Attribute and parent.attr.value in _MODULE_ONLY_METHODS
+
+
 def implements_cpu_move(ctx: FileContext) -> bool:
     """Inside a method named `cpu` (`def cpu(self): return self.to("cpu")`): a class's own
     implementation of the move its callers ask for; the copy happens, and is reported, where a
@@ -171,6 +189,7 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
         or _self_is_module(receiver, ctx)
         or implements_cpu_move(ctx)
         or _checked_module(receiver, ctx)
+        or _moves_a_module(receiver, ctx)
     ):
         return False
     return not _copied_before(receiver, ctx) and not ctx.in_error_path()
@@ -326,7 +345,12 @@ class HostSync(Checker):
         receiver = func.value
         if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
             return
-        if names_module(receiver) or _self_is_module(receiver, ctx) or _checked_module(receiver, ctx):
+        if (
+            names_module(receiver)
+            or _self_is_module(receiver, ctx)
+            or _checked_module(receiver, ctx)
+            or _moves_a_module(receiver, ctx)
+        ):
             return  # `model.to("cpu")` moves a module's weights; no value is read
         if implements_cpu_move(ctx):
             return  # `def cpu(self): return self.to("cpu")`: the callers' `.cpu()` is the copy
