@@ -595,3 +595,33 @@ def test_device_id_parameter_whose_value_the_file_does_not_show(tmp_path):
     """,
         select=["cuda-api"],
     )
+
+
+def test_severity_of_device_queries_and_synchronize(tmp_path):
+    """A query that raises without CUDA (`set_device`, `current_device`, `get_device_*`) and
+    `torch.cuda.synchronize()` are blockers; `device_count()` (0 off CUDA) a warning; behind a CUDA
+    check any of them is info."""
+    from neuronlint.findings import Severity
+
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def setup(local_rank):
+            torch.cuda.set_device(local_rank)  # expect: NL106
+            major, _ = torch.cuda.get_device_capability()  # expect: NL106
+            count = torch.cuda.device_count()  # expect: NL106
+            torch.cuda.synchronize()  # expect: NL102
+            if torch.cuda.is_available():  # expect: NL106
+                name = torch.cuda.get_device_name(0)  # expect: NL106
+                torch.cuda.synchronize()  # expect: NL102
+            return major, count
+        """,
+        select=["cuda-api"],
+    )
+    severity = {f.line: f.severity for f in findings if f.rule in ("NL102", "NL106")}
+    assert severity[5] is severity[6] is severity[8] is Severity.BLOCKER
+    assert severity[7] is Severity.WARNING
+    assert severity[10] is severity[11] is Severity.INFO

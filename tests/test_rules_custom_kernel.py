@@ -475,3 +475,30 @@ def test_every_name_that_reads_as_an_extension_is_found_by_the_early_exit_patter
     # what the early exit skips: the letters inside other words
     for text in ("MY_CONST = 1", "self._CACHE", "def to_cudaX(): pass", "xcuda"):
         assert _EXTENSION_IDENTIFIER.search(text.encode()) is None, text
+
+
+def test_a_compiled_extension_is_a_blocker_unless_its_import_is_optional(tmp_path):
+    """An extension imported unconditionally fails to import where it was not built: a blocker, at
+    the import and at each use. In `try: ... except ImportError:` a path without it exists: a
+    warning, and so are the uses of what that import bound."""
+    from neuronlint.findings import Severity
+
+    findings = check(
+        tmp_path,
+        """
+        import fused_adam_cuda  # expect: NL303
+
+        try:
+            import fused_softmax_cuda  # expect: NL303
+        except ImportError:
+            fused_softmax_cuda = None
+
+
+        def step(p, g, x):
+            fused_adam_cuda.adam(p, g)  # expect: NL303
+            return fused_softmax_cuda.forward(x)  # expect: NL303
+        """,
+        **KERNELS,
+    )
+    severity = {f.line: f.severity for f in findings}
+    assert severity == {1: Severity.BLOCKER, 4: Severity.WARNING, 10: Severity.BLOCKER, 11: Severity.WARNING}

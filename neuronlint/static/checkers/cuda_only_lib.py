@@ -1,10 +1,7 @@
 """cuda-only-lib: imports of CUDA-only libraries (rules/libraries.toml), their call sites, bnb flags.
 
 An import or call is "guarded" (reported as a warning, not a blocker) when it sits where the library
-is optional: in a `try:` whose handler catches ImportError, or under an `if` (or in the taken branch
-of `... if ... else ...`) that tests availability (`if HAVE_TE:`, `if is_xformers_available():`,
-`if args.use_flash_attn:`, `if is_te_imported and ...`) or the library's own alias
-(`if bnb is not None:`).
+is optional (static/optional_imports.py), or uses a name an optional import bound.
 """
 
 from __future__ import annotations
@@ -19,65 +16,14 @@ from neuronlint.static.calls import is_true, name_of
 from neuronlint.static.checkers.custom_kernel import _extension_import, extension_module
 from neuronlint.static.context import FileContext, snippet_of
 from neuronlint.static.data import library_facts
+from neuronlint.static.optional_imports import optional_guard
 from neuronlint.static.registry import Checker, on
 
 _KERNEL_LANGUAGES = frozenset({"triton", "helion"})
-_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
-# An `if` test that asks whether an optional library is there (or enabled): HAVE_TE, is_xformers_available(),
-# importlib.util.find_spec("flash_attn"), is_te_min_version(...), args.use_flash_attn.
-_AVAILABILITY_TEST = re.compile(
-    r"(?i)\bhas_|have_|_available|available_|_installed|_imported|imported_|find_spec|_min_version|\buse_|enable_"
-)
 
 
 def _guarded(ctx: FileContext, lib: dict, node: cst.CSTNode | None = None) -> bool:
-    return _guard(ctx, lib, node) is not None
-
-
-def _guard(ctx: FileContext, lib: dict, node: cst.CSTNode | None = None) -> str | None:
-    """How the library is optional here: "try" inside a `try:` whose handlers catch ImportError,
-    "if" under an `if` (or `... if ... else`) testing the library's availability or a flag that
-    enables it; None where it is not. `node` is the flagged node (not yet among the parents)."""
-    parents = list(ctx.parents)
-    if node is not None and (not parents or parents[-1] is not node):
-        parents.append(node)
-    for i in range(len(parents) - 1, 0, -1):
-        node = parents[i - 1]
-        if type(node) is cst.Try and parents[i] is node.body:
-            for handler in node.handlers:
-                if handler.type is None:
-                    return "try"
-                names = (
-                    {dotted(e.value) for e in handler.type.elements}
-                    if type(handler.type) is cst.Tuple
-                    else {dotted(handler.type)}
-                )
-                if names & _IMPORT_ERRORS:
-                    return "try"
-        elif type(node) in (cst.If, cst.IfExp) and parents[i] is not node.test:
-            test = ctx.code(node.test)
-            if _AVAILABILITY_TEST.search(test) or any(m.split(".")[0] in test for m in lib["modules"]):
-                return "if"
-            if _tests_library_name(node.test, lib, ctx):  # `if bnb is not None:`
-                return "if"
-    return None
-
-
-def _tests_library_name(test: cst.BaseExpression, lib: dict, ctx: FileContext) -> bool:
-    """The test names a local alias of the library (`bnb` for `import bitsandbytes as bnb`)."""
-    tops = {m.split(".")[0] for m in lib["modules"]}
-    stack: list[cst.CSTNode] = [test]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Name:
-            qualname = ctx.qualname(node) or ""
-            if qualname.split(".")[0] in tops:
-                return True
-        elif type(node) in (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation):
-            stack.extend(node.children)
-        elif type(node) in (cst.ComparisonTarget,):
-            stack.append(node.comparator)
-    return False
+    return optional_guard(ctx, lib["modules"], node) is not None
 
 
 # What the library's record says (rules/libraries.toml): the message, severity and advice follow it.
@@ -106,7 +52,9 @@ def _is_pure_helper(lib: dict, name: str) -> bool:
 def _lib_facts(
     lib: dict, module: str, ctx: FileContext, use: bool = False, node: cst.CSTNode | None = None
 ) -> dict:
-    guard = _guard(ctx, lib, node) or ("import" if use and _optional(module, ctx) else None)
+    guard = optional_guard(ctx, lib["modules"], node) or (
+        "import" if use and _optional(module, ctx) else None
+    )
     return {
         **library_facts(lib),
         "module": module,

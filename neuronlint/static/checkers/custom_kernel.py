@@ -14,6 +14,7 @@ import libcst as cst
 from neuronlint.static.bindings import EXTENSION_BUILDERS, dotted
 from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import FileContext
+from neuronlint.static.optional_imports import optional_guard
 from neuronlint.static.registry import Checker, on
 
 # torch.ops namespaces that ship with PyTorch itself (not user-compiled kernels).
@@ -205,6 +206,15 @@ _EXTENSION_IDENTIFIER = re.compile(
 )
 
 
+def _optional(module: str, node: cst.CSTNode, ctx: FileContext) -> bool:
+    """An extension imported where it is optional (`try: import fused_cuda` / `except ImportError`):
+    a path without it exists. Its uses in the file are then optional too."""
+    if optional_guard(ctx, [module], node) is None:
+        return False
+    ctx.optional_imports.add(module)
+    return True
+
+
 def _extension_at(parts: list[str], end: int) -> bool:
     """Whether component `end` (1-based) of a dotted name reads as a compiled extension module."""
     return _extension_name(parts[end - 1]) or (end == 1 and parts[0] in _TOP_LEVEL_EXTENSIONS)
@@ -263,7 +273,7 @@ class CustomKernel(Checker):
 
     emits = {
         "NL301": ("kernel", "launch"),
-        "NL303": ("module", "kind"),
+        "NL303": ("module", "kind", "guarded"),
     }
     # Imports of torch.utils.cpp_extension (the table-driven api checker reports its uses).
     also_emits = {"NL302": ("api", "builder")}
@@ -355,7 +365,13 @@ class CustomKernel(Checker):
         for alias in node.names:
             module = dotted(alias.name)
             if _extension_import(module) and not module.startswith("torch."):
-                ctx.report("NL303", alias, module=module, kind="compiled extension")
+                ctx.report(
+                    "NL303",
+                    alias,
+                    module=module,
+                    kind="compiled extension",
+                    guarded=_optional(module, alias, ctx),
+                )
                 _required(module, ctx)
             elif module == _CPP_EXTENSION or module.startswith(_CPP_EXTENSION + "."):
                 ctx.report("NL302", alias, api=_CPP_EXTENSION, builder="import")
@@ -381,7 +397,13 @@ class CustomKernel(Checker):
             return
         for full, where in candidates:
             if full and where is not None and _extension_import(full) and not full.startswith("torch."):
-                ctx.report("NL303", where, module=full, kind="compiled extension")
+                ctx.report(
+                    "NL303",
+                    where,
+                    module=full,
+                    kind="compiled extension",
+                    guarded=_optional(full, where, ctx),
+                )
                 _required(full, ctx)
                 return
 
@@ -403,11 +425,12 @@ class CustomKernel(Checker):
             # the module object itself (`ext = None`, `_EXT = ext`, `return ext`) or its metadata
             # (`ext.__file__`, the path of the built library): nothing is used from it
             return
-        if extension_module(qualname, ctx) is not None:
-            ctx.report("NL303", node, module=qualname, kind="compiled extension")
+        root = extension_module(qualname, ctx)
+        if root is not None:
+            guarded = root in ctx.optional_imports or optional_guard(ctx, [root], node) is not None
+            ctx.report("NL303", node, module=qualname, kind="compiled extension", guarded=guarded)
             if ctx.required_extensions and ctx.scope.kind in ("function", "lambda", "comprehension"):
                 call = ctx.parent()
-                root = ".".join(qualname.split(".")[: extension_component(qualname)])
                 if (
                     type(call) is cst.Call
                     and call.func is node
