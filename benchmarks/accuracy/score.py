@@ -54,6 +54,8 @@ SETS = {
     "fresh10": {"I"},
     "fresh11": {"J"},
     "fresh12": {"K"},
+    "fresh13": {"L"},
+    "fresh14": {"M"},
 }
 
 
