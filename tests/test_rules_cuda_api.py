@@ -617,11 +617,12 @@ def test_severity_of_device_queries_and_synchronize(tmp_path):
             if torch.cuda.is_available():  # expect: NL106
                 name = torch.cuda.get_device_name(0)  # expect: NL106
                 torch.cuda.synchronize()  # expect: NL102
-            return major, count
+            hopper = local_rank.type == "cuda" and torch.cuda.get_device_capability()[0] >= 9  # expect: NL106, NL111
+            return major, count, hopper
         """,
         select=["cuda-api"],
     )
     severity = {f.line: f.severity for f in findings if f.rule in ("NL102", "NL106")}
     assert severity[5] is severity[6] is severity[8] is Severity.BLOCKER
     assert severity[7] is Severity.WARNING
-    assert severity[10] is severity[11] is Severity.INFO
+    assert severity[10] is severity[11] is severity[12] is Severity.INFO

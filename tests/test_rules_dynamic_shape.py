@@ -729,3 +729,21 @@ def test_branch_on_a_method_of_the_class_that_returns_a_tensor(tmp_path):
                 return x if self.enabled() else -x
         """,
     )
+
+
+def test_mask_names_with_a_number(tmp_path):
+    """dust3r's losses: `pred_pts1[mask1]`, `conf[msk2]` are boolean-mask reads by their names; an
+    index list named for what it indexes (`valid_indices`) is not a mask."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def loss(self, gt1, pred1, conf):
+            pred_pts1, gt_pts1, mask1, msk2, valid_indices = self.get_all_pts3d(gt1, pred1)
+            l1 = self.criterion(pred_pts1[mask1], gt_pts1[mask1])  # expect: NL602
+            c2 = conf[msk2]  # expect: NL602
+            return l1, c2, pred_pts1[valid_indices]
+        """,
+    )

@@ -54,8 +54,9 @@ _CUDA_CHECK = re.compile(r"is_available|cuda")
 
 
 def _under_cuda_check(node: cst.CSTNode, ctx: FileContext) -> bool:
-    """In the body of an `if` (or `... if ... else`) whose test checks for CUDA, in the same function:
-    `if torch.cuda.is_available(): torch.cuda.empty_cache()` runs only where CUDA exists."""
+    """In the body of an `if` (or `... if ... else`) whose test checks for CUDA, or right of an `and`
+    whose left side does, in the same function: `if torch.cuda.is_available():
+    torch.cuda.empty_cache()` runs only where CUDA exists."""
     chain = [*ctx.parents, node]
     for index in range(len(chain) - 2, -1, -1):
         ancestor = chain[index]
@@ -64,6 +65,13 @@ def _under_cuda_check(node: cst.CSTNode, ctx: FileContext) -> bool:
         if type(ancestor) in (cst.If, cst.IfExp) and chain[index + 1] is ancestor.body:
             if _CUDA_CHECK.search(ctx.code(ancestor.test)):
                 return True
+        if (
+            type(ancestor) is cst.BooleanOperation
+            and type(ancestor.operator) is cst.And
+            and chain[index + 1] is ancestor.right
+            and _CUDA_CHECK.search(ctx.code(ancestor.left))
+        ):
+            return True  # `device.type == "cuda" and torch.cuda.get_device_capability() ...`
     return False
 
 

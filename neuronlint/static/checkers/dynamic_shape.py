@@ -47,7 +47,7 @@ _PLAIN_OBJECTS = frozenset(
     {"math", "np", "os", "sys", "re", "self", "args", "cfg", "config", "opt", "hparams"}
 )
 # A name that says it holds a boolean mask (`mask`, `padding_mask`, `valid_masks`, `valid`).
-_MASK_NAME = re.compile(r"(^|_)(mask|masks|valid)$", re.IGNORECASE)
+_MASK_NAME = re.compile(r"(^|_)(mask|masks|msk|valid)\d*$", re.IGNORECASE)
 _NOT_LITERAL_INDEXED = (
     cst.SimpleString,
     cst.ConcatenatedString,
