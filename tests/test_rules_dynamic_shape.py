@@ -747,3 +747,27 @@ def test_mask_names_with_a_number(tmp_path):
             return l1, c2, pred_pts1[valid_indices]
         """,
     )
+
+
+def test_a_reduction_of_an_elementwise_comparison_is_a_tensor(tmp_path):
+    """LLaVA: `num_images = (cur_input_ids == IMAGE_TOKEN_INDEX).sum()`, a Python bool has no `.sum()`,
+    so the comparison is of a tensor and the count one; numpy arrays and `in` tests are not."""
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+        IMAGE_TOKEN_INDEX = -200
+
+
+        def merge(input_ids, labels):
+            for cur_input_ids in input_ids:
+                num_images = (cur_input_ids == IMAGE_TOKEN_INDEX).sum()
+                if num_images == 0:  # expect: NL603
+                    continue
+                ids = np.asarray(labels)
+                if (ids == 0).sum() > 3:
+                    continue
+        """,
+    )

@@ -1235,9 +1235,21 @@ class FileContext:
                 method = func.attr.value
                 if method in TENSOR_ONLY_METHODS:
                     return not self.is_host_value(func.value)
+                if method in _MASK_REDUCTIONS and self._elementwise_comparison(func.value):
+                    return True  # `(ids == IMAGE_TOKEN).sum()`: a Python bool has no `.sum()`
                 if method not in HOST_RESULT_METHODS:
                     return self.is_tensor(func.value)
         return False
+
+    def _elementwise_comparison(self, node: cst.BaseExpression) -> bool:
+        """`ids == token` compared element by element (not `is`/`in`, not of numpy or host values, in
+        a module that imports torch): only an array compares so, and here arrays are tensors."""
+        if type(node) is not cst.Comparison or "torch" not in self.imports_seen():
+            return False
+        if any(type(c.operator) in _IDENTITY_OR_MEMBERSHIP for c in node.comparisons):
+            return False
+        sides = (node.left, *(c.comparator for c in node.comparisons))
+        return not any(self.is_numpy(s) or self.is_host_value(s) for s in sides)
 
     def parameter(self, name: str) -> cst.Param | None:
         """The parameter `name` of the innermost function around the node being visited (not a
@@ -1471,6 +1483,8 @@ TENSOR_ONLY_METHODS = frozenset(
         "permute",
     }
 )
+# Reductions of a boolean mask that only an array has (a Python bool has none of them).
+_MASK_REDUCTIONS = frozenset({"sum", "any", "all", "count_nonzero"})
 _IDENTITY_OR_MEMBERSHIP = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 # The rules of the two categories about where data lives: dynamic-shape (NL60x) and host-sync (NL70x).
 _HOST_DATA_RULES = ("NL6", "NL7")
