@@ -107,7 +107,7 @@ def _many_findings_repo(tmp_path: Path) -> Path:
     upstream = tmp_path / "upstream"
     old = ["import torch", "import torch_neuronx", "", "", "def f(x):"]
     old += [f"    x{i} = x.cuda()" for i in range(12)]
-    old += ["    torch.cuda.synchronize()" for _ in range(12)]
+    old += ["    torch.cuda.empty_cache()" for _ in range(12)]
     old += [f"    y{i} = torch_neuronx.trace(x, x)" for i in range(12)]
     old += ["    return x", ""]
     init_repo(upstream, {"model.py": "\n".join(old)})
@@ -118,7 +118,7 @@ def _many_findings_repo(tmp_path: Path) -> Path:
         "def g(x):",
         "    a = x.cuda()",
         "    b = x.cuda()",
-        "    torch.cuda.synchronize()",
+        "    torch.cuda.empty_cache()",
         "    c = x.cuda()",
         "    return a, b, c",
         "",
@@ -132,7 +132,7 @@ def test_annotation_cap_puts_changed_lines_and_blockers_first(tmp_path: Path) ->
     work = _many_findings_repo(tmp_path)
     env = {"GITHUB_ACTIONS": "true", "GITHUB_BASE_REF": "main"}
     completed = neuronlint(
-        "scan", "model.py", "--format", "github", "--select", "NL101,NL102,NL903", cwd=work, env=env
+        "scan", "model.py", "--format", "github", "--select", "NL101,NL105,NL903", cwd=work, env=env
     )
     assert completed.returncode == 1, completed.stderr
     lines = completed.stdout.splitlines()
@@ -161,7 +161,7 @@ def test_annotation_cap_puts_changed_lines_and_blockers_first(tmp_path: Path) ->
     assert len(plain) == total - 30 and plain[0].startswith("model.py:")
     assert all(line.startswith(("::", "neuronlint: ")) for line in lines)
     again = neuronlint(
-        "scan", "model.py", "--format", "github", "--select", "NL101,NL102,NL903", cwd=work, env=env
+        "scan", "model.py", "--format", "github", "--select", "NL101,NL105,NL903", cwd=work, env=env
     )
     assert again.stdout == completed.stdout  # deterministic
 
@@ -176,7 +176,7 @@ def test_step_summary_is_written_when_github_sets_it(tmp_path: Path) -> None:
         "--format",
         "github",
         "--select",
-        "NL101,NL102,NL903",
+        "NL101,NL105,NL903",
         cwd=work,
         env={"GITHUB_STEP_SUMMARY": str(summary)},
     )

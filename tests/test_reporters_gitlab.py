@@ -51,7 +51,7 @@ def test_required_fields_and_severity_mapping(tmp_path: Path) -> None:
     assert severities == {
         ("neuronlint/NL201", "blocker"),
         ("neuronlint/NL101", "blocker"),
-        ("neuronlint/NL102", "major"),
+        ("neuronlint/NL105", "major"),
         ("neuronlint/NL903", "info"),
     }
     assert len({i["fingerprint"] for i in issues}) == len(issues)
