@@ -157,12 +157,12 @@ _HOST_CONSTRUCTORS = frozenset(
     }
 )
 # A file that imports one of these (data-frame, dashboard and TensorFlow code) and none of
-# _TENSOR_LIBRARIES holds no torch tensors. numpy, PIL or scikit-learn alone do not say so: utility
+# TENSOR_LIBRARIES holds no torch tensors. numpy, PIL or scikit-learn alone do not say so: utility
 # modules that import them are handed tensors (`def show(img): img.cpu().numpy()`).
 _HOST_ONLY_LIBRARIES = frozenset(
     {"pandas", "gradio", "plotly", "streamlit", "tensorflow", "tensorflow_datasets"}
 )
-_TENSOR_LIBRARIES = frozenset(
+TENSOR_LIBRARIES = frozenset(
     {
         "torch",
         "torchvision",
@@ -525,7 +525,7 @@ class FileContext:
                 if detection.facts.get("site") == SITE_HOST:
                     del detection.facts["site"]
         roots = self.imports_seen()
-        if roots & _HOST_ONLY_LIBRARIES and not roots & _TENSOR_LIBRARIES:
+        if roots & _HOST_ONLY_LIBRARIES and not roots & TENSOR_LIBRARIES:
             for detection in self.detections:
                 if detection.facts.get("site", SITE_STEP) == SITE_STEP:
                     detection.facts["site"] = SITE_HOST
@@ -556,7 +556,7 @@ class FileContext:
 
     def note_import(self, module: str) -> None:
         """Record where a test file imports a tensor library (module level, or which function)."""
-        if self.scopes[0].site == SITE_TEST and module.split(".", 1)[0] in _TENSOR_LIBRARIES:
+        if self.scopes[0].site == SITE_TEST and module.split(".", 1)[0] in TENSOR_LIBRARIES:
             self._tensor_imports.add(self._function_id())
 
     def _function_id(self) -> int | None:

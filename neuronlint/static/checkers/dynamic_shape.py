@@ -12,7 +12,7 @@ import libcst as cst
 
 from neuronlint.static.bindings import FILTERED_LIST
 from neuronlint.static.calls import arg_value, kwarg, positional
-from neuronlint.static.context import SITE_STEP, FileContext, filters_own_columns
+from neuronlint.static.context import SITE_STEP, TENSOR_LIBRARIES, FileContext, filters_own_columns
 from neuronlint.static.registry import Checker, on
 from neuronlint.static.tensor_returns import WHOLE
 
@@ -363,26 +363,11 @@ def _filtered_rows(node: cst.Subscript, ctx: FileContext) -> None:
     ctx.report("NL602", node.slice[0], mask=first.value.value, write=write, index="the filtered list")
 
 
-# Packages whose values are tensors: a file that imports one of them may index tensors.
-_TENSOR_PACKAGES = frozenset(
-    {
-        "torch",
-        "transformers",
-        "torchvision",
-        "torchaudio",
-        "lightning",
-        "pytorch_lightning",
-        "einops",
-        "torch_xla",
-    }
-)
-
-
 def _numpy_only(ctx: FileContext) -> bool:
     """A module that imports numpy and nothing that makes tensors (speechbrain's PLDA statistics):
     its masks index arrays on the host."""
     seen = ctx.imports_seen()
-    return "numpy" in seen and not seen & _TENSOR_PACKAGES
+    return "numpy" in seen and not seen & TENSOR_LIBRARIES
 
 
 def _compares_numbers(test: cst.Comparison, ctx: FileContext) -> bool:
