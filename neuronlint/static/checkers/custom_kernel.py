@@ -206,13 +206,15 @@ _EXTENSION_IDENTIFIER = re.compile(
 )
 
 
-def _optional(module: str, node: cst.CSTNode, ctx: FileContext) -> bool:
-    """An extension imported where it is optional (`try: import fused_cuda` / `except ImportError`):
-    a path without it exists. Its uses in the file are then optional too."""
-    if optional_guard(ctx, [module], node) is None:
-        return False
-    ctx.optional_imports.add(module)
-    return True
+def _report_extension_import(module: str, node: cst.CSTNode, ctx: FileContext) -> None:
+    """NL303 at the import of a compiled extension. Where the import is optional (`try: import
+    fused_cuda` / `except ImportError`) a path without it exists, and the file's uses of it are
+    optional too (ctx.optional_imports)."""
+    guarded = optional_guard(ctx, [module], node) is not None
+    if guarded:
+        ctx.optional_imports.add(module)
+    ctx.report("NL303", node, module=module, kind="compiled extension", guarded=guarded)
+    _required(module, ctx)
 
 
 def _extension_at(parts: list[str], end: int) -> bool:
@@ -365,14 +367,7 @@ class CustomKernel(Checker):
         for alias in node.names:
             module = dotted(alias.name)
             if _extension_import(module) and not module.startswith("torch."):
-                ctx.report(
-                    "NL303",
-                    alias,
-                    module=module,
-                    kind="compiled extension",
-                    guarded=_optional(module, alias, ctx),
-                )
-                _required(module, ctx)
+                _report_extension_import(module, alias, ctx)
             elif module == _CPP_EXTENSION or module.startswith(_CPP_EXTENSION + "."):
                 ctx.report("NL302", alias, api=_CPP_EXTENSION, builder="import")
 
@@ -397,14 +392,7 @@ class CustomKernel(Checker):
             return
         for full, where in candidates:
             if full and where is not None and _extension_import(full) and not full.startswith("torch."):
-                ctx.report(
-                    "NL303",
-                    where,
-                    module=full,
-                    kind="compiled extension",
-                    guarded=_optional(full, where, ctx),
-                )
-                _required(full, ctx)
+                _report_extension_import(full, where, ctx)
                 return
 
     @on(cst.Name, cst.Attribute)
