@@ -350,6 +350,8 @@ def _change(cause: RootCause, db: RuleDB, ctx: Context) -> str:
         return "Build the extension only where CUDA exists and ship a Neuron (NKI or PyTorch) implementation."
     if cause.kind == "cuda-sources":
         return "Port these kernels to NKI or keep them out of the Neuron build."
-    if worst.fix is not None:
+    if worst.fix is not None and worst.fix.replacement.strip():
         return f"Replace with `{_one_line(worst.fix.replacement)}`."
+    if worst.fix is not None and worst.fix.description:
+        return f"{worst.fix.description}."  # a deletion (`device_ids=` dropped): nothing replaces it
     return _instead(worst, db, ctx) or (db.rules[worst.rule].title if worst.rule in db.rules else "")

@@ -3,6 +3,9 @@ compile setting, one construct; ids stable between runs; every active finding in
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -261,10 +264,6 @@ def test_a_guarded_replacement_reads_as_one_line_in_the_headline(tmp_path):
             """
         )
     )
-    import json
-    import subprocess
-    import sys
-
     proc = subprocess.run(
         [sys.executable, "-m", "neuronlint", "scan", ".", "-f", "json", "--exit-zero", "--no-cache"],
         cwd=tmp_path,
@@ -279,3 +278,35 @@ def test_a_guarded_replacement_reads_as_one_line_in_the_headline(tmp_path):
     assert cache["change"] == (
         "Replace with `if torch.accelerator.is_available(): torch.accelerator.empty_cache()`."
     )
+
+
+def test_a_fix_that_deletes_says_so_instead_of_replace_with_nothing(tmp_path):
+    """NL202's fix deletes `device_ids=`: the root cause's change is its description, never
+    "Replace with ``"."""
+    (tmp_path / "train.py").write_text(
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n\n"
+        "def wrap(model, local_rank):\n"
+        "    return DDP(model, device_ids=[local_rank])\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "neuronlint",
+            "scan",
+            "train.py",
+            "-f",
+            "json",
+            "--exit-zero",
+            "--select",
+            "NL202",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (group,) = json.loads(proc.stdout)["groups"]
+    assert group["change"].startswith("Remove `device_ids`")
+    assert "Replace with ``" not in group["change"]
