@@ -764,7 +764,7 @@ def _computed_loss(name: str, value: cst.BaseExpression, ctx: FileContext) -> bo
         # `criterion(out, y)`, `loss_fn(...)`, `self.compute_loss(...)`, or a model's forward
         # (`loss = model(x, y)`, `_, loss = model(x, y)`); not a loss class made
         # (`SubsequenceLoss(...)`), nor `metric.summarize()` or `cfg.get(...)`
-        callee = value.func.value if type(value.func) is cst.Name else value.func.attr.value
+        callee = name_of(value.func)
         made = not callee[:1].isupper() and (
             "loss" in callee.lower() or "criterion" in callee.lower() or names_module(value.func)
         )
@@ -1061,9 +1061,7 @@ def _per_image(value: cst.BaseExpression, ctx: FileContext) -> bool:
         return ctx.lookup(value.value) == PER_IMAGE
     if type(value) is not cst.Call:
         return False
-    func = value.func
-    callee = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
-    return callee in _PER_IMAGE_OPS
+    return name_of(value.func) in _PER_IMAGE_OPS
 
 
 def _bind_kind_or_shadow(target: cst.Name, kind: tuple[str, str] | None, ctx: FileContext) -> None:

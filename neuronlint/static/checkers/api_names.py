@@ -17,6 +17,7 @@ from typing import Any
 import libcst as cst
 
 from neuronlint.static.bindings import dotted
+from neuronlint.static.calls import name_of
 from neuronlint.static.checkers.host_sync import (
     HOST_COPY_METHODS,
     in_step_closure,
@@ -98,8 +99,7 @@ def _not_a_call_site(node: cst.Attribute, qualname: str, ctx: FileContext) -> bo
     parent, call = ctx.parent(), ctx.parent(2)
     if not (type(parent) is cst.Arg and type(call) is cst.Call and call.args and call.args[0] is parent):
         return False
-    func = call.func
-    name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
+    name = name_of(call.func)
     return name in _REFLECTION or name == "object"
 
 

@@ -156,6 +156,20 @@ def _moves_a_module(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
     return type(parent) is cst.Attribute and parent.attr.value in _MODULE_ONLY_METHODS
 
 
+def _moves_weights(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
+    """For a `.cpu()` / `.to("cpu")` of `receiver`: no value is read. It moves a module's weights
+    (`model.to("cpu")`, by its name, as `self` of a module class, after an isinstance check, or
+    known from how the code moved it), or it is a class's own `cpu` method, whose callers' `.cpu()`
+    is the copy."""
+    return (
+        names_module(receiver)
+        or _self_is_module(receiver, ctx)
+        or _checked_module(receiver, ctx)
+        or _moves_a_module(receiver, ctx)
+        or implements_cpu_move(ctx)
+    )
+
+
 def implements_cpu_move(ctx: FileContext) -> bool:
     """Inside a method named `cpu` (`def cpu(self): return self.to("cpu")`): a class's own
     implementation of the move its callers ask for; the copy happens, and is reported, where a
@@ -184,13 +198,7 @@ def reads_device_value(call: cst.Call, ctx: FileContext) -> bool:
         return False
     if ctx.draws_one_number(receiver):
         return False  # `torch.rand(1).item()`: a random number drawn on the CPU
-    if func.attr.value == "cpu" and (
-        names_module(receiver)
-        or _self_is_module(receiver, ctx)
-        or implements_cpu_move(ctx)
-        or _checked_module(receiver, ctx)
-        or _moves_a_module(receiver, ctx)
-    ):
+    if func.attr.value == "cpu" and _moves_weights(receiver, ctx):
         return False
     return not _copied_before(receiver, ctx) and not ctx.in_error_path()
 
@@ -345,15 +353,8 @@ class HostSync(Checker):
         receiver = func.value
         if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
             return
-        if (
-            names_module(receiver)
-            or _self_is_module(receiver, ctx)
-            or _checked_module(receiver, ctx)
-            or _moves_a_module(receiver, ctx)
-        ):
-            return  # `model.to("cpu")` moves a module's weights; no value is read
-        if implements_cpu_move(ctx):
-            return  # `def cpu(self): return self.to("cpu")`: the callers' `.cpu()` is the copy
+        if _moves_weights(receiver, ctx):
+            return
         ctx.report("NL703", func.attr, end_node=node, symbol='.to("cpu")', **periodic_facts(node, ctx))
 
     @on(cst.Call)
