@@ -56,6 +56,8 @@ SETS = {
     "fresh12": {"K"},
     "fresh13": {"L"},
     "fresh14": {"M"},
+    "fresh15": {"N"},
+    "fresh16": {"O"},
 }
 
 
