@@ -158,7 +158,7 @@ def test_flash_attn_padding_utilities_are_info_at_their_call_sites(tmp_path):
 
 
         def attend(qkv, mask):
-            x, indices, cu_seqlens, max_s, _ = unpad_input(qkv, mask)  # expect: NL402
+            x, indices, cu_seqlens, max_s, _ = unpad_input(qkv, mask)  # expect: NL402 NL601
             out = flash_attn_varlen_qkvpacked_func(x, cu_seqlens, max_s, 0.0)  # expect: NL402
             return pad_input(out, indices, qkv.shape[0], qkv.shape[1])  # expect: NL402
         """,

@@ -276,12 +276,40 @@ def test_pin_memory(tmp_path):
 
         def loaders(ds, pin):
             a = DataLoader(ds, batch_size=8, pin_memory=True)  # expect: NL110
-            b = DataLoader(ds, batch_size=8, pin_memory=pin)  # expect: NL110
+            b = DataLoader(ds, batch_size=8, pin_memory=pin)
             c = DataLoader(ds, batch_size=8, pin_memory=False)
             return a, b, c
 
         def to_host(batch):
             return batch.pin_memory()  # expect: NL110
+    """,
+        **CUDA_API,
+    )
+
+
+def test_pin_memory_is_found_where_its_value_is_set(tmp_path):
+    """OpenRLHF's `def offload_states(..., pin_memory=True)` passes `pin_memory=pin_memory` on; dlrm
+    sets `args.pin_memory` from the backend and hands it on. The finding sits where the value is
+    set (a default, a setting, MAE's `pin_mem=True`), not at every pass-through."""
+    check(
+        tmp_path,
+        """
+        from torch.utils.data import DataLoader
+
+
+        class LoaderConfig:
+            pin_memory: bool = True  # expect: NL110
+            drop_last: bool = True
+
+
+        def offload_states(model, pin_memory=True, non_blocking=True):  # expect: NL110
+            return model.offload(pin_memory=pin_memory)
+
+
+        def build(args, backend, ds):
+            args.pin_memory = backend == "nccl"  # expect: NL110
+            train = DataLoader(ds, pin_memory=args.pin_memory)
+            return train, get_data_loader(ds, pin_mem=True)  # expect: NL110
     """,
         **CUDA_API,
     )

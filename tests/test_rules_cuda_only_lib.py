@@ -37,6 +37,7 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("import deep_ep", "deep_ep"),
         ("from cuda import cudart", "cuda_python"),
         ("import pynvml", "pynvml"),
+        ("from polygraphy.backend.trt import engine_from_bytes", "polygraphy_trt"),
     ],
 )
 def test_imports_of_cuda_only_libraries(tmp_path, statement, library):
@@ -274,3 +275,18 @@ def test_multi_line_imports_and_calls_are_reported_on_their_first_line(tmp_path)
     )
     findings = scan_source(tmp_path, source, **LIBS)
     assert sorted((f.rule, f.line, f.column) for f in findings) == [("NL401", 1, 6), ("NL402", 7, 12)]
+
+
+def test_only_polygraphys_tensorrt_backend_is_cuda_only(tmp_path):
+    """Polygraphy drives ONNX-Runtime on the CPU too: its common loaders are no finding, its
+    TensorRT backend is."""
+    check(
+        tmp_path,
+        """
+        from polygraphy.backend.common import bytes_from_path
+        from polygraphy.backend.trt import engine_from_bytes  # expect: NL401
+
+        engine = engine_from_bytes(bytes_from_path("model.plan"))  # expect: NL402
+        """,
+        **LIBS,
+    )

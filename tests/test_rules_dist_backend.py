@@ -238,13 +238,37 @@ def test_environment_variables_are_opt_in(tmp_path):
     )
 
 
-def test_torch_cuda_nccl_is_cuda_api_not_an_environment_setting(tmp_path):
+def test_torch_cuda_nccl_is_an_nccl_query_not_an_environment_setting(tmp_path):
     check(
         tmp_path,
         """
         import torch
 
-        comm_id = torch.cuda.nccl.unique_id()  # expect: NL114
+        comm_id = torch.cuda.nccl.unique_id()  # expect: NL206
     """,
         select=[],
     )
+
+
+def test_is_nccl_available_is_a_blocker_unless_a_cuda_check_guards_it(tmp_path):
+    """The standard Linux wheel under torch-neuronx is built with NCCL: alone, the query answers yes
+    on a Neuron host; right of a CUDA check, the NCCL path is skipped there."""
+    found = check(
+        tmp_path,
+        """
+        import torch
+        import torch.distributed as dist
+
+        def pick():
+            if dist.is_nccl_available():  # expect: NL206
+                return dist.Backend.NCCL  # expect: NL201
+            return None
+
+        def guarded():
+            if torch.cuda.is_available() and dist.is_nccl_available():  # expect: NL106 NL206
+                return 1
+            return None
+    """,
+    )
+    severities = {f.line: f.severity for f in found if f.rule == "NL206"}
+    assert severities == {5: "blocker", 10: "warning"}

@@ -771,3 +771,169 @@ def test_a_reduction_of_an_elementwise_comparison_is_a_tensor(tmp_path):
                     continue
         """,
     )
+
+
+def test_a_multi_line_test_reports_the_line_of_its_tensor_read(tmp_path):
+    """axolotl's xformers patch: the tensor read sits on the third line of the `if` test; the
+    finding sits on the line of the token that reads the tensor, as the conventions place it."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def forward(query, position_ids, max_length_q, query_length):
+            if position_ids is not None and (
+                max_length_q is not None
+                or (query_length != 1 and not (torch.diff(position_ids, dim=-1) >= 0).all())  # expect: NL603
+            ):
+                return query
+            return None
+        """,
+    )
+
+
+def test_a_comparison_of_a_whole_tensor_reduction_is_a_device_boolean(tmp_path):
+    """pytorch3d's knn_gather: `needs_mask = lengths.min() < K` is one boolean still on the device;
+    branching on the name later reads it. A comparison of plain numbers is not."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def knn_gather(x, K, n):
+            lengths = torch.full((x.shape[0],), 5, device=x.device)
+            needs_mask = lengths.min() < K
+            if needs_mask:  # expect: NL603
+                x = x * 0
+            small = n < K
+            if small:
+                x = x * 1
+            return x
+        """,
+    )
+
+
+def test_masks_joined_and_unpacked_stay_masks(tmp_path):
+    """yolov5's build_targets: `j, k = ((gxy % 1 < g) & (gxy > 1)).T` unpacks mask rows, and
+    `torch.stack((torch.ones_like(j), j, k))` of masks is a mask, so `t.repeat(...)[j]` is a
+    boolean-mask read; a stack that joins a float tensor is not known as a mask."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def build(t, gxy, g, scores):
+            j, k = ((gxy % 1 < g) & (gxy > 1)).T
+            j = torch.stack((torch.ones_like(j), j, k))
+            t = t.repeat((3, 1, 1))[j]  # expect: NL602
+            w = torch.stack((scores, j))
+            return t[w]
+        """,
+    )
+
+
+def test_a_conditional_transform_keeps_what_the_name_held(tmp_path):
+    """yolov7's detect.py: `if classify: pred = apply_classifier(pred, ...)` leaves the NMS result
+    on the path that skips it, so `len(det)` of its images is still a data-dependent size; an
+    unconditional rebinding to an unknown call forgets it."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from utils.general import apply_classifier, non_max_suppression
+
+
+        def detect(model, img, classify, modelc):
+            pred = non_max_suppression(model(img)[0], 0.25, 0.45)
+            if classify:
+                pred = apply_classifier(pred, modelc, img)
+            for det in pred:
+                if len(det):  # expect: NL603
+                    print("found")
+
+
+        def detect_then_convert(model, img):
+            pred = non_max_suppression(model(img)[0], 0.25, 0.45)
+            pred = to_lists(pred)
+            for det in pred:
+                if len(det):
+                    print("found")
+        """,
+    )
+
+
+def test_a_gpu_kernel_body_is_the_kernel_finding_only(tmp_path):
+    """NeMo's numba RNNT kernels annotate their device arrays `torch.Tensor`; inside `@cuda.jit` the
+    body runs per GPU thread, so `if g > 0:` is kernel logic, not a branch on a traced tensor."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from numba import cuda  # expect: NL401
+
+
+        @cuda.jit()  # expect: NL305
+        def clamp_kernel(grads: torch.Tensor, clamp: float):
+            t = cuda.threadIdx.x
+            g = grads[t]
+            if g > clamp:
+                grads[t] = clamp
+
+
+        def host(grads: torch.Tensor):
+            if grads[0] > 0:  # expect: NL603
+                return 1
+            return 0
+        """,
+    )
+
+
+def test_unpadding_by_an_attention_mask_is_data_sized(tmp_path):
+    """OpenRLHF's ring attention and axolotl's xformers patch unpad the batch: as many tokens come
+    out as the mask keeps."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from transformers.modeling_flash_attention_utils import _upad_input
+
+        try:
+            from flash_attn.bert_padding import pad_input, unpad_input  # expect: NL401
+        except ImportError:
+            unpad_input, pad_input = None, None  # assigned, not used
+
+
+        def forward(sequences, attention_mask, query, key, value, query_length):
+            tokens, indices, cu_seqlens, _, _ = unpad_input(sequences, attention_mask)  # expect: NL402 NL601
+            q, k, v, _, cu_seq_lens, _ = _upad_input(query, key, value, attention_mask, query_length)  # expect: NL601
+            return pad_input(tokens, indices, 2, 8)  # expect: NL402
+        """,
+    )
+
+
+def test_items_of_a_list_of_device_tensors_are_tensors(tmp_path):
+    """axolotl's gather helper: `gathered = [torch.zeros_like(t) for _ in range(world_size)]` holds
+    device tensors, so a loop's `if tensor == tensor.int():` branches on one; a list of CPU tensors
+    holds host values."""
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def gather(value, world_size, device):
+            value_tensor = torch.tensor(value, device=device).float()
+            gathered = [torch.zeros_like(value_tensor) for _ in range(world_size)]
+            dist.all_gather(gathered, value_tensor)
+            for tensor in gathered:
+                if tensor == tensor.int():  # expect: NL603
+                    print("integral")
+            for row in [torch.zeros(3, device="cpu") for _ in range(world_size)]:
+                if row.sum() > 0:
+                    print("positive")
+        """,
+    )

@@ -281,3 +281,26 @@ model = torch.compile(x, backend="neuronx")
     )
     assert len(findings) >= 9
     assert {f.severity.value for f in findings} <= {"info", "warning"}
+
+
+def test_each_use_of_the_torch_neuron_device_module_is_a_finding(tmp_path):
+    """accelerate's RNG sync: `torch.neuron.manual_seed_all(seed)` is the device module's
+    counterpart of `torch.cuda.manual_seed_all`; a feature probe and an annotation use nothing."""
+    found = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def seed_all(seed) -> "torch.neuron.Generator":
+            if hasattr(torch, "neuron"):
+                torch.neuron.manual_seed_all(seed)  # expect: NL902
+            state: torch.neuron.RNGState = torch.neuron.get_rng_state()  # expect: NL902
+            return state
+        """,
+    )
+    assert [f.message.split(" names ")[0] for f in found] == [
+        "`torch.neuron.manual_seed_all`",
+        "`torch.neuron.get_rng_state`",
+    ]
+    assert all("device-module API" in f.message for f in found)

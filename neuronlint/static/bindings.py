@@ -224,9 +224,19 @@ _MASK_KEEPING = frozenset(
 )
 
 
+# Functions joining tensors: a mask when every joined tensor is one (`torch.stack((j, k, l))`).
+_JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat"})
+# Factories shaped and typed like their argument: a mask's `ones_like` is a mask (all true).
+_LIKE = frozenset({"torch.ones_like", "torch.zeros_like"})
+
+
 def _keeps_mask(value: cst.Call, ctx: FileContext) -> bool:
-    """`m.roll(1, -1)`, `torch.roll(m, 1, -1)`, `m.scatter(1, idx, m)`: still a mask when m is one."""
+    """`m.roll(1, -1)`, `torch.roll(m, 1, -1)`, `m.scatter(1, idx, m)`: still a mask when m is one;
+    `torch.stack((torch.ones_like(j), j, k))` of masks is one too."""
     func = value.func
+    qualname = ctx.qualname(func)
+    if qualname in _JOINS and value.args and type(joined := value.args[0].value) in (cst.Tuple, cst.List):
+        return bool(joined.elements) and all(_mask_operand(e.value, ctx) for e in joined.elements)
     if type(func) is not cst.Attribute or func.attr.value not in _MASK_KEEPING:
         return False
     qualname = ctx.qualname(func)
@@ -237,6 +247,20 @@ def _keeps_mask(value: cst.Call, ctx: FileContext) -> bool:
     else:
         return False
     return _names_mask(source, ctx) or (type(source) is cst.Call and _keeps_mask(source, ctx))
+
+
+def _unpacks_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A mask unpacked row by row: `m`, `m.T` or `(a & b).T`, not a comprehension or a call's tuple."""
+    if type(value) is cst.Attribute and value.attr.value == "T":
+        value = value.value
+    return _names_mask(value, ctx) or (type(value) is not cst.Name and _is_mask(value, ctx))
+
+
+def _mask_operand(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A mask name, a mask expression, or `torch.ones_like(m)` of one."""
+    if type(node) is cst.Call and ctx.qualname(node.func) in _LIKE and len(node.args) == 1:
+        return _names_mask(node.args[0].value, ctx)
+    return _names_mask(node, ctx) or (type(node) is not cst.Name and _is_mask(node, ctx))
 
 
 def _names_mask(node: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -260,14 +284,22 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
                 _bind_value(element, item, ctx)
             return
         kind = _host_kind(value, ctx) if value is not None else None
+        if kind is None and value is not None and _unpacks_mask(value, ctx):
+            kind = ("mask", "")  # `j, k = ((gxy % 1 < g) & (gxy > 1)).T`: each row of a mask is one
         unpacked = (
             type(value) is cst.Call
             and kind is None
             and not any(type(e) is cst.StarredElement for e in target.elements)
         )
+        # `preds, refs = accelerator.gather_for_metrics((preds, refs))`: the tensors given, gathered
+        gathered = _gathered(value, ctx) if unpacked else None
+        if gathered is not None and len(gathered) != len(elements):
+            gathered = None
         for position, element in enumerate(elements):
             if kind is not None and type(element) is cst.Name:
                 ctx.bind(element.value, kind)
+            elif gathered and gathered[position] and type(element) is cst.Name:
+                ctx.bind(element.value, ("tensor", ""))
             elif unpacked and type(element) is cst.Name and (returned := ctx.returned(value, position)):
                 ctx.bind(element.value, returned)  # `ppl, loss = evaluate(model)`: a helper's tensors
             elif unpacked and type(element) is cst.Name and _computed_loss(element.value, value, ctx):
@@ -300,6 +332,8 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         kind = ("tensor", "")
     if kind is None and type(value) is cst.Call and _moved_tensor(name, value, ctx):
         kind = ("tensor", "")  # `x = x.to(device)`, `y = batch["labels"].cuda()`
+    if kind is None and type(value) is cst.Call and _gathered(value, ctx) == [True]:
+        kind = ("tensor", "")  # `loss = accelerator.gather(loss)`
     if kind is not None:
         if kind[0] in _HOST_BINDINGS and _device_branch_copy(name, value, ctx):
             return  # `if device == "mps": x = x.to("cpu")`: on the other devices x stays where it was
@@ -332,6 +366,8 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         return
     if previous[0] == "module" and type(value) is cst.Name and value.value == "None":
         return  # `except ImportError: np = None`: code that runs uses the import
+    if previous[0] in _DEVICE_KINDS and _transforms_in_branch(name, value, ctx):
+        return  # `if classify: pred = apply_classifier(pred, ...)`: without it, pred is as it was
     # Any other assignment shadows whatever the name meant before.
     ctx.bind(name, ("other", None))
 
@@ -422,6 +458,26 @@ def _device_branch_copy(name: str, value: cst.BaseExpression, ctx: FileContext) 
     return False
 
 
+# Bindings of device values whose kind an unknown transform under an `if` leaves possible.
+_DEVICE_KINDS = frozenset({"tensor", "mask", "per-image"})  # "per-image": PER_IMAGE below
+
+
+def _transforms_in_branch(name: str, value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`pred = apply_classifier(pred, model, img)` in the body of an `if` of the function: an
+    unknown call given the name's own value, under a condition. After the `if` the name holds the
+    old value on the path that skipped it, so what the old value says of its reads stays true."""
+    if type(value) is not cst.Call or not any(
+        type(arg.value) is cst.Name and arg.value.value == name for arg in value.args
+    ):
+        return False
+    for node in reversed(ctx.parents):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While, cst.Else):
+            return False
+        if type(node) is cst.If:
+            return True
+    return False
+
+
 def _in_other_branch(ctx: FileContext) -> bool:
     """In an `else:` or `elif` block (of the innermost function): the values assigned before the
     `if` or in its body may be the ones that hold after it."""
@@ -486,8 +542,12 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp is cst.Comparison or tp is cst.UnaryOperation:
         if ctx.is_numpy(value):
             return ("numpy", "")  # `keep = series.str.lower() == name`, `m = arr > 0`: a host mask
+        if tp is cst.Comparison and _compares_reduction(value, ctx):
+            return ("tensor", "")  # `needs_mask = lengths.min() < K`: one boolean, still on the device
         return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
     if tp in _DISPLAYS:
+        if tp is cst.ListComp and _makes_device_tensor(value.elt, ctx):
+            return TENSOR_LIST  # `gathered = [torch.zeros_like(t) for _ in range(world_size)]`
         if tp is cst.ListComp and (read := _host_read(value.elt)) is not None:
             # `sizes = [x.item() for x in gathered]`: numbers read from tensors (the comprehension's
             # own names are out of scope here: over host values, `for x in cpu_list`, they are host)
@@ -500,6 +560,42 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("python", "")  # `ids = [1, 2, 3]`: Python numbers (not a comprehension, which may
             # rebind a tensor's name in one branch only: `x = [str(x[i].item()) ...]`)
     return None
+
+
+# A list of device tensors made one by one: each item a loop takes from it is a tensor.
+TENSOR_LIST: Binding = ("tensor-list", "")
+
+
+def _makes_device_tensor(elt: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`torch.zeros_like(t)`, `torch.empty(n, device=device)`: a torch function making a tensor
+    that is not a host value."""
+    return (
+        type(elt) is cst.Call
+        and (ctx.qualname(elt.func) or "").startswith("torch.")
+        and ctx.is_tensor(elt)
+        and not ctx.is_host_value(elt)
+    )
+
+
+# Whole-tensor reductions: `t.min()` without a dim is one number, still a tensor on the device.
+_FULL_REDUCTIONS = frozenset({"max", "min", "sum", "mean", "amax", "amin", "all", "any", "count_nonzero"})
+
+
+def _compares_reduction(value: cst.Comparison, ctx: FileContext) -> bool:
+    """`lengths.min() < K`, `loss.sum() > 0`: an ordering of a whole device tensor's reduction."""
+    if not all(isinstance(c.operator, _ORDERING) for c in value.comparisons):
+        return False
+    for side in (value.left, *(c.comparator for c in value.comparisons)):
+        if (
+            type(side) is cst.Call
+            and not side.args
+            and type(side.func) is cst.Attribute
+            and side.func.attr.value in _FULL_REDUCTIONS
+            and ctx.is_tensor(side.func.value)
+            and not ctx.is_host_value(side.func.value)
+        ):
+            return True
+    return False
 
 
 def _read_element(value: cst.Tuple, ctx: FileContext) -> str | None:
@@ -773,6 +869,29 @@ def _computed_loss(name: str, value: cst.BaseExpression, ctx: FileContext) -> bo
     return made and not ctx.is_host_value(value) and not ctx.is_numpy(value)
 
 
+# Methods of distributed helpers (accelerate's Accelerator) that return what they are given,
+# gathered or reduced across processes, still on the device.
+_GATHERS = frozenset({"gather", "gather_for_metrics", "pad_across_processes"})
+
+
+def _gathered(call: cst.Call, ctx: FileContext) -> list[bool] | None:
+    """`accelerator.gather_for_metrics((preds, refs))`: per element of the value gathered (one for
+    a single value), whether it is a device tensor; None for any other call. Not torch.distributed's
+    `all_gather`, which fills a list and returns nothing."""
+    func = call.func
+    if (
+        type(func) is not cst.Attribute
+        or func.attr.value not in _GATHERS
+        or ctx.qualname(func) is not None
+        or len(call.args) < 1
+        or call.args[0].keyword is not None
+    ):
+        return None
+    given = call.args[0].value
+    values = [e.value for e in given.elements] if type(given) in (cst.Tuple, cst.List) else [given]
+    return [ctx.is_tensor(v) and not ctx.is_host_value(v) for v in values]
+
+
 def _moved_tensor(name: str, call: cst.Call, ctx: FileContext) -> bool:
     """`x = x.to(device)`, `y = batch["labels"].cuda()`: a name or an entry (not a module by either
     name, nor an object a call made: `Model(...).cuda()`, `get_peft_model(m).eval().to(d)`) moved
@@ -951,6 +1070,8 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
             kind = INDEX  # `for i in keep_by_nms`: an integer index of a kept box, not a mask
         elif kind is None and _per_image(iterable, ctx):
             kind = ("tensor", "non_max_suppression")  # `for det in nms_out`: one image's kept boxes
+        elif kind is None and type(iterable) is cst.Name and ctx.lookup(iterable.value) == TENSOR_LIST:
+            kind = ("tensor", "")  # `for tensor in gathered_tensors`: one gathered tensor
         _bind_kind_or_shadow(target, kind, ctx)
 
 
@@ -1506,12 +1627,14 @@ class Bindings(Checker):
             kinds = {_KERNEL_DECORATORS[d] for d in _decorator_names(node, ctx) if d in _KERNEL_DECORATORS}
         else:
             kinds = set()
+        kernel = bool(kinds)
         if kinds:
             kind = sorted(kinds)[0]
             ctx.bind(name, ("kernel", kind))
             ctx.defines_kernels.append(kind)
         elif node.decorators and any(d.startswith(_NKI_PREFIXES) for d in _decorator_names(node, ctx)):
             ctx.bind(name, ("kernel", "nki"))  # a Neuron kernel: lock-in, never a CUDA kernel
+            kernel = True
         elif ctx.lookup(name) is not None:
             ctx.bind(name, ("other", None))
         outer = ctx.scope
@@ -1520,7 +1643,11 @@ class Bindings(Checker):
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             annotation = param.annotation
-            kind = _annotated_kind(annotation.annotation, ctx) if annotation is not None else None
+            # A kernel's body runs on the device, one thread or tile at a time: its `torch.Tensor`
+            # parameters (a numba kernel's hints) are device memory read in place, with no graph to
+            # sync or to recompile, so branching on an element is the kernel's own logic.
+            hinted = annotation is not None and not kernel
+            kind = _annotated_kind(annotation.annotation, ctx) if hinted else None
             scope.bindings[param.name.value] = kind or ("other", None)
         for star in (params.star_arg, params.star_kwarg):
             if type(star) is cst.Param:

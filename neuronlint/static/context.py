@@ -1211,6 +1211,9 @@ class FileContext:
                 if node.attr.value == "grad":
                     return True  # `p.grad`: a parameter's gradient, whatever `p` is known as
                 node = node.value
+            elif tp is cst.Attribute and node.attr.value == "logits" and "torch" in self.imports_seen():
+                # `outputs.logits`: a model output's (or a distribution's) logits, always a tensor
+                return not self.is_host_value(node.value)
             else:
                 break
         if tp is cst.Name:

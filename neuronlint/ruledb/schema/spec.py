@@ -111,6 +111,7 @@ _VERSIONED = (
     re.compile(r"https://pypi\.org/project/[^/]+/\d[\w.\-]*/$"),
     re.compile(r"https://huggingface\.co/docs/[^/]+/v\d[\w.\-]*/"),
     re.compile(r"https://docs\.vllm\.ai/en/v\d[\w.\-]*/"),
+    re.compile(r"https://docs\.nvidia\.com/deeplearning/tensorrt/archives/tensorrt-\d+/"),
 )
 
 

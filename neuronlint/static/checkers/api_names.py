@@ -76,7 +76,8 @@ def _under_cuda_check(node: cst.CSTNode, ctx: FileContext) -> bool:
     return False
 
 
-_CUDA_NAMESPACES = ("torch.cuda", "torch._C._cuda", "torch._C._Cuda")
+# APIs that a CUDA check can guard (`use_cuda and dist.is_nccl_available()`): the `cuda_guarded` fact.
+_CUDA_NAMESPACES = ("torch.cuda", "torch._C._cuda", "torch._C._Cuda", "torch.distributed.is_nccl_available")
 
 
 def _api_facts(entry: dict, qualname: str, node: cst.CSTNode, ctx: FileContext) -> dict:
@@ -326,6 +327,18 @@ _SDP_BACKEND_ALIAS = "torch.backends.cuda.SDPBackend"
 _SDP_BACKEND = "torch.nn.attention.SDPBackend"
 
 
+_DESTRUCTURING = (cst.Element, cst.StarredElement, cst.Tuple, cst.List)
+
+
+def _unpacked_into(ctx: FileContext) -> bool:
+    """A name that is one target of an unpacking (`unpad_input, pad_input = None, None` in an
+    `except ImportError:`): it is assigned, not used."""
+    depth = 1
+    while type(ctx.parent(depth)) in _DESTRUCTURING:
+        depth += 1
+    return depth > 1 and type(ctx.parent(depth)) is cst.AssignTarget
+
+
 def _canonical_api(qualname: str) -> str:
     if qualname.startswith(_SDP_BACKEND_ALIAS):
         return _SDP_BACKEND + qualname[len(_SDP_BACKEND_ALIAS) :]
@@ -462,7 +475,7 @@ class ApiNames(Checker):
             return
         if type(parent) is cst.Arg and parent.keyword is node:
             return
-        if type(parent) is cst.AssignTarget:
+        if type(parent) is cst.AssignTarget or _unpacked_into(ctx):
             return
         if ctx.enclosing(cst.Annotation) is not None:
             return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing

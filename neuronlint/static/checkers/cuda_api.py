@@ -253,6 +253,16 @@ def _names_process_index(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Attribute and node.attr.value in ("process_index", "local_process_index")
 
 
+# Names of the pin_memory setting: DataLoader's keyword, and the spelling of MAE-style scripts.
+_PIN_MEMORY = frozenset({"pin_memory", "pin_mem"})
+
+
+def _pins(value: cst.BaseExpression) -> bool:
+    """A value that may pin: not `False`, and not a name handing on a value set elsewhere
+    (`pin_memory=args.pin_memory`, `pin_memory=pin_memory`), whose finding is where it is set."""
+    return type(value) not in (cst.Name, cst.Attribute) or (type(value) is cst.Name and value.value == "True")
+
+
 def _pin_memory_key(node: cst.CSTNode, ctx: FileContext) -> cst.BaseExpression | None:
     """The value given to a `"pin_memory"` key: `{"pin_memory": True}`, `kwargs["pin_memory"] = True`."""
     parent = ctx.parent()
@@ -355,11 +365,24 @@ class CudaApi(Checker):
 
     @on(cst.Arg)
     def pin_memory(self, node: cst.Arg, ctx: FileContext) -> None:
-        if node.keyword is not None and node.keyword.value == "pin_memory":
-            value = node.value
-            if type(value) is cst.Name and value.value == "False":
+        if node.keyword is not None and node.keyword.value in _PIN_MEMORY and _pins(node.value):
+            ctx.report("NL110", node, symbol=f"{node.keyword.value}=" + ctx.code(node.value))
+
+    @on(cst.Param)
+    def pin_memory_default(self, node: cst.Param, ctx: FileContext) -> None:
+        """`def offload_states(model, pin_memory=True)`: the default is where the value is decided."""
+        if node.name.value in _PIN_MEMORY and node.default is not None and _pins(node.default):
+            ctx.report("NL110", node, symbol=f"{node.name.value}=" + ctx.code(node.default))
+
+    @on(cst.Assign, cst.AnnAssign)
+    def pin_memory_setting(self, node: cst.Assign | cst.AnnAssign, ctx: FileContext) -> None:
+        """`args.pin_memory = backend == "nccl"`, `pin_memory: bool = True` in a config class."""
+        targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+        for target in targets:
+            name = target.attr.value if type(target) is cst.Attribute else getattr(target, "value", None)
+            if name in _PIN_MEMORY and node.value is not None and _pins(node.value):
+                ctx.report("NL110", target, symbol=f"{ctx.code(target)} = {ctx.code(node.value)}")
                 return
-            ctx.report("NL110", node, symbol="pin_memory=" + ctx.code(value))
 
     @on(cst.SimpleString, cst.FormattedString)
     def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:

@@ -7,6 +7,7 @@ adds what needs the call's arguments or the surrounding syntax.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -118,7 +119,7 @@ def _factory_size(node: cst.Call, func: cst.Attribute, name: str, ctx: FileConte
             continue
         read = _value_read(size, ctx, host_reads=True)
         if read is not None:
-            ctx.report("NL604", size, read=read, bound="tensor size")
+            ctx.report("NL604", size, read=read.text, bound="tensor size")
             return
 
 
@@ -162,13 +163,21 @@ def _sized_by_data(node: cst.BaseExpression, ctx: FileContext) -> str | None:
     return None
 
 
-def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) -> str | None:
+class _Read(NamedTuple):
+    """A tensor-value read found in an expression: what it reads, and the node that reads it."""
+
+    text: str
+    node: cst.CSTNode
+
+
+def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) -> _Read | None:
     """The tensor-value read inside an expression, e.g. '.item()', 'torch.any' or a tensor's name.
 
     The walk is bounded by the expression (tests and slice bounds are small). A name counts only
     in a value position: the whole expression, an operand, or the argument of `int()`/`min()`...,
     never a call argument such as `len(x)` or `isinstance(x, ...)`, nor under `.shape`. With
     `host_reads`, a name holding a number already read from a tensor (`n = t.max().item()`) counts.
+    The read's node is where a finding about it sits (the line of `.all()` in a multi-line test).
     """
     stack: list[tuple[cst.BaseExpression, bool]] = [(expr, True)]
     while stack:
@@ -176,26 +185,27 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
         if type(node) is cst.Call:
             func = node.func
             if value_position and ctx.returned(node, WHOLE) == ("tensor", ""):
-                return f"{_short(func, ctx)}()"  # `if self.ready():`, a method returning torch.all(...)
+                # `if self.ready():`, a method returning torch.all(...)
+                return _Read(f"{_short(func, ctx)}()", node)
             qualname = ctx.qualname(func)
             if qualname in _VALUE_FUNCTIONS:
                 tensors = [a.value for a in node.args if a.keyword is None]
                 if not tensors or not all(ctx.is_host_value(t) for t in tensors):
-                    return qualname
+                    return _Read(qualname, node)
                 continue  # torch.equal(ids_cpu, other_cpu): both on the host already
             if qualname is None and type(func) is cst.Attribute:
                 receiver = func.value
                 if func.attr.value in _VALUE_METHODS and _maybe_tensor(receiver, ctx):
-                    return f".{func.attr.value}()"
+                    return _Read(f".{func.attr.value}()", node)
                 if func.attr.value in _SIZE_METHODS:
                     sized = _sized_by_data(receiver, ctx)
                     if sized is not None:
-                        return f"{sized}: .{func.attr.value}()"
+                        return _Read(f"{sized}: .{func.attr.value}()", node)
                 stack.append((receiver, False))
             if type(func) is cst.Name and func.value == "len" and len(node.args) == 1:
                 sized = _sized_by_data(node.args[0].value, ctx)
                 if sized is not None:
-                    return f"len({sized})"
+                    return _Read(f"len({sized})", node)
             numeric = type(func) is cst.Name and func.value in _NUMBER_BUILTINS
             stack.extend((a.value, numeric) for a in node.args)
         elif type(node) is cst.Comparison:
@@ -213,19 +223,20 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
             if node.attr.value == "shape":
                 sized = _sized_by_data(node.value, ctx)
                 if sized is not None:
-                    return f"{sized}: .shape"
+                    return _Read(f"{sized}: .shape", node)
             if value_position and ctx.is_tensor_attribute(node):
-                return ctx.code(node)  # `self.num_updates`, a registered buffer
+                return _Read(ctx.code(node), node)  # `self.num_updates`, a registered buffer
             if value_position and node.attr.value in ctx.tensor_fields:
-                return ctx.code(node)  # `params.seqlens`, declared `seqlens: Optional[torch.Tensor]` here
+                # `params.seqlens`, declared `seqlens: Optional[torch.Tensor]` here
+                return _Read(ctx.code(node), node)
             stack.append((node.value, value_position and node.attr.value in _TENSOR_VIEWS))
         elif type(node) is cst.Name and value_position:
             binding = ctx.lookup(node.value)
             if binding is not None:
                 if binding[0] == "tensor":
-                    return node.value
+                    return _Read(node.value, node)
                 if host_reads and binding[0] == "read":
-                    return f"{node.value} = {binding[1]}"
+                    return _Read(f"{node.value} = {binding[1]}", node)
     return None
 
 
@@ -240,7 +251,7 @@ def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) ->
     # forward()/step functions; in a training loop such branches are ordinary host logic.
     read = _value_read(test, ctx, host_reads=ctx.site == SITE_STEP)
     if read is not None:
-        ctx.report("NL603", test, construct=construct, read=read)
+        ctx.report("NL603", read.node, construct=construct, read=read.text)
     elif (pending := _pending_operand(test, ctx)) is not None:
         key, name = pending  # `if eval_loss < best:`, eval_loss from a helper defined further down
         ctx.defer(key, "NL603", test, construct=construct, read=name)
@@ -454,8 +465,8 @@ class DynamicShape(Checker):
                     return
                 continue
             read = _value_read(arg.value, ctx, host_reads=False)
-            if read is not None and read != ".item()" and not ctx.is_host_value(arg.value):
-                ctx.report("NL603", node, construct=f"{func.value}()", read=read)
+            if read is not None and read.text != ".item()" and not ctx.is_host_value(arg.value):
+                ctx.report("NL603", node, construct=f"{func.value}()", read=read.text)
                 return
 
     @on(cst.Call)
@@ -471,7 +482,7 @@ class DynamicShape(Checker):
                 continue
             read = _value_read(element.value, ctx, host_reads=True)
             if read is not None:
-                ctx.report("NL604", element.value, read=read, bound="pad width")
+                ctx.report("NL604", element.value, read=read.text, bound="pad width")
                 return
 
     @on(cst.If)
@@ -530,5 +541,5 @@ class DynamicShape(Checker):
             if read is not None:
                 if _slices_python_object(ctx):
                     return
-                ctx.report("NL604", bound, read=read, bound="slice bound")
+                ctx.report("NL604", bound, read=read.text, bound="slice bound")
                 return

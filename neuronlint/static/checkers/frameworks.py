@@ -28,7 +28,14 @@ _LIGHTNING = ("lightning.", "pytorch_lightning.", "lightning_fabric.")
 _LIGHTNING_ENTRY = ("Trainer", "Fabric")
 _HF_ARGS = ("transformers.", "trl.")
 _FP16_PRECISION = {"16", "16-mixed", "16-true", "fp16", "half"}
-_XLA_CLASSES = {"XLAAccelerator", "XLAStrategy", "XLAFSDPStrategy", "XLAPrecision", "XLABf16Precision"}
+_XLA_CLASSES = {
+    "XLAAccelerator",
+    "XLAStrategy",
+    "XLAFSDPStrategy",
+    "SingleDeviceXLAStrategy",
+    "XLAPrecision",
+    "XLABf16Precision",
+}
 _CUDA_CLASSES = {"CUDAAccelerator"}
 _DEEPSPEED_CLASSES = {"DeepSpeedStrategy", "DeepSpeedPrecision"}
 
@@ -131,6 +138,20 @@ class Frameworks(Checker):
     def call(self, node: cst.Call, ctx: FileContext) -> None:
         _call(node, ctx)
 
+    @on(cst.ImportFrom)
+    def import_line(self, node: cst.ImportFrom, ctx: FileContext) -> None:
+        """`from lightning.fabric.strategies import XLAFSDPStrategy`: Lightning's XLA glue is lock-in
+        at every use, its import included (on the import's first line, once). Importing the CUDA
+        or DeepSpeed classes picks nothing yet: NL070/NL072 sit where they are built."""
+        if node.relative or node.module is None or type(node.names) is cst.ImportStar:
+            return
+        module = ctx.code(node.module)
+        for alias in node.names:
+            name = ctx.code(alias.name)
+            if _kind(f"{module}.{name}") == "lightning-xla":
+                ctx.report("NL071", node.module, api=name)
+                return
+
 
 def _call(node: cst.Call, ctx: FileContext) -> None:
     qualname = ctx.qualname(node.func)
@@ -140,6 +161,11 @@ def _call(node: cst.Call, ctx: FileContext) -> None:
         _launch(node, qualname, ctx)
         return
     kind = _kind(qualname)
+    if kind is None and type(node.func) is cst.Attribute:
+        owner = ctx.qualname(node.func.value)  # `XLAAccelerator.auto_device_count()`: a use of the class
+        if owner and _kind(owner) == "lightning-xla":
+            ctx.report("NL071", node.func, api=ctx.code(node.func))
+        return
     if kind is None:
         return
     name = qualname.rsplit(".", 1)[-1]

@@ -23,11 +23,15 @@ from neuronlint.static.registry import Checker, on
 # `import torch.neuron`: the namespace the Inf1 package torch-neuron adds to torch
 # (`torch.neuron.trace`, `torch.neuron.DataParallel`), and also the device module TorchNeuron
 # registers for the `neuron` device (NL903 sources).
-# Either way the import ties the file to Neuron: the import line is the finding. Its uses are not
-# followed (`torch` is every file's root, and `torch.neuron.synchronize()` is the device module's
-# counterpart of `torch.cuda.synchronize()`, not a package to leave), except the Inf1 trace call
-# `torch.neuron.trace` (an [[api]] row of rules/apis.toml), where an artifact is made.
+# Either way the import ties the file to Neuron: the import line is the finding (NL903). Each use
+# (`torch.neuron.manual_seed_all(seed)`, which needs no import: TorchNeuron registers the module) is
+# the device module's counterpart of a `torch.cuda.*` call, reported as one Neuron-specific name
+# (NL902, as the 'neuron' device string); the Inf1 trace call `torch.neuron.trace` is an [[api]] row
+# of rules/apis.toml, where an artifact is made.
 _TORCH_NEURON = ("NL903", "torch-neuron (Inf1, archived) or TorchNeuron's torch.neuron device module")
+
+
+_DEVICE_MODULE = "device-module API (TorchNeuron's `torch.neuron`; on Inf1, the torch-neuron package)"
 
 
 def _torch_neuron_import(module: str) -> tuple[str, str] | None:
@@ -205,6 +209,22 @@ class NeuronLockin(Checker):
                 legacy_namespace=qualname.startswith("neuronxcc.nki"),
                 **extra,
             )
+
+    @on(cst.Attribute)
+    def device_module(self, node: cst.Attribute, ctx: FileContext) -> None:
+        """`torch.neuron.get_rng_state()`: a name of the `torch.neuron` module (the outermost
+        attribute of the chain), not in an import, an annotation or `hasattr(torch, "neuron")`."""
+        if type(node.value) is not cst.Attribute or node.value.attr.value != "neuron":
+            return
+        parent = ctx.parent()
+        if type(parent) is cst.Attribute and parent.value is node:
+            return
+        qualname = ctx.qualname(node)
+        if qualname is None or not qualname.startswith("torch.neuron.") or ctx.data.api(qualname):
+            return
+        if ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
+            return
+        ctx.report("NL902", node, symbol=f"`{qualname}`", what=_DEVICE_MODULE)
 
     @on(cst.Attribute)
     def neuron_custom_op(self, node: cst.Attribute, ctx: FileContext) -> None:
