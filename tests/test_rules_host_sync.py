@@ -1036,3 +1036,35 @@ def test_modules_moved_in_place_and_module_only_methods(tmp_path):
             return score, snapshot, other
         """,
     )
+
+
+def test_a_container_turned_to_numpy_in_place_holds_host_data(tmp_path):
+    """segment-anything's mask generator: `data.to_numpy()` as a statement converts MaskData's
+    tensors in place, so the caller's `mask_data["iou_preds"][idx].item()` reads a numpy value; an
+    optional post-processing step of its own value under `if` leaves it host data."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class Generator:
+            def generate(self, image):
+                mask_data = self._generate_masks(image)
+                if self.min_area > 0:
+                    mask_data = self.postprocess(mask_data, self.min_area)
+                return [mask_data["iou_preds"][i].item() for i in range(len(mask_data["rles"]))]
+
+            def _generate_masks(self, image):
+                data = MaskData()
+                for crop in image:
+                    data.cat(self.process(crop))
+                data.to_numpy()
+                return data
+
+            def scores(self, image):
+                data = MaskData()
+                data.cat(self.process(image))
+                return [data["iou_preds"][i].item() for i in range(3)]  # expect: NL701
+        """,
+    )

@@ -366,7 +366,7 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         return
     if previous[0] == "module" and type(value) is cst.Name and value.value == "None":
         return  # `except ImportError: np = None`: code that runs uses the import
-    if previous[0] in _DEVICE_KINDS and _transforms_in_branch(name, value, ctx):
+    if previous[0] in _KEPT_KINDS and _transforms_in_branch(name, value, ctx):
         return  # `if classify: pred = apply_classifier(pred, ...)`: without it, pred is as it was
     # Any other assignment shadows whatever the name meant before.
     ctx.bind(name, ("other", None))
@@ -458,8 +458,10 @@ def _device_branch_copy(name: str, value: cst.BaseExpression, ctx: FileContext) 
     return False
 
 
-# Bindings of device values whose kind an unknown transform under an `if` leaves possible.
-_DEVICE_KINDS = frozenset({"tensor", "mask", "per-image"})  # "per-image": PER_IMAGE below
+# Bindings an unknown transform of the name's own value under an `if` leaves possible: device
+# values (their reads stay findings) and host data (`mask_data = self.postprocess(mask_data)` under
+# `if`: its reads stay no host syncs). "per-image": PER_IMAGE below.
+_KEPT_KINDS = frozenset({"tensor", "mask", "per-image", "host", "numpy"})
 
 
 def _transforms_in_branch(name: str, value: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -929,6 +931,12 @@ def _note_moved_in_place(call: cst.Call, ctx: FileContext) -> None:
         binding = ctx.lookup(name)
         if binding is None or binding[0] == "other":
             ctx.bind(name, MOVED_IN_PLACE)
+    elif func.attr.value == "to_numpy" and not call.args:
+        # `data.to_numpy()` as a statement: a container (SAM's MaskData) turning its own tensors into
+        # numpy arrays in place (a tensor's `.numpy()` result would be lost): host data from here on
+        binding = ctx.lookup(func.value.value)
+        if binding is None or binding[0] == "other":
+            ctx.bind(func.value.value, ("host", ""))
 
 
 # torch.distributed collectives whose first argument is a tensor they work on in place.
