@@ -141,3 +141,39 @@ def test_calls_of_an_extension_the_project_builds(tmp_path: Path) -> None:
     )
     wrapper = [(line, rule) for path, line, rule in _nl303(tmp_path) if path.endswith("wrap.py")]
     assert wrapper == [(2, "NL303"), (3, "NL303"), (8, "NL303"), (9, "NL303")]
+
+
+def test_an_extension_built_through_a_builder_chosen_by_a_cuda_check(tmp_path: Path) -> None:
+    """Deformable-DETR's ops/setup.py: `extension = CppExtension`, then `if torch.cuda.is_available():
+    extension = CUDAExtension`, then `extension("MultiScaleDeformableAttention", ...)`. Either value
+    builds the extension, so the module that imports it is a compiled extension's wrapper."""
+    _write(
+        tmp_path,
+        {
+            "ops/setup.py": (
+                "import torch\n"
+                "from setuptools import setup\n"
+                "from torch.utils.cpp_extension import CppExtension, CUDAExtension\n"
+                "\n"
+                "def get_extensions():\n"
+                "    extension = CppExtension\n"
+                "    if torch.cuda.is_available():\n"
+                "        extension = CUDAExtension\n"
+                "    return [extension('MultiScaleDeformableAttention', ['a.cpp', 'a.cu'])]\n"
+                "\n"
+                "setup(ext_modules=get_extensions())\n"
+            ),
+            "ops/functions/attn_func.py": (
+                "import torch\n"
+                "import MultiScaleDeformableAttention as MSDA\n"
+                "\n"
+                "def forward(value, shapes):\n"
+                "    return MSDA.ms_deform_attn_forward(value, shapes)\n"
+            ),
+        },
+    )
+    wrapper = [(line, rule) for path, line, rule in _nl303(tmp_path) if path.endswith("attn_func.py")]
+    assert wrapper == [(2, "NL303"), (5, "NL303")]
+    # the builders are findings where they are named; the call through the name is not another one
+    builds = scan_paths([tmp_path], cwd=tmp_path, select=["NL302"]).active
+    assert sorted(f.line for f in builds if f.path.endswith("setup.py")) == [3, 6, 8]

@@ -937,3 +937,25 @@ def test_items_of_a_list_of_device_tensors_are_tensors(tmp_path):
                     print("positive")
         """,
     )
+
+
+def test_an_optional_tensor_parameter_is_a_tensor_unless_named_for_the_host(tmp_path):
+    """LLaVA's xformers patch: `attention_mask: Optional[torch.Tensor] = None` holds a tensor where
+    the code reads it; Megatron's `accepted_counts_cpu: Optional[torch.Tensor]` is a host copy, as
+    its name says."""
+    check(
+        tmp_path,
+        """
+        from typing import Optional
+
+        import torch
+
+
+        def forward(attention_mask: Optional[torch.Tensor] = None, counts_cpu: Optional[torch.Tensor] = None):
+            if attention_mask is None or attention_mask[0, 0, 0, 1] == 0:  # expect: NL603
+                return None
+            if counts_cpu is not None and counts_cpu[0] > 0:
+                return counts_cpu.tolist()
+            return attention_mask
+        """,
+    )

@@ -9,8 +9,9 @@ test directories and package names look as they do in the repository. Nothing th
 committed: corpus/ is git-ignored. Rows whose repository is missing are listed and skipped.
 
 Beside the labelled files, the script lays out their context, as a scan of the whole checkout would
-see it: the repository's Python modules that a labelled file imports, and the modules those import
-(two steps), with the `__init__.py` of every package on the way. Cross-file findings (an import of
+see it: the repository's Python modules that a labelled file imports, three steps deep (imports of
+imports of imports), resolved against the source roots and the importing file's own folder (a
+script's `from functions.x import y`), with the `__init__.py` of every package on the way. Cross-file findings (an import of
 an in-repo kernel module, a call of a compiled extension a `setup.py` builds) need them. Context
 files are scanned but never scored: score.py counts findings in manifest files only. `--no-context`
 lays out the labelled files alone.
@@ -80,7 +81,7 @@ def module_files(name: str, tree: set[str], roots: list[str]) -> list[str]:
     return found
 
 
-def context_files(gd: Path, commit: str, labelled: list[str], steps: int = 2) -> set[str]:
+def context_files(gd: Path, commit: str, labelled: list[str], steps: int = 3) -> set[str]:
     """The Python files of the repository at `commit` that the labelled files import, and those
     import, `steps` deep, with the `__init__.py` of the packages they lie in."""
     listing = git(gd, "ls-tree", "-r", "--name-only", commit)
@@ -99,8 +100,12 @@ def context_files(gd: Path, commit: str, labelled: list[str], steps: int = 2) ->
             text = git(gd, "show", f"{commit}:{path}")
             if text is None:
                 continue
+            # a script's own folder is a source root too (`from functions.ms_deform_attn_func import`
+            # in models/ops/test.py, run from models/ops/)
+            own = str(PurePosixPath(path).parent)
+            local_roots = roots if own == "." else [*roots, own + "/"]
             for name in imported_modules(text, path):
-                for found in module_files(name, tree, roots):
+                for found in module_files(name, tree, local_roots):
                     if found not in seen:
                         seen.add(found)
                         following.append(found)

@@ -58,6 +58,7 @@ SETS = {
     "fresh14": {"M"},
     "fresh15": {"N"},
     "fresh16": {"O"},
+    "fresh17": {"P"},
 }
 
 

@@ -24,6 +24,7 @@ from neuronlint.static.context import (
     Binding,
     FileContext,
     Scope,
+    host_by_name,
 )
 from neuronlint.static.host_returns import IN_PLACE_CONVERSIONS
 from neuronlint.static.module_names import names_module
@@ -339,8 +340,12 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
             return  # `if device == "mps": x = x.to("cpu")`: on the other devices x stays where it was
         if kind[0] == "module" and _rebinds_in_branch(name, kind, ctx):
             # `amp_autocast = suppress` / `if use_amp: amp_autocast = torch.cuda.amp.autocast`: after
-            # the `if` the name holds either value; the API is reported where it is assigned
-            ctx.bind(name, ("other", None))
+            # the `if` the name holds either value; the API is reported where it is assigned. Between
+            # `CppExtension` and `CUDAExtension` it holds a builder either way (EXTENSION_BUILDER:
+            # the extension it builds is known by name, its calls are no API's finding).
+            previous = ctx.scope.bindings.get(name)
+            either = {kind[1], previous[1] if previous else None} <= _EXTENSION_CLASSES
+            ctx.bind(name, (EXTENSION_BUILDER, kind[1]) if either else ("other", None))
             return
         if kind[0] == "str" and _in_other_branch(ctx):
             previous = ctx.scope.bindings.get(name)
@@ -393,6 +398,12 @@ def _note_self_attribute(target: cst.BaseExpression, host: bool, ctx: FileContex
     """`self.x = ...` in an unpacking or an augmented assignment: record whether it is host data."""
     if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
         ctx.note_instance_value(target.attr.value, host)
+
+
+EXTENSION_BUILDER = "extension-builder"
+_EXTENSION_CLASSES = frozenset(
+    {"torch.utils.cpp_extension.CppExtension", "torch.utils.cpp_extension.CUDAExtension"}
+)
 
 
 def _rebinds_in_branch(name: str, kind: Binding, ctx: FileContext) -> bool:
@@ -931,12 +942,6 @@ def _note_moved_in_place(call: cst.Call, ctx: FileContext) -> None:
         binding = ctx.lookup(name)
         if binding is None or binding[0] == "other":
             ctx.bind(name, MOVED_IN_PLACE)
-    elif func.attr.value == "to_numpy" and not call.args:
-        # `data.to_numpy()` as a statement: a container (SAM's MaskData) turning its own tensors into
-        # numpy arrays in place (a tensor's `.numpy()` result would be lost): host data from here on
-        binding = ctx.lookup(func.value.value)
-        if binding is None or binding[0] == "other":
-            ctx.bind(func.value.value, ("host", ""))
 
 
 # torch.distributed collectives whose first argument is a tensor they work on in place.
@@ -1655,7 +1660,10 @@ class Bindings(Checker):
             # parameters (a numba kernel's hints) are device memory read in place, with no graph to
             # sync or to recompile, so branching on an element is the kernel's own logic.
             hinted = annotation is not None and not kernel
-            kind = _annotated_kind(annotation.annotation, ctx) if hinted else None
+            # `attention_mask: Optional[torch.Tensor] = None`: a tensor wherever the code reads it;
+            # `accepted_counts_cpu: Optional[torch.Tensor]` is one on the host, as its name says
+            hinted = hinted and not host_by_name(param.name.value)
+            kind = _annotated_kind(_unwrap_optional(annotation.annotation, ctx), ctx) if hinted else None
             scope.bindings[param.name.value] = kind or ("other", None)
         for star in (params.star_arg, params.star_kwarg):
             if type(star) is cst.Param:

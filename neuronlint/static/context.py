@@ -257,6 +257,13 @@ _JOINS = frozenset(
 # Variable names that say where the value lives (a dataset's items are read on the host; `df`,
 # `results_df`: a pandas DataFrame).
 _HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$|(^|_)(datasets?|df|dataframe)($|_)")
+
+
+def host_by_name(name: str) -> bool:
+    """`ids_cpu`, `cpu_tokens`, `mask_np`: a name that says its value lives on the host."""
+    return bool(_HOST_NAME.search(name))
+
+
 # Test code reads tensor values on purpose (assertions, reference checks).
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 # Input-pipeline modules (data/, datasets/, preprocessing/ and tokenizer packages; dataset, loader,

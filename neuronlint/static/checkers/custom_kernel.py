@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from neuronlint.static.bindings import EXTENSION_BUILDERS, dotted
+from neuronlint.static.bindings import EXTENSION_BUILDER, EXTENSION_BUILDERS, dotted
 from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import FileContext
 from neuronlint.static.optional_imports import optional_guard
@@ -317,6 +317,10 @@ class CustomKernel(Checker):
     @on(cst.Call)
     def extension_names(self, node: cst.Call, ctx: FileContext) -> None:
         callee = ctx.qualname(node.func) or ""
+        if not callee and type(node.func) is cst.Name:
+            binding = ctx.lookup(node.func.value)  # `extension(...)`, CppExtension or CUDAExtension
+            if binding is not None and binding[0] == EXTENSION_BUILDER:
+                callee = binding[1]
         if callee in _EXTENSION_BUILDERS:
             name = ctx.strings(arg_value(node, 0, "name"))
             if name:
