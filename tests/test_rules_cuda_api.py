@@ -289,8 +289,8 @@ def test_pin_memory(tmp_path):
 
 def test_pin_memory_is_found_where_its_value_is_set(tmp_path):
     """OpenRLHF's `def offload_states(..., pin_memory=True)` passes `pin_memory=pin_memory` on; dlrm
-    sets `args.pin_memory` from the backend and hands it on. The finding sits where the value is
-    set (a default, a setting, MAE's `pin_mem=True`), not at every pass-through."""
+    hands `args.pin_memory` on. The finding sits where the value is set (a default, MAE's
+    `pin_mem=True`), not at every pass-through."""
     check(
         tmp_path,
         """
@@ -298,7 +298,6 @@ def test_pin_memory_is_found_where_its_value_is_set(tmp_path):
 
 
         class LoaderConfig:
-            pin_memory: bool = True  # expect: NL110
             drop_last: bool = True
 
 
@@ -307,7 +306,7 @@ def test_pin_memory_is_found_where_its_value_is_set(tmp_path):
 
 
         def build(args, backend, ds):
-            args.pin_memory = backend == "nccl"  # expect: NL110
+            args.pin_memory = True
             train = DataLoader(ds, pin_memory=args.pin_memory)
             return train, get_data_loader(ds, pin_mem=True)  # expect: NL110
     """,

@@ -368,21 +368,14 @@ class CudaApi(Checker):
         if node.keyword is not None and node.keyword.value in _PIN_MEMORY and _pins(node.value):
             ctx.report("NL110", node, symbol=f"{node.keyword.value}=" + ctx.code(node.value))
 
-    @on(cst.Param)
-    def pin_memory_default(self, node: cst.Param, ctx: FileContext) -> None:
-        """`def offload_states(model, pin_memory=True)`: the default is where the value is decided."""
-        if node.name.value in _PIN_MEMORY and node.default is not None and _pins(node.default):
-            ctx.report("NL110", node, symbol=f"{node.name.value}=" + ctx.code(node.default))
-
-    @on(cst.Assign, cst.AnnAssign)
-    def pin_memory_setting(self, node: cst.Assign | cst.AnnAssign, ctx: FileContext) -> None:
-        """`args.pin_memory = backend == "nccl"`, `pin_memory: bool = True` in a config class."""
-        targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
-        for target in targets:
-            name = target.attr.value if type(target) is cst.Attribute else getattr(target, "value", None)
-            if name in _PIN_MEMORY and node.value is not None and _pins(node.value):
-                ctx.report("NL110", target, symbol=f"{ctx.code(target)} = {ctx.code(node.value)}")
-                return
+    @on(cst.FunctionDef)
+    def pin_memory_default(self, node: cst.FunctionDef, ctx: FileContext) -> None:
+        """`def offload_states(model, pin_memory=True)`: the default is where the value is decided.
+        (On the function, not on each `Param`: one handler call per function, not per parameter.)"""
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value in _PIN_MEMORY and param.default is not None and _pins(param.default):
+                ctx.report("NL110", param, symbol=f"{param.name.value}=" + ctx.code(param.default))
 
     @on(cst.SimpleString, cst.FormattedString)
     def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:

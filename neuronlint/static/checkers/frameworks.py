@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from neuronlint.static.bindings import dotted
 from neuronlint.static.calls import is_true
 from neuronlint.static.context import FileContext
 from neuronlint.static.registry import Checker, on
@@ -145,9 +146,11 @@ class Frameworks(Checker):
         or DeepSpeed classes picks nothing yet: NL070/NL072 sit where they are built."""
         if node.relative or node.module is None or type(node.names) is cst.ImportStar:
             return
-        module = ctx.code(node.module)
+        module = dotted(node.module)  # not ctx.code: generating code for every import is slow
+        if not module.startswith(_LIGHTNING) and module not in ("lightning", "pytorch_lightning"):
+            return
         for alias in node.names:
-            name = ctx.code(alias.name)
+            name = dotted(alias.name)
             if _kind(f"{module}.{name}") == "lightning-xla":
                 ctx.report("NL071", node.module, api=name)
                 return
@@ -161,12 +164,14 @@ def _call(node: cst.Call, ctx: FileContext) -> None:
         _launch(node, qualname, ctx)
         return
     kind = _kind(qualname)
-    if kind is None and type(node.func) is cst.Attribute:
-        owner = ctx.qualname(node.func.value)  # `XLAAccelerator.auto_device_count()`: a use of the class
-        if owner and _kind(owner) == "lightning-xla":
-            ctx.report("NL071", node.func, api=ctx.code(node.func))
-        return
     if kind is None:
+        func = node.func
+        # `XLAAccelerator.auto_device_count()`: a use of the class. The name is tested first: a
+        # qualname lookup for every method call's receiver costs the walk several percent.
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and "XLA" in func.value.value:
+            owner = ctx.qualname(func.value)
+            if owner and _kind(owner) == "lightning-xla":
+                ctx.report("NL071", func, api=ctx.code(func))
         return
     name = qualname.rsplit(".", 1)[-1]
     if kind == "lightning-xla":

@@ -77,6 +77,20 @@ def _device_use(node: cst.CSTNode, ctx: FileContext) -> str | None:
 _NOT_A_USE = (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.ImportFrom, cst.Import)
 
 
+def _device_module(node: cst.Attribute, ctx: FileContext) -> None:
+    """`torch.neuron.get_rng_state()`: a name of the `torch.neuron` module (the outermost attribute
+    of the chain), not in an import, an annotation or `hasattr(torch, "neuron")`."""
+    parent = ctx.parent()
+    if type(parent) is cst.Attribute and parent.value is node:
+        return
+    qualname = ctx.qualname(node)
+    if qualname is None or not qualname.startswith("torch.neuron.") or ctx.data.api(qualname):
+        return
+    if ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
+        return
+    ctx.report("NL902", node, symbol=f"`{qualname}`", what=_DEVICE_MODULE)
+
+
 def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, str, str] | None:
     """(qualname, rule, what) when `node` is the whole of a reference to a name imported from a
     Neuron package (`xm.mark_step`, `xr.world_size()`, `pl.MpDeviceLoader`, a bare `ColumnParallelLinear`,
@@ -193,6 +207,13 @@ class NeuronLockin(Checker):
     def use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
         """Every use of a name imported from a Neuron package, as for CUDA-only libraries: the
         imports say a file depends on Neuron, the uses are what leaving Neuron rewrites."""
+        if (
+            type(node) is cst.Attribute
+            and type(node.value) is cst.Attribute
+            and node.value.attr.value == "neuron"
+        ):
+            _device_module(node, ctx)  # `torch.neuron.*` needs no import of a Neuron package
+            return
         if ctx.module_roots.isdisjoint(NEURON_ROOTS):
             return  # nothing bound here comes from a Neuron package: no name resolves into one
         if type(node) is cst.Name and ctx.lookup(node.value) is None:
@@ -209,22 +230,6 @@ class NeuronLockin(Checker):
                 legacy_namespace=qualname.startswith("neuronxcc.nki"),
                 **extra,
             )
-
-    @on(cst.Attribute)
-    def device_module(self, node: cst.Attribute, ctx: FileContext) -> None:
-        """`torch.neuron.get_rng_state()`: a name of the `torch.neuron` module (the outermost
-        attribute of the chain), not in an import, an annotation or `hasattr(torch, "neuron")`."""
-        if type(node.value) is not cst.Attribute or node.value.attr.value != "neuron":
-            return
-        parent = ctx.parent()
-        if type(parent) is cst.Attribute and parent.value is node:
-            return
-        qualname = ctx.qualname(node)
-        if qualname is None or not qualname.startswith("torch.neuron.") or ctx.data.api(qualname):
-            return
-        if ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
-            return
-        ctx.report("NL902", node, symbol=f"`{qualname}`", what=_DEVICE_MODULE)
 
     @on(cst.Attribute)
     def neuron_custom_op(self, node: cst.Attribute, ctx: FileContext) -> None:
