@@ -296,11 +296,13 @@ def test_each_use_of_the_torch_neuron_device_module_is_a_finding(tmp_path):
             if hasattr(torch, "neuron"):
                 torch.neuron.manual_seed_all(seed)  # expect: NL902
             state: torch.neuron.RNGState = torch.neuron.get_rng_state()  # expect: NL902
-            return state
+            with torch.neuron.amp.autocast():  # expect: NL902
+                return state
         """,
     )
     assert [f.message.split(" names ")[0] for f in found] == [
         "`torch.neuron.manual_seed_all`",
         "`torch.neuron.get_rng_state`",
+        "`torch.neuron.amp.autocast`",
     ]
     assert all("device-module API" in f.message for f in found)

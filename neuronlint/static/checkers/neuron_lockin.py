@@ -77,18 +77,30 @@ def _device_use(node: cst.CSTNode, ctx: FileContext) -> str | None:
 _NOT_A_USE = (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.ImportFrom, cst.Import)
 
 
-def _device_module(node: cst.Attribute, ctx: FileContext) -> None:
+def _names_neuron(node: cst.BaseExpression) -> bool:
+    """A chain with a `.neuron` link (`torch.neuron`, `torch.neuron.amp`): a cheap test before the
+    qualname lookup."""
+    while type(node) is cst.Attribute:
+        if node.attr.value == "neuron":
+            return True
+        node = node.value
+    return False
+
+
+def _device_module(node: cst.Attribute, ctx: FileContext) -> bool:
     """`torch.neuron.get_rng_state()`: a name of the `torch.neuron` module (the outermost attribute
-    of the chain), not in an import, an annotation or `hasattr(torch, "neuron")`."""
+    of the chain), not in an import, an annotation or `hasattr(torch, "neuron")`. True when `node`
+    is under `torch.neuron` (reported here or not), False for any other `<x>.neuron.<y>`."""
+    qualname = ctx.qualname(node)
+    if qualname is None or not qualname.startswith("torch.neuron."):
+        return False
     parent = ctx.parent()
     if type(parent) is cst.Attribute and parent.value is node:
-        return
-    qualname = ctx.qualname(node)
-    if qualname is None or not qualname.startswith("torch.neuron.") or ctx.data.api(qualname):
-        return
-    if ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
-        return
+        return True
+    if ctx.data.api(qualname) or ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
+        return True
     ctx.report("NL902", node, symbol=f"`{qualname}`", what=_DEVICE_MODULE)
+    return True
 
 
 def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, str, str] | None:
@@ -207,13 +219,8 @@ class NeuronLockin(Checker):
     def use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
         """Every use of a name imported from a Neuron package, as for CUDA-only libraries: the
         imports say a file depends on Neuron, the uses are what leaving Neuron rewrites."""
-        if (
-            type(node) is cst.Attribute
-            and type(node.value) is cst.Attribute
-            and node.value.attr.value == "neuron"
-        ):
-            _device_module(node, ctx)  # `torch.neuron.*` needs no import of a Neuron package
-            return
+        if type(node) is cst.Attribute and _names_neuron(node.value) and _device_module(node, ctx):
+            return  # `torch.neuron.*` needs no import of a Neuron package
         if ctx.module_roots.isdisjoint(NEURON_ROOTS):
             return  # nothing bound here comes from a Neuron package: no name resolves into one
         if type(node) is cst.Name and ctx.lookup(node.value) is None:
