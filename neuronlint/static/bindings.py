@@ -254,13 +254,18 @@ def _unpacks_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
     """A mask unpacked row by row: `m`, `m.T` or `(a & b).T`, not a comprehension or a call's tuple."""
     if type(value) is cst.Attribute and value.attr.value == "T":
         value = value.value
-    return _names_mask(value, ctx) or (type(value) is not cst.Name and _is_mask(value, ctx))
+    return _mask_value(value, ctx)
 
 
 def _mask_operand(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """A mask name, a mask expression, or `torch.ones_like(m)` of one."""
     if type(node) is cst.Call and ctx.qualname(node.func) in _LIKE and len(node.args) == 1:
         return _names_mask(node.args[0].value, ctx)
+    return _mask_value(node, ctx)
+
+
+def _mask_value(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A name bound to a mask, or an expression that makes one (a name is known by its binding only)."""
     return _names_mask(node, ctx) or (type(node) is not cst.Name and _is_mask(node, ctx))
 
 

@@ -686,7 +686,7 @@ class FileContext:
                     return True  # `df.iloc[rows]`, `df.loc[mask, "col"]`: a pandas selection
                 node = value
             elif tp is cst.Attribute and not self.qualname(node):
-                if by_name and (_HOST_NAME.search(node.attr.value) or self.is_host_attribute(node)):
+                if by_name and (host_by_name(node.attr.value) or self.is_host_attribute(node)):
                     return True
                 node = node.value
             elif tp is cst.BinaryOperation or tp is cst.Comparison:
@@ -787,7 +787,7 @@ class FileContext:
                 by_name
                 and (binding is None or binding[0] == "other")
                 and (
-                    bool(_HOST_NAME.search(node.value))
+                    host_by_name(node.value)
                     # An accumulator (`feats = []`, then `feats.append(f)`; an append of a host value
                     # would have bound it "host") is not numpy because the name, rebound later
                     # (`feats = torch.cat(feats).cpu().numpy()`), reaches numpy.

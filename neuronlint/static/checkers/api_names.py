@@ -330,13 +330,13 @@ _SDP_BACKEND = "torch.nn.attention.SDPBackend"
 _DESTRUCTURING = (cst.Element, cst.StarredElement, cst.Tuple, cst.List)
 
 
-def _unpacked_into(ctx: FileContext) -> bool:
-    """A name that is one target of an unpacking (`unpad_input, pad_input = None, None` in an
-    `except ImportError:`): it is assigned, not used."""
+def _assigned_to(ctx: FileContext) -> bool:
+    """A name that is an assignment's target, alone or one of an unpacking (`unpad_input, pad_input
+    = None, None` in an `except ImportError:`): it is assigned, not used."""
     depth = 1
     while type(ctx.parent(depth)) in _DESTRUCTURING:
         depth += 1
-    return depth > 1 and type(ctx.parent(depth)) is cst.AssignTarget
+    return type(ctx.parent(depth)) is cst.AssignTarget
 
 
 def _canonical_api(qualname: str) -> str:
@@ -475,7 +475,7 @@ class ApiNames(Checker):
             return
         if type(parent) is cst.Arg and parent.keyword is node:
             return
-        if type(parent) is cst.AssignTarget or _unpacked_into(ctx):
+        if _assigned_to(ctx):
             return
         if ctx.enclosing(cst.Annotation) is not None:
             return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing
