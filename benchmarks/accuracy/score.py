@@ -59,6 +59,8 @@ SETS = {
     "fresh15": {"N"},
     "fresh16": {"O"},
     "fresh17": {"P"},
+    "fresh18": {"Q"},
+    "fresh19": {"R"},
 }
 
 
