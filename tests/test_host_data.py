@@ -599,3 +599,86 @@ def test_cpu_generators_loader_items_and_indices_of_kept_boxes(tmp_path):
             return masks[valid_mask]  # expect: NL602
         """,
     )
+
+
+def test_filled_factories_without_a_device_are_cpu_tables(tmp_path):
+    # apex's 2:4 sparsity patterns and peft's RandLoRA bases: `torch.zeros(m)` with Python sizes and
+    # no device is a CPU tensor, so reading it back or masking it is host work. Given a device, or
+    # sized by a device tensor, it is not.
+    check(
+        tmp_path,
+        """
+        import torch
+        from itertools import permutations
+
+
+        def valid_patterns(m, n, device, counts):
+            patterns = torch.zeros(m)
+            patterns[:n] = 1
+            unique = list(set(permutations(patterns.tolist())))  # ok: NL702
+            sparse = torch.zeros((m, n))
+            sparse[sparse < 0.5] = -1  # ok: NL602
+            placed = torch.zeros(m, device=device)
+            if placed.sum() > 0:  # expect: NL603
+                pass
+            return unique, sparse, placed.tolist()  # expect: NL702
+        """,
+    )
+
+
+def test_a_number_accumulating_a_device_tensor_becomes_one(tmp_path):
+    # fla's perplexity loop: `total_tokens = 0` then `+= mask.sum()` holds a device tensor, and
+    # formatting it in the progress bar reads it; `+= loss.item()` keeps a number.
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def evaluate(loader, device):
+            total_tokens = 0
+            total_loss = 0
+            for batch in loader:
+                input_ids = batch.to(device)
+                total_tokens += input_ids.ne(-100).sum()
+                total_loss += input_ids.float().mean().item()  # expect: NL701
+                print(f"{total_tokens:10} tokens, {total_loss}")  # expect: NL704
+        """,
+    )
+
+
+def test_module_casts_and_eval_return_the_module(tmp_path):
+    # `AutoModel.from_pretrained(p).bfloat16().eval()` and `model.half()` are modules: printing one
+    # reads no tensor value.
+    check(
+        tmp_path,
+        """
+        import torch
+        from transformers import AutoModelForCausalLM
+
+
+        def load(path, hidden):
+            model = AutoModelForCausalLM.from_pretrained(path).bfloat16().eval()
+            print(f"{model}")  # ok: NL704
+            encoder = torch.nn.Linear(4, 4).half()
+            print(f"{encoder}")  # ok: NL704
+            scaled = hidden.half()
+            print(f"{scaled}")  # expect: NL704
+        """,
+    )
+
+
+def test_filled_factories_under_a_default_device_are_not_host_data(tmp_path):
+    check(
+        tmp_path,
+        """
+        import torch
+
+        torch.set_default_device("cuda")  # expect: NL101
+
+
+        def counts(m):
+            table = torch.zeros(m)
+            return table.tolist()  # expect: NL702
+        """,
+    )

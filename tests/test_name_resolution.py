@@ -215,7 +215,7 @@ def test_tuple_assignment_binds_element_wise(tmp_path):
         import numpy as np
         import torch
 
-        t, a = torch.zeros(2), np.ones(2)
+        t, a = torch.zeros(2, device=device), np.ones(2)
         on_host = a.tolist()
         from_device = t.tolist()  # expect: NL702
         """,
@@ -359,7 +359,7 @@ def test_tensor_annotations_and_torch_results_are_tensors(tmp_path):
 
 
         def report(x: Tensor, y: torch.Tensor, steps: int, name: str):
-            z = torch.zeros(3)
+            z = torch.zeros(3, device=x.device)
             w = x + 1
             print(x)  # expect: NL704
             print(y[0])  # expect: NL704

@@ -379,7 +379,7 @@ def test_input_pipeline_modules_run_on_the_host(tmp_path):
 
 
         def build_masks(data, eod_token):
-            loss_mask = torch.ones(data.shape)
+            loss_mask = torch.ones(data.shape, device=data.device)
             loss_mask[data == eod_token] = 0.0
             eod_index = torch.nonzero(data == eod_token)
             return loss_mask, eod_index

@@ -390,8 +390,8 @@ def test_test_code_is_reported_in_the_test_scope(tmp_path):
         import torch
 
 
-        def test_decoder_output():
-            out = torch.ones(3)
+        def test_decoder_output(device):
+            out = torch.ones(3, device=device)
             assert out.sum().item() == 3.0  # expect: NL701, NL603
             assert torch.equal(out[out > 0], out)  # expect: NL602, NL603
             print(out.cpu().tolist())  # expect: NL703
@@ -870,7 +870,7 @@ def test_a_script_helper_its_code_calls_only_with_host_data(tmp_path):
 
 
         def literal_only(n):
-            x = torch.ones(n).mean()
+            x = torch.ones(n, device=DEVICE).mean()
             return x.item()  # expect: NL701
 
 

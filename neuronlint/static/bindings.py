@@ -323,7 +323,10 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         kind = _kind_of(value, ctx)
         if kind is not None and kind[0] == "module":
             ctx.bind_instance(target.attr.value, kind)  # `self.xm = xm`: `self.xm.mark_step()` is xm's
-        ctx.note_instance_value(target.attr.value, kind is not None and kind[0] in _HOST_BINDINGS)
+        # A fill without a device (`self.lengths = torch.zeros(batch)`) is state its object is
+        # placed with: a module's `.to(device)` moves its buffers, a cache is moved by its owner.
+        host = kind is not None and kind[0] in _HOST_BINDINGS and not ctx.cpu_fill(value)
+        ctx.note_instance_value(target.attr.value, host)
         return
     if type(target) is cst.Subscript and type(target.value) is cst.Name and value is not None:
         _fill_dict(target.value.value, value, ctx)
@@ -841,7 +844,7 @@ def _tensor_attribute(target: cst.Attribute, value: cst.BaseExpression, ctx: Fil
     if scope is None or scope.tensor_attrs is None:
         return
     if type(value) is cst.Call and ctx.qualname(value.func) in _PARAMETERS or ctx.is_tensor(value):
-        if not ctx.is_host_value(value):
+        if not ctx.is_host_value(value) or ctx.cpu_fill(value):  # a fill: see _bind_value
             scope.tensor_attrs.add(target.attr.value)
 
 
@@ -1532,7 +1535,8 @@ class Bindings(Checker):
             )
         if type(target) is cst.Name and ctx.is_tensor(node.value) and not ctx.is_host_value(node.value):
             previous = ctx.lookup(target.value)
-            if previous is None or previous[0] == "other":
+            # `total = 0` then `total += mask.sum()`: a number plus a device tensor is a device tensor
+            if previous is None or previous[0] in ("other", "host"):
                 ctx.bind(target.value, ("tensor", ""))
 
     @on(cst.Call, leave=True)

@@ -19,6 +19,7 @@ from neuronlint.static import cuda_paths
 from neuronlint.static.calls import arg_value, kwarg
 from neuronlint.static.host_callers import HostCallers
 from neuronlint.static.host_returns import HostReturns
+from neuronlint.static.module_names import names_module
 from neuronlint.static.nodes import children_of, node_types
 from neuronlint.static.tensor_returns import WHOLE, TensorReturns, pending_key
 
@@ -231,6 +232,11 @@ _FACTORIES = frozenset(
 # device, a CPU tensor of constants. Not `torch.arange`: model code makes positions with it under
 # `with torch.device(...)` or a default device, and moves them.
 _RANGES = frozenset({"torch.linspace", "torch.logspace"})
+# Fills of a size with a number: without a device, and unless the file sets a default device
+# (`torch.set_default_device`, `with torch.device(...)`), a CPU tensor (apex's sparsity patterns,
+# peft's RandLoRA bases, a test's expected values). Not `torch.arange` (see above).
+_FILLS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.full"})
+_SETS_DEFAULT_DEVICE = re.compile(rb"set_default_(?:device|tensor_type)|with\s+torch\.device\(")
 # Random factories: without a device (or generator), one drawn element (`torch.rand(1).item()`,
 # `torch.randint(0, n, (1,)).item()`) is a CPU random number, the idiom of `random.random()`.
 # A draw of a shape (`torch.randn(b, c)`, noise for a model) is left alone: model code makes it
@@ -758,6 +764,8 @@ class FileContext:
                 return True  # `torch.randperm(n, generator=cpu_generator)`: drawn on the CPU
             if by_name and name in _RANGES and self._tabulates_numbers(node):
                 return True  # `torch.linspace(0, rate, depth)`: a table of Python numbers, on the CPU
+            if by_name and name in _FILLS and self.cpu_fill(node):
+                return True  # `patterns = torch.zeros(m)`: filled with a Python number, on the CPU
             if by_name and self._computes_on_host(node, name):
                 return True  # torch.where(host_mask), torch.flip(host_tensor, ...): runs where its input is
             if by_name and self.calls_host_helper(func):
@@ -1029,6 +1037,16 @@ class FileContext:
         device = kwarg(call, "device")
         return device is None or self._names_cpu(device.value)
 
+    def cpu_fill(self, node: cst.BaseExpression) -> bool:
+        """`torch.zeros(m)`, `torch.full((n,), 0.5)`: a fill of Python sizes and numbers without a
+        device, in a file that sets no default device: a CPU tensor."""
+        return (
+            type(node) is cst.Call
+            and self.qualname(node.func) in _FILLS
+            and self._tabulates_numbers(node)
+            and not self.mentions_pattern(_SETS_DEFAULT_DEVICE)
+        )
+
     def _tabulates_numbers(self, call: cst.Call) -> bool:
         """A range factory without a device whose bounds are not known tensors: its arguments are
         numbers (`torch.linspace(0, drop_path_rate, depth)`), the result a CPU table of them."""
@@ -1243,13 +1261,27 @@ class FileContext:
                 return self.tensor_returns.tensor_at(own, WHOLE) and not self._given_host_data(node)
             if type(func) is cst.Attribute:
                 method = func.attr.value
+                if method in _MODULE_ONLY_METHODS:
+                    return False  # `AutoModel.from_pretrained(p).bfloat16().eval()`: a module
                 if method in TENSOR_ONLY_METHODS:
+                    if method in _MODULE_CASTS and self._names_module(func.value):
+                        return False  # `model.half()` casts a module's weights and returns the module
                     return not self.is_host_value(func.value)
                 if method in _MASK_REDUCTIONS and self._elementwise_comparison(func.value):
                     return True  # `(ids == IMAGE_TOKEN).sum()`: a Python bool has no `.sum()`
                 if method not in HOST_RESULT_METHODS:
                     return self.is_tensor(func.value)
         return False
+
+    def _names_module(self, node: cst.BaseExpression) -> bool:
+        """`model`, `AutoModel.from_pretrained(p)` (module_names.py) or a module made here
+        (`torch.nn.Linear(4, 4)`): an `nn.Module`, not a tensor."""
+        if names_module(node):
+            return True
+        if type(node) is not cst.Call:
+            return False
+        made = self.qualname(node.func) or ""
+        return made.startswith("torch.nn.") and made.rpartition(".")[2][:1].isupper()
 
     def _elementwise_comparison(self, node: cst.BaseExpression) -> bool:
         """`ids == token` compared element by element (not `is`/`in`, not of numpy or host values, in
@@ -1493,6 +1525,9 @@ TENSOR_ONLY_METHODS = frozenset(
         "permute",
     }
 )
+# Casts nn.Module has too (on a module they return the module), and methods only a module has.
+_MODULE_CASTS = frozenset({"float", "double", "half", "bfloat16"})
+_MODULE_ONLY_METHODS = frozenset({"eval", "train"})
 # Reductions of a boolean mask that only an array has (a Python bool has none of them).
 _MASK_REDUCTIONS = frozenset({"sum", "any", "all", "count_nonzero"})
 _IDENTITY_OR_MEMBERSHIP = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
