@@ -959,3 +959,29 @@ def test_an_optional_tensor_parameter_is_a_tensor_unless_named_for_the_host(tmp_
             return attention_mask
         """,
     )
+
+
+def test_items_of_a_device_tensor_a_loop_runs_over_are_tensors(tmp_path):
+    # Wan's T5 encoder: `[u[:v] for u, v in zip(context, seq_lens)]` slices each sequence by a length
+    # read from a device tensor; speechbrain's CTC decoder branches on each frame of log-probs.
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def encode(model, tokenizer, texts, device, blank):
+            ids, mask = tokenizer(texts)
+            ids, mask = ids.to(device), mask.to(device)
+            seq_lens = mask.gt(0).sum(dim=1).long()  # expect: NL507
+            context = model(ids, mask)
+            trimmed = [u[:v] for u, v in zip(context, seq_lens)]  # expect: NL604
+            log_probs = context.log_softmax(-1)
+            for frame in log_probs[0]:
+                if frame[blank] > 0.5:  # expect: NL603
+                    continue
+            for n in seq_lens.tolist():  # expect: NL702
+                trimmed.append(context[0, :n])  # expect: NL604
+            return trimmed
+        """,
+    )

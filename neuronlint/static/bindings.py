@@ -1093,11 +1093,16 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
             kind = ("tensor", "non_max_suppression")  # `for det in nms_out`: one image's kept boxes
         elif kind is None and type(iterable) is cst.Name and ctx.lookup(iterable.value) == TENSOR_LIST:
             kind = ("tensor", "")  # `for tensor in gathered_tensors`: one gathered tensor
+        elif kind is None and _device_rows(iterable, ctx):
+            # `for u, v in zip(context, seq_lens)`: an element (or row) of a device tensor, so
+            # `u[:v]` slices by a device value
+            kind = ("tensor", "")
         _bind_kind_or_shadow(target, kind, ctx)
 
 
 def _device_rows(iterable: cst.BaseExpression, ctx: FileContext) -> bool:
-    """A device tensor a loop runs over row by row, also through `reversed(...)`."""
+    """A device tensor a loop runs over row by row (`det`, `context[0]`), also through
+    `reversed(...)`."""
     if (
         type(iterable) is cst.Call
         and type(iterable.func) is cst.Name
@@ -1106,7 +1111,7 @@ def _device_rows(iterable: cst.BaseExpression, ctx: FileContext) -> bool:
         and len(iterable.args) == 1
     ):
         iterable = iterable.args[0].value
-    return type(iterable) is cst.Name and ctx.is_device_tensor(iterable)
+    return type(iterable) in (cst.Name, cst.Subscript, cst.Attribute) and ctx.is_device_tensor(iterable)
 
 
 def _target_names(target: cst.BaseExpression) -> set[str]:
