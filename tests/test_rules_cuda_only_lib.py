@@ -38,6 +38,10 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("from cuda import cudart", "cuda_python"),
         ("import pynvml", "pynvml"),
         ("from polygraphy.backend.trt import engine_from_bytes", "polygraphy_trt"),
+        ("from torch2trt import TRTModule", "torch2trt"),
+        ("from quack.rmsnorm import rmsnorm", "quack"),
+        ("import tilelang.language as T", "tilelang"),
+        ("from xfuser.core.distributed import get_sp_group", "xfuser"),
     ],
 )
 def test_imports_of_cuda_only_libraries(tmp_path, statement, library):
