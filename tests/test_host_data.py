@@ -682,3 +682,28 @@ def test_filled_factories_under_a_default_device_are_not_host_data(tmp_path):
             return table.tolist()  # expect: NL702
         """,
     )
+
+
+def test_a_device_variable_named_for_the_cpu_is_the_cpu(tmp_path):
+    # detectron2's predictors (and Detic's copy): `self.cpu_device = torch.device("cpu")`, then each
+    # prediction is moved there for drawing; what was moved is host data.
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class VisualizationDemo:
+            def __init__(self, predictor):
+                self.cpu_device = torch.device("cpu")
+                self.predictor = predictor
+
+            def run_on_image(self, image, visualizer):
+                predictions = self.predictor(image)
+                sem_seg = predictions["sem_seg"].argmax(dim=0).to(self.cpu_device)  # expect: NL703
+                if sem_seg.max() > 0:  # ok: NL603
+                    visualizer.draw_sem_seg(sem_seg)
+                moved = predictions["sem_seg"].to(self.device)
+                return moved
+        """,
+    )

@@ -38,6 +38,10 @@ def is_true(node: cst.BaseExpression | None) -> bool:
     return type(node) is cst.Name and node.value == "True"
 
 
+# Variables named for the CPU device, as a device argument: `x.to(self.cpu_device)` copies to the host.
+CPU_DEVICE_NAMES = frozenset({"cpu_device", "device_cpu", "cpu_dev"})
+
+
 def name_of(node: cst.CSTNode | None) -> str:
     """Last identifier of a Name/Attribute chain ('rank' for `args.local_rank`... -> 'local_rank')."""
     if type(node) is cst.Name:

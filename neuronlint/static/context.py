@@ -16,7 +16,7 @@ from typing import Any
 import libcst as cst
 
 from neuronlint.static import cuda_paths
-from neuronlint.static.calls import arg_value, kwarg
+from neuronlint.static.calls import CPU_DEVICE_NAMES, arg_value, kwarg, name_of
 from neuronlint.static.host_callers import HostCallers
 from neuronlint.static.host_returns import HostReturns
 from neuronlint.static.module_names import names_module
@@ -1026,7 +1026,7 @@ class FileContext:
     def _cpu_generator(self, call: cst.Call) -> bool:
         """`torch.Generator()`, `torch.Generator(device="cpu")`: a generator of CPU random numbers."""
         device = arg_value(call, 0, "device")
-        return device is None or self._names_cpu(device)
+        return device is None or self.names_cpu(device)
 
     def _draws_with_host_generator(self, call: cst.Call) -> bool:
         """A random factory given a CPU generator (`generator=g`, `g = torch.Generator()`) and no
@@ -1035,7 +1035,7 @@ class FileContext:
         if generator is None or not self.is_host_value(generator.value):
             return False
         device = kwarg(call, "device")
-        return device is None or self._names_cpu(device.value)
+        return device is None or self.names_cpu(device.value)
 
     def cpu_fill(self, node: cst.BaseExpression) -> bool:
         """`torch.zeros(m)`, `torch.full((n,), 0.5)`: a fill of Python sizes and numbers without a
@@ -1166,10 +1166,18 @@ class FileContext:
             and not node.args
         )
 
-    def _names_cpu(self, value: cst.BaseExpression) -> bool:
-        """Whether every string the value may take is "cpu" (a `torch.device(...)` is read through)."""
-        if type(value) is cst.Call and self.qualname(value.func) == "torch.device" and value.args:
-            value = value.args[0].value
+    def names_cpu(self, value: cst.BaseExpression | None) -> bool:
+        """Whether a device argument is the CPU: every string the value may take is "cpu" (a
+        `torch.device(...)` is read through), or a variable named for it (`self.cpu_device`, set
+        once to `torch.device("cpu")` in detectron2's predictors and their many copies)."""
+        if value is None:
+            return False
+        if type(value) is cst.Call and self.qualname(value.func) == "torch.device":
+            value = arg_value(value, 0, "type")
+            if value is None:
+                return False
+        if type(value) in (cst.Name, cst.Attribute) and name_of(value) in CPU_DEVICE_NAMES:
+            return True
         values = self.strings(value)
         return bool(values) and all(v == "cpu" for v in values)
 
@@ -1178,7 +1186,7 @@ class FileContext:
             if (arg.keyword is not None and arg.keyword.value == "map_location") or (
                 arg.keyword is None and index == 1
             ):
-                return self._names_cpu(arg.value)
+                return self.names_cpu(arg.value)
         return False
 
     def _only_dtype(self, call: cst.Call) -> bool:
@@ -1208,7 +1216,7 @@ class FileContext:
         """`x.to("cpu")`, `x.to(device="cpu")`, `x.to(torch.device("cpu"), ...)`."""
         for arg in call.args:
             if arg.keyword is None or arg.keyword.value == "device":
-                return self._names_cpu(arg.value)
+                return self.names_cpu(arg.value)
         return False
 
     def is_tensor(self, node: cst.CSTNode) -> bool:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from neuronlint.static.calls import CPU_DEVICE_NAMES, name_of
 from neuronlint.static.nodes import children_of
 
 # Methods whose result is on the host, whatever they are called on.
@@ -164,6 +165,8 @@ def _names_cpu(call: cst.Call) -> bool:
             value = arg.value
             if type(value) is cst.Call and value.args:
                 value = value.args[0].value
+            if type(value) in (cst.Name, cst.Attribute):
+                return name_of(value) in CPU_DEVICE_NAMES  # `.to(self.cpu_device)`
             return type(value) is cst.SimpleString and value.value[1:-1] == "cpu"
     return False
 

@@ -21,7 +21,6 @@ from neuronlint.static.calls import name_of
 from neuronlint.static.checkers.host_sync import (
     HOST_COPY_METHODS,
     in_step_closure,
-    is_cpu_device,
     periodic_facts,
     reads_device_value,
 )
@@ -306,7 +305,7 @@ def _moved_to_device(ctx: FileContext) -> bool:
         and (ctx.qualname(target) != "torch.device")
     ):
         return False  # `.to(torch.float32)`: another cast, no move
-    return not is_cpu_device(target, ctx)
+    return not ctx.names_cpu(target)
 
 
 def _called_on_host_data(entry: dict, node: cst.CSTNode, ctx: FileContext) -> bool:

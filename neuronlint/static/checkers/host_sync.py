@@ -60,16 +60,6 @@ _PRINTED_METHODS = frozenset(
 )
 
 
-def is_cpu_device(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
-    """`"cpu"`, a name bound to it (on every path), or `torch.device("cpu")`."""
-    if node is None:
-        return False
-    if type(node) is cst.Call and ctx.qualname(node.func) == "torch.device":
-        node = arg_value(node, 0, "type")
-    values = ctx.strings(node)
-    return bool(values) and all(value == "cpu" for value in values)
-
-
 def copies_to_host(call: cst.Call, ctx: FileContext) -> bool:
     """`x.cpu()`, `x.numpy()`, `x.tolist()`, `x.item()` or `x.to("cpu")` (receiver not checked)."""
     func = call.func
@@ -78,7 +68,7 @@ def copies_to_host(call: cst.Call, ctx: FileContext) -> bool:
     method = func.attr.value
     if method in HOST_COPY_METHODS:
         return True
-    return method == "to" and is_cpu_device(arg_value(call, 0, "device"), ctx)
+    return method == "to" and ctx.names_cpu(arg_value(call, 0, "device"))
 
 
 def _copied_before(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -348,7 +338,7 @@ class HostSync(Checker):
         func = node.func
         if type(func) is not cst.Attribute or func.attr.value != "to" or not node.args:
             return
-        if not is_cpu_device(arg_value(node, 0, "device"), ctx) or ctx.qualname(func) is not None:
+        if not ctx.names_cpu(arg_value(node, 0, "device")) or ctx.qualname(func) is not None:
             return
         receiver = func.value
         if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
