@@ -26,7 +26,7 @@ PACKAGE = ROOT / "neuronlint"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli", "__main__"),
     ("pipeline", "graph", "report", "formats", "fix"),
-    ("static", "filetypes", "filters", "lockin", "groups"),
+    ("static", "filetypes", "filters", "lockin", "groups", "neuron_packages"),
     ("ruledb",),
     (
         "findings",

@@ -90,6 +90,33 @@ def test_a_consumer_of_the_library_keeps_its_findings(tmp_path):
     assert sorted(f.rule for f in found) == ["NL401", "NL402"]
 
 
+# huggingface/optimum-neuron: the package `optimum.neuron` uses itself; its examples use it as users do,
+# and its own modules' uses of another Neuron package (torch_xla) are lock-in like anyone's.
+OPTIMUM_NEURON = {
+    "pyproject.toml": '[project]\nname = "optimum-neuron"\n',
+    "optimum/neuron/trainers/metrics/throughput.py": (
+        "from optimum.neuron.trainers.metrics.base import MetricPlugin\n"
+        "import torch_xla.core.xla_model as xm\n\n"
+        "class Throughput(MetricPlugin):\n    def step(self):\n        xm.mark_step()\n"
+    ),
+    "examples/generation.py": (
+        "from optimum.neuron import NeuronModelForCausalLM\n\n"
+        "model = NeuronModelForCausalLM.from_pretrained('m')\n"
+    ),
+}
+
+
+def test_a_neuron_package_using_itself_is_not_lock_in(tmp_path):
+    write(tmp_path, OPTIMUM_NEURON)
+    result = scan_paths([tmp_path], cwd=tmp_path, triage=True, select=["neuron-lockin"])
+    found = {(f.path, f.line, f.rule) for f in result.active}
+    own = "optimum/neuron/trainers/metrics/throughput.py"
+    assert not any(path == own and rule == "NL906" for path, _, rule in found)
+    assert (own, 2, "NL901") in found and (own, 6, "NL908") in found  # torch_xla: another package
+    assert ("examples/generation.py", 1, "NL906") in found
+    assert ("examples/generation.py", 3, "NL906") in found
+
+
 @pytest.mark.parametrize(
     "requirement, expected",
     [

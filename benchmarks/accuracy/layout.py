@@ -11,8 +11,10 @@ committed: corpus/ is git-ignored. Rows whose repository is missing are listed a
 Beside the labelled files, the script lays out their context, as a scan of the whole checkout would
 see it: the repository's Python modules that a labelled file imports, three steps deep (imports of
 imports of imports), resolved against the source roots and the importing file's own folder (a
-script's `from functions.x import y`), with the `__init__.py` of every package on the way. Cross-file findings (an import of
-an in-repo kernel module, a call of a compiled extension a `setup.py` builds) need them. Context
+script's `from functions.x import y`), with the `__init__.py` of every package on the way; and the
+repository's root `pyproject.toml`, `setup.py` and `setup.cfg`, from which a scan learns the
+project's own package names and the extensions its build defines. Cross-file findings (an import
+of an in-repo kernel module, a call of a compiled extension a `setup.py` builds) need them. Context
 files are scanned but never scored: score.py counts findings in manifest files only. `--no-context`
 lays out the labelled files alone.
 """
@@ -37,6 +39,9 @@ def git_dir(mirrors: Path, repo: str) -> Path | None:
             return candidate
     found = sorted(p.parent for p in base.glob("**/objects") if (p.parent / "HEAD").exists())
     return found[0] if found else None
+
+
+PROJECT_FILES = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
 
 
 def git(gd: Path, *command: str) -> bytes | None:
@@ -87,7 +92,8 @@ def context_files(gd: Path, commit: str, labelled: list[str], steps: int = 3) ->
     listing = git(gd, "ls-tree", "-r", "--name-only", commit)
     if listing is None:
         return set()
-    tree = {p for p in listing.decode("utf-8", "replace").splitlines() if p.endswith(".py")}
+    files = set(listing.decode("utf-8", "replace").splitlines())
+    tree = {p for p in files if p.endswith(".py")}
     # source roots: the top level, and every directory that holds a top-level package (`src/`)
     roots = [""] + sorted(
         {p.split("/", 1)[0] + "/" for p in tree if p.count("/") >= 2 and p.split("/")[1] != ""}
@@ -116,6 +122,9 @@ def context_files(gd: Path, commit: str, labelled: list[str], steps: int = 3) ->
             init = "/".join(parts[:depth]) + "/__init__.py"
             if init in tree:
                 seen.add(init)
+    # the project's metadata at the root, which a scan of the checkout reads to know the project's
+    # own package (an import of it is the code being ported, not a dependency)
+    seen |= PROJECT_FILES & files
     return seen - set(labelled)
 
 

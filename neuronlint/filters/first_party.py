@@ -2,7 +2,10 @@
 
 Scanning flash-attention, bitsandbytes or apex themselves, `from flash_attn.ops import ...` inside
 the repository is an internal import: the kernels behind it are reported where they are defined
-(custom-kernel), and the import is not "a use of a CUDA-only library". The project's own import
+(custom-kernel), and the import is not "a use of a CUDA-only library". Likewise a Neuron
+package's own modules (optimum-neuron's `optimum/neuron/`, neuronx-distributed's
+`src/neuronx_distributed/`) using that package are not lock-in; their uses of other Neuron
+packages (torch_xla, NKI) are, and so are the package's examples and tests. The project's own import
 names come from `[project] name` in pyproject.toml, `name=` in setup.py (a literal, or a string
 constant assigned at the top of setup.py: `name=PACKAGE_NAME`), and the package
 directories (a directory with `__init__.py` at the top or under `src/`).
@@ -16,8 +19,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from neuronlint.findings import Finding
+from neuronlint.neuron_packages import neuron_package
 
 LIBRARY_RULES = frozenset({"NL401", "NL402", "NL403"})
+# Lock-in rules whose findings name the Neuron package they use (facts["module"]).
+LOCKIN_RULES = frozenset({"NL901", "NL903", "NL904", "NL905", "NL906"})
 _SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
 # `setup(name=PACKAGE_NAME, ...)` with `PACKAGE_NAME = "flash_attn"` at the top of setup.py (the
 # setup.py of flash-attention, causal-conv1d, mamba and of ROS packages): the keyword names a constant.
@@ -115,13 +121,27 @@ def _declared_names(root: Path) -> set[str]:
 
 
 def is_first_party(finding: Finding, names: set[str]) -> bool:
-    """A library finding (import, call, quantisation flag) whose library is the scanned project."""
+    """A library finding (import, call, quantisation flag) whose library is the scanned project, or
+    a lock-in finding in a module of the Neuron package it uses (see _inside_own_package)."""
+    if finding.rule in LOCKIN_RULES:
+        return _inside_own_package(finding)
     if finding.rule not in LIBRARY_RULES or not names:
         return False
     module = str(finding.facts.get("module") or finding.facts.get("api") or "")
     top = module.split(".")[0]
     library = import_name(str(finding.facts.get("library", "")))
     return top in names or library in names
+
+
+def _inside_own_package(finding: Finding) -> bool:
+    """`optimum/neuron/trainers/metrics/throughput.py` using `optimum.neuron.*`, or
+    `src/neuronx_distributed/kernels/flash_attn.py` using `neuronx_distributed.*`: the package's
+    own code, which is the code being ported. The package's examples and tests (optimum-neuron's
+    `examples/`, pytorch/xla's `test/`) use it as its users do, and keep their findings."""
+    package = neuron_package(str(finding.facts.get("module") or ""))
+    if package is None:
+        return False
+    return f"/{package.replace('.', '/')}/" in "/" + finding.path.replace("\\", "/")
 
 
 def drop_first_party(findings: list[Finding], names: set[str]) -> list[Finding]:

@@ -1,6 +1,6 @@
 """The noise filters that run inside the scan, on judged findings, in this order:
 
-1. first-party library imports are dropped (filters/first_party.py),
+1. first-party library imports and a Neuron package's uses of itself are dropped (filters/first_party.py),
 2. notes about supported, device-generic code are dropped unless --show-ok (filters/notes.py),
 3. one finding per line and category, multi-line notes folded into what they cover (filters/dedup.py),
 4. every finding gets its scope; test findings are capped at warning (filters/scope.py),
@@ -39,8 +39,7 @@ def prepare(
     if not enabled:  # the detectors' own output: scopes only (rule tests read it)
         scope_filter.assign(findings, scope_rules, within_root, None)
         return findings
-    if first_party_names:
-        findings = first_party.drop_first_party(findings, first_party_names)
+    findings = first_party.drop_first_party(findings, first_party_names or set())
     if show_ok:
         notes.mark_notes(findings)
     else:

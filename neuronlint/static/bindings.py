@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from neuronlint.neuron_packages import neuron_module
 from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import (
     EMPTY_LIST,
@@ -28,7 +29,6 @@ from neuronlint.static.context import (
 )
 from neuronlint.static.host_returns import IN_PLACE_CONVERSIONS
 from neuronlint.static.module_names import names_module
-from neuronlint.static.neuron_packages import neuron_module
 from neuronlint.static.nodes import children_of
 from neuronlint.static.registry import Checker, on
 from neuronlint.static.tensor_returns import WHOLE

@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from neuronlint.neuron_packages import NEURON_ROOTS, neuron_module
 from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.calls import name_of, positional
 from neuronlint.static.checkers.custom_kernel import called_chain, neuron_op_namespace
@@ -17,7 +18,6 @@ from neuronlint.static.literal_roles import (
     ROLE_OPTION,
     literal_role,
 )
-from neuronlint.static.neuron_packages import NEURON_ROOTS, neuron_module
 from neuronlint.static.registry import Checker, on
 
 # `import torch.neuron`: the namespace the Inf1 package torch-neuron adds to torch

@@ -1,7 +1,8 @@
 """The Neuron packages, by module name: which rule an import or use of each one falls under.
 
-Name resolution (bindings: Neuron imports below the functions that use them) and the neuron-lockin
-checker both ask; it lives below both so that neither imports the other.
+Name resolution (bindings: Neuron imports below the functions that use them), the neuron-lockin
+checker and the first-party filter (a Neuron package's own modules) all ask; it lives below them
+so that none imports another.
 """
 
 from __future__ import annotations
@@ -32,7 +33,20 @@ NEURON_ROOTS = frozenset(prefix.partition(".")[0] for prefix, _, _ in NEURON_MOD
 
 def neuron_module(module: str) -> tuple[str, str] | None:
     """(rule, what) of the Neuron package a dotted module name lies in, or None."""
-    for prefix, rule, what in NEURON_MODULES:
+    found = _entry(module)
+    return None if found is None else (found[1], found[2])
+
+
+def neuron_package(module: str) -> str | None:
+    """The Neuron package a dotted module name lies in (`optimum.neuron` for
+    `optimum.neuron.trainers.metrics`), or None."""
+    found = _entry(module)
+    return None if found is None else found[0]
+
+
+def _entry(module: str) -> tuple[str, str, str] | None:
+    for entry in NEURON_MODULES:
+        prefix = entry[0]
         if module == prefix or module.startswith(prefix + "."):
-            return rule, what
+            return entry
     return None
