@@ -34,6 +34,7 @@ _RESULT_SOURCES = (
     "filekinds.py",
     "discover.py",
     "filters/suppressions.py",
+    "neuron_packages.py",
     "cache.py",
 )
 
