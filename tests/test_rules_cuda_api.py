@@ -653,3 +653,36 @@ def test_severity_of_device_queries_and_synchronize(tmp_path):
     assert severity[5] is severity[6] is severity[8] is Severity.BLOCKER
     assert severity[7] is Severity.WARNING
     assert severity[10] is severity[11] is severity[12] is Severity.INFO
+
+
+def test_an_objects_own_is_cuda_attribute_and_enum_tables_of_devices(tmp_path):
+    # timm's prefetcher sets `self.is_cuda` from a device test (reported there) and then branches
+    # on its own attribute; torchtune's DeviceSupport enum tabulates device names and backends.
+    check(
+        tmp_path,
+        """
+        from enum import Enum
+
+        import torch
+
+
+        class DeviceSupport(Enum):
+            CPU = ("cpu", "CPU", "gloo")
+            CUDA = ("cuda", "GPU", "nccl")  # expect: NL201
+
+
+        class PrefetchLoader:
+            def __init__(self, device):
+                self.is_cuda = device.type == "cuda"  # expect: NL111
+
+            def __iter__(self, batch):
+                if self.is_cuda:
+                    yield batch
+                if batch.is_cuda:  # expect: NL111
+                    yield batch
+
+
+        class Settings:
+            device = "cuda"  # expect: NL101
+        """,
+    )

@@ -813,6 +813,14 @@ class FileContext:
         scope = self.class_scope()
         return scope is not None and bool(scope.host_attrs) and scope.host_attrs.get(node.attr.value, False)
 
+    def assigned_on_self(self, node: cst.Attribute) -> bool:
+        """`self.is_cuda` in a class that assigned `self.is_cuda = ...` above (timm's loader sets it
+        from `device.type == "cuda"`): the class's own attribute, not the tensor property."""
+        if not (type(node.value) is cst.Name and node.value.value == "self"):
+            return False
+        scope = self.class_scope()
+        return scope is not None and bool(scope.host_attrs) and node.attr.value in scope.host_attrs
+
     def note_instance_value(self, attr: str, host: bool) -> None:
         """Record an assignment `self.<attr> = value` in the class being visited."""
         scope = self.class_scope()

@@ -446,8 +446,10 @@ class ApiNames(Checker):
             return
         qualname = ctx.qualname(node)
         if qualname is None:
+            if tp is cst.AssignTarget:
+                return  # `self.is_cuda = ...` defines an attribute of the object; it tests nothing
             entry = ctx.data.attributes.get(node.attr.value)
-            if entry is not None and not ctx.is_numpy(node.value):
+            if entry is not None and not ctx.is_numpy(node.value) and not ctx.assigned_on_self(node):
                 ctx.report(entry["rule"], node.attr, **_entry_facts(entry, entry["name"]))
             return
         qualname = _canonical_api(qualname)

@@ -140,6 +140,23 @@ def _names_table_entry(node: cst.CSTNode, ctx: FileContext) -> bool:
     return bool(_KEY_HOLDER.search(name)) and "device" not in name.lower()
 
 
+_ROW_PARTS = (cst.Element, cst.Tuple, cst.List)
+
+
+def _enum_member_value(ctx: FileContext) -> bool:
+    """The literal is (part of) the value of an enum member: a row of a table of devices, named
+    for CUDA, which a place that picks the member uses. The row's other columns (its backend)
+    are judged by their own checkers."""
+    for node in reversed(ctx.parents):
+        if type(node) in _ROW_PARTS:
+            continue
+        if type(node) is not cst.Assign or ctx.scope.kind != "class":
+            return False
+        cls = ctx.enclosing(cst.ClassDef)
+        return cls is not None and any(name_of(base.value).endswith("Enum") for base in cls.bases)
+    return False
+
+
 def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
     if _names_implementation(node, ctx):
         return  # `impl="cuda"`: the name of a kernel implementation; the kernel is the finding
@@ -151,6 +168,8 @@ def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
         return
     if role != ROLE_VALUE:
         return  # a dispatch-table key, an allowed choice, a Literal[...] member or an attribute name
+    if _enum_member_value(ctx):
+        return  # `class DeviceSupport(Enum): CUDA = ("cuda", "GPU", "nccl")`: the CUDA row of a table
     parent = ctx.parent()
     if type(parent) is cst.Arg:
         call = ctx.parent(2)
