@@ -985,3 +985,23 @@ def test_items_of_a_device_tensor_a_loop_runs_over_are_tensors(tmp_path):
             return trimmed
         """,
     )
+
+
+def test_a_mask_named_after_a_reshape_filters_and_sizes_by_the_data(tmp_path):
+    # YOLOX's postprocess: the mask is a comparison reshaped (`(...).squeeze()`), bound to a name,
+    # and the filtered detections' size decides a branch (NeMo's cross-entropy does the same).
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def postprocess(image_pred, class_conf, conf_thre):
+            conf_mask = (image_pred[:, 4] * class_conf.squeeze() >= conf_thre).squeeze()
+            detections = image_pred[conf_mask]  # expect: NL602
+            if not detections.size(0):  # expect: NL603
+                return None
+            kept = image_pred[image_pred[:, 4] > conf_thre]  # expect: NL602
+            return torch.zeros(kept.size(0), 4)  # expect: NL604
+        """,
+    )

@@ -232,7 +232,8 @@ _LIKE = frozenset({"torch.ones_like", "torch.zeros_like"})
 
 
 def _keeps_mask(value: cst.Call, ctx: FileContext) -> bool:
-    """`m.roll(1, -1)`, `torch.roll(m, 1, -1)`, `m.scatter(1, idx, m)`: still a mask when m is one;
+    """`m.roll(1, -1)`, `torch.roll(m, 1, -1)`, `m.scatter(1, idx, m)`, `(x >= t).squeeze()`: still a
+    mask when what they move is one;
     `torch.stack((torch.ones_like(j), j, k))` of masks is one too."""
     func = value.func
     qualname = ctx.qualname(func)
@@ -247,7 +248,8 @@ def _keeps_mask(value: cst.Call, ctx: FileContext) -> bool:
         source = value.args[0].value
     else:
         return False
-    return _names_mask(source, ctx) or (type(source) is cst.Call and _keeps_mask(source, ctx))
+    # `(scores >= t).squeeze()`: a comparison (or any mask expression) reshaped is still a mask
+    return _names_mask(source, ctx) or _is_mask(source, ctx)
 
 
 def _unpacks_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -756,8 +758,12 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     while True:
         if type(node) is cst.Subscript:
             index = node.slice[0].slice if len(node.slice) == 1 else None
-            if type(index) is cst.Index and _is_mask(index.value, ctx) and not ctx.is_host_value(node.value):
-                return "boolean mask"
+            if (
+                type(index) is cst.Index
+                and _mask_value(index.value, ctx)
+                and not ctx.is_host_value(node.value)
+            ):
+                return "boolean mask"  # `x[x > 0]`, or `x[keep]` with `keep` bound to a mask
             node = node.value
         elif type(node) is cst.Call:
             func = node.func
