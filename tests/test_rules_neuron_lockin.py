@@ -306,3 +306,33 @@ def test_each_use_of_the_torch_neuron_device_module_is_a_finding(tmp_path):
         "`torch.neuron.amp.autocast`",
     ]
     assert all("device-module API" in f.message for f in found)
+
+
+def test_nki_kernels_made_by_a_wrapper_and_custom_hlo_ops_are_launched_by_name(tmp_path):
+    # optimum-neuron's on-device sampling: `nki_jit()(nki_cumsum)` makes a kernel it calls by the
+    # variable's name, and `@xla_hlo_call` makes a function an HLO op; each call is lock-in.
+    check(
+        tmp_path,
+        """
+        import torch
+        from neuronxcc.nki._private_kernels.cumsum import cumsum as nki_cumsum  # expect: NL905
+        from torch_neuronx.xla_impl.ops import nki_jit, xla_hlo_call  # expect: NL903
+
+
+        def cumsum(tensor_in):
+            nki_cumsum_func = nki_jit()(nki_cumsum)  # expect: NL905, NL903
+            output = torch.zeros_like(tensor_in)
+            nki_cumsum_func(tensor_in, output, axis=1)  # expect: NL905
+            return output
+
+
+        @xla_hlo_call  # expect: NL903
+        def rand_like(tensor):
+            return tensor.dtype[tensor.sizes].Rng()
+
+
+        def select(zeros, on_cpu):
+            return torch.rand_like(zeros) if on_cpu else rand_like(zeros)  # expect: NL903
+        """,
+        select=["neuron-lockin"],
+    )

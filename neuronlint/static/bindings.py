@@ -553,6 +553,8 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
         forced = _cuda_amp_partial(value, ctx) or _built_extension(value, ctx)
         if forced is not None:
             return ("module", forced)
+        if _makes_nki_kernel(value, ctx):
+            return ("kernel", "nki")
     if tp is cst.Call or tp is cst.BinaryOperation or tp is cst.Subscript:
         if ctx.is_numpy(value):
             return ("numpy", "")
@@ -1241,6 +1243,21 @@ _KERNEL_DECORATORS = {
 }
 _BUILD_EXTENSION = "cpp_extension.BuildExtension"
 _NKI_PREFIXES = ("nki.", "neuronxcc.nki.", "nkilib.")
+# torch-neuronx's wrappers that make an NKI kernel callable from PyTorch (`nki_jit()(kernel)`).
+_NKI_WRAPPERS = frozenset({"torch_neuronx.xla_impl.ops.nki_jit", "torch_neuronx.nki_jit"})
+# A function a torch-neuronx decorator makes a Neuron op (`@xla_hlo_call`): its calls are lock-in.
+NEURON_OP: Binding = ("kernel", "torch-neuronx")
+
+
+def _makes_nki_kernel(call: cst.Call, ctx: FileContext) -> bool:
+    """`nki_jit()(nki_cumsum)`, `nki.jit(kernel)`: a call that wraps an NKI kernel, whose result is
+    an NKI kernel the code launches by name (`nki_cumsum_func(x, out, axis=1)`)."""
+    func = call.func
+    wrapper = func.func if type(func) is cst.Call else func
+    made = ctx.qualname(wrapper) or ""
+    return made in _NKI_WRAPPERS or (made.startswith(_NKI_PREFIXES) and made.endswith(".jit"))
+
+
 _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"})
 # Functions that run once per step: forward passes and Lightning/trainer step hooks.
 _STEP_FUNCTION = re.compile(r"^(_?forward(_\w+)?|\w*_step|step|_?compute_loss)$")
@@ -1656,18 +1673,19 @@ class Bindings(Checker):
     @on(cst.FunctionDef)
     def function(self, node: cst.FunctionDef, ctx: FileContext) -> None:
         name = node.name.value
-        if node.decorators:
-            kinds = {_KERNEL_DECORATORS[d] for d in _decorator_names(node, ctx) if d in _KERNEL_DECORATORS}
-        else:
-            kinds = set()
+        decorators = _decorator_names(node, ctx) if node.decorators else []
+        kinds = {_KERNEL_DECORATORS[d] for d in decorators if d in _KERNEL_DECORATORS}
         kernel = bool(kinds)
         if kinds:
             kind = sorted(kinds)[0]
             ctx.bind(name, ("kernel", kind))
             ctx.defines_kernels.append(kind)
-        elif node.decorators and any(d.startswith(_NKI_PREFIXES) for d in _decorator_names(node, ctx)):
+        elif any(d.startswith(_NKI_PREFIXES) or d in _NKI_WRAPPERS for d in decorators):
             ctx.bind(name, ("kernel", "nki"))  # a Neuron kernel: lock-in, never a CUDA kernel
             kernel = True
+        elif any(d.startswith("torch_neuronx.") for d in decorators):
+            # `@xla_hlo_call def rand_like(...)`: an op written in HLO for the Neuron compiler
+            ctx.bind(name, NEURON_OP)
         elif ctx.lookup(name) is not None:
             ctx.bind(name, ("other", None))
         outer = ctx.scope

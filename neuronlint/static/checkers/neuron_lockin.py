@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from neuronlint.neuron_packages import NEURON_ROOTS, neuron_module
-from neuronlint.static.bindings import absolute_module, dotted
+from neuronlint.static.bindings import NEURON_OP, absolute_module, dotted
 from neuronlint.static.calls import name_of, positional
 from neuronlint.static.checkers.custom_kernel import called_chain, neuron_op_namespace
 from neuronlint.static.context import FileContext
@@ -291,6 +291,15 @@ class NeuronLockin(Checker):
         if type(func) is not cst.Name:
             return
         binding = ctx.lookup(func.value)
+        if binding == NEURON_OP and not _in_nki_kernel(ctx):
+            ctx.report(
+                "NL903",
+                node.func,
+                module=func.value,
+                what="torch-neuronx custom HLO op",
+                legacy_namespace=False,
+            )
+            return
         if binding is not None and binding == ("kernel", "nki") and not _in_nki_kernel(ctx):
             ctx.report(
                 "NL905",
