@@ -252,3 +252,19 @@ def test_setup_py_extras_are_optional_and_markers_are_honoured(tmp_path):
     found = sorted((f.line, f.facts["package"], f.severity.value) for f in result.active)
     assert found == [(4, "deepspeed>=0.12", "warning"), (5, "flash-attn>=2", "info")]
     assert "already optional (extra `fused`)" in next(f.message for f in result.active if f.line == 5)
+
+
+def test_a_folder_that_only_shares_a_neuron_packages_name_keeps_its_findings(tmp_path):
+    # The Neuron SDK docs keep NKI examples under `nki/examples/`: not the nki package's own code.
+    write(
+        tmp_path,
+        {
+            "README.md": "docs\n",
+            "nki/examples/tensor_addition.py": (
+                "import neuronxcc.nki as nki\nimport nki.language as nl\n\n"
+                "@nki.jit\ndef add(a, b):\n    return nl.add(a, b)\n"
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, triage=True, select=["neuron-lockin"])
+    assert {f.line for f in result.active if f.rule == "NL905"} >= {1, 2, 4}

@@ -2,10 +2,10 @@
 
 Scanning flash-attention, bitsandbytes or apex themselves, `from flash_attn.ops import ...` inside
 the repository is an internal import: the kernels behind it are reported where they are defined
-(custom-kernel), and the import is not "a use of a CUDA-only library". Likewise a Neuron
-package's own modules (optimum-neuron's `optimum/neuron/`, neuronx-distributed's
-`src/neuronx_distributed/`) using that package are not lock-in; their uses of other Neuron
-packages (torch_xla, NKI) are, and so are the package's examples and tests. The project's own import
+(custom-kernel), and the import is not "a use of a CUDA-only library". Likewise, in the
+repository of a Neuron package, the package's own modules (optimum-neuron's `optimum/neuron/`,
+neuronx-distributed's `src/neuronx_distributed/`) using that package are not lock-in; their uses of
+other Neuron packages (torch_xla, NKI) are, and so are the package's examples and tests. The project's own import
 names come from `[project] name` in pyproject.toml, `name=` in setup.py (a literal, or a string
 constant assigned at the top of setup.py: `name=PACKAGE_NAME`), and the package
 directories (a directory with `__init__.py` at the top or under `src/`).
@@ -123,9 +123,11 @@ def _declared_names(root: Path) -> set[str]:
 def is_first_party(finding: Finding, names: set[str]) -> bool:
     """A library finding (import, call, quantisation flag) whose library is the scanned project, or
     a lock-in finding in a module of the Neuron package it uses (see _inside_own_package)."""
+    if not names:
+        return False
     if finding.rule in LOCKIN_RULES:
-        return _inside_own_package(finding)
-    if finding.rule not in LIBRARY_RULES or not names:
+        return _inside_own_package(finding, names)
+    if finding.rule not in LIBRARY_RULES:
         return False
     module = str(finding.facts.get("module") or finding.facts.get("api") or "")
     top = module.split(".")[0]
@@ -133,13 +135,15 @@ def is_first_party(finding: Finding, names: set[str]) -> bool:
     return top in names or library in names
 
 
-def _inside_own_package(finding: Finding) -> bool:
-    """`optimum/neuron/trainers/metrics/throughput.py` using `optimum.neuron.*`, or
-    `src/neuronx_distributed/kernels/flash_attn.py` using `neuronx_distributed.*`: the package's
-    own code, which is the code being ported. The package's examples and tests (optimum-neuron's
-    `examples/`, pytorch/xla's `test/`) use it as its users do, and keep their findings."""
+def _inside_own_package(finding: Finding, names: set[str]) -> bool:
+    """In the repository of a Neuron package (its project named `optimum-neuron`, or holding the
+    package directory `src/neuronx_distributed/`), a module of the package using it
+    (`optimum/neuron/trainers/metrics/throughput.py` using `optimum.neuron.*`): the package's own
+    code, which is the code being ported. The package's examples and tests (optimum-neuron's
+    `examples/`, pytorch/xla's `test/`) use it as its users do and keep their findings, and so does
+    a folder that only shares the package's name (the Neuron SDK docs' `nki/examples/`)."""
     package = neuron_package(str(finding.facts.get("module") or ""))
-    if package is None:
+    if package is None or import_name(package) not in names:
         return False
     return f"/{package.replace('.', '/')}/" in "/" + finding.path.replace("\\", "/")
 

@@ -39,7 +39,8 @@ def prepare(
     if not enabled:  # the detectors' own output: scopes only (rule tests read it)
         scope_filter.assign(findings, scope_rules, within_root, None)
         return findings
-    findings = first_party.drop_first_party(findings, first_party_names or set())
+    if first_party_names:
+        findings = first_party.drop_first_party(findings, first_party_names)
     if show_ok:
         notes.mark_notes(findings)
     else:
