@@ -153,6 +153,13 @@ def _in_nki_kernel(ctx: FileContext) -> bool:
     return False
 
 
+# Names this file made callable only on Neuron, by their binding: (rule, what, extra facts).
+_NEURON_CALLABLES = {
+    ("kernel", "nki"): ("NL905", "NKI kernel launch", {"kernel": True}),
+    NEURON_OP: ("NL903", "torch-neuronx custom HLO op", {}),
+}
+
+
 class NeuronLockin(Checker):
     """Imports of Neuron packages, 'xla'/'neuron' device strings and Neuron/XLA environment variables."""
 
@@ -284,31 +291,19 @@ class NeuronLockin(Checker):
 
     @on(cst.Call)
     def nki_launch(self, node: cst.Call, ctx: FileContext) -> None:
-        """`kernel[grid](...)` or `kernel(...)` of an NKI kernel this file defines (`@nki.jit`)."""
+        """`kernel[grid](...)` or `kernel(...)` of an NKI kernel this file defines (`@nki.jit`) or
+        makes (`nki_jit()(k)`), and calls of a function a torch-neuronx decorator made an op."""
         func = node.func
         if type(func) is cst.Subscript:
             func = func.value
         if type(func) is not cst.Name:
             return
         binding = ctx.lookup(func.value)
-        if binding == NEURON_OP and not _in_nki_kernel(ctx):
-            ctx.report(
-                "NL903",
-                node.func,
-                module=func.value,
-                what="torch-neuronx custom HLO op",
-                legacy_namespace=False,
-            )
+        if binding is None or binding[0] != "kernel" or binding not in _NEURON_CALLABLES:
             return
-        if binding is not None and binding == ("kernel", "nki") and not _in_nki_kernel(ctx):
-            ctx.report(
-                "NL905",
-                node.func,
-                module=func.value,
-                what="NKI kernel launch",
-                legacy_namespace=False,
-                kernel=True,
-            )
+        if not _in_nki_kernel(ctx):
+            rule, what, extra = _NEURON_CALLABLES[binding]
+            ctx.report(rule, node.func, module=func.value, what=what, legacy_namespace=False, **extra)
 
     @on(cst.SimpleString, cst.FormattedString)
     def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:
