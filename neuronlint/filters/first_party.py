@@ -2,13 +2,13 @@
 
 Scanning flash-attention, bitsandbytes or apex themselves, `from flash_attn.ops import ...` inside
 the repository is an internal import: the kernels behind it are reported where they are defined
-(custom-kernel), and the import is not "a use of a CUDA-only library". Likewise, in the
-repository of a Neuron package, the package's own modules (optimum-neuron's `optimum/neuron/`,
+(custom-kernel), and the import is not "a use of a CUDA-only library". Likewise, in the repository
+of a Neuron package, the package's own modules (optimum-neuron's `optimum/neuron/`,
 neuronx-distributed's `src/neuronx_distributed/`) using that package are not lock-in; their uses of
-other Neuron packages (torch_xla, NKI) are, and so are the package's examples and tests. The project's own import
-names come from `[project] name` in pyproject.toml, `name=` in setup.py (a literal, or a string
-constant assigned at the top of setup.py: `name=PACKAGE_NAME`), and the package
-directories (a directory with `__init__.py` at the top or under `src/`).
+other Neuron packages (torch_xla, NKI) are, and so are the package's examples and tests. The
+project's own import names come from `[project] name` in pyproject.toml, `name=` in setup.py (a
+literal, or a string constant assigned at the top of setup.py: `name=PACKAGE_NAME`), and the
+package directories (a directory with `__init__.py` at the top or under `src/`).
 """
 
 from __future__ import annotations
