@@ -391,6 +391,7 @@ class ApiNames(Checker):
         # `from torch import nn; nn.DataParallel(m)` names no `torch.`
         "DataParallel",
         "fully_shard",
+        "nccl_allocator",  # apex's NCCL allocator (NL207), which a file may use without torch
     )
 
     @classmethod
