@@ -336,3 +336,32 @@ def test_nki_kernels_made_by_a_wrapper_and_custom_hlo_ops_are_launched_by_name(t
         """,
         select=["neuron-lockin"],
     )
+
+
+def test_nki_kernels_a_getter_returns_are_launched_where_unpacked(tmp_path):
+    # neuronx-distributed's flash attention: a getter imports the kernels and returns them; the
+    # caller unpacks them and launches each with a grid. `nl` (nki.language) is no kernel.
+    check(
+        tmp_path,
+        """
+        def get_flash_attn_kernels(use_sharded=False):
+            from neuronxcc.nki.kernels import flash_fwd, flash_attn_bwd  # expect: NL905
+            if use_sharded:
+                import neuronxcc.nki.language as nl  # expect: NL905
+                return flash_fwd, flash_attn_bwd, nl  # expect: NL905
+            return flash_fwd, flash_attn_bwd, None  # expect: NL905
+
+
+        def forward(q, k, v, bs, heads, use_sharded):
+            flash_fwd, _, nl = get_flash_attn_kernels(use_sharded)
+            if use_sharded:
+                return flash_fwd[bs, nl.nc(2) * heads](q, k, v)  # expect: NL905
+            return flash_fwd[bs, heads](q, k, v)  # expect: NL905
+
+
+        def not_kernels(x):
+            a, b = x.split(2)
+            return a[0](b)
+        """,
+        select=["neuron-lockin"],
+    )

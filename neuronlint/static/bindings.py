@@ -308,6 +308,8 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
                 ctx.bind(element.value, kind)
             elif gathered and gathered[position] and type(element) is cst.Name:
                 ctx.bind(element.value, ("tensor", ""))
+            elif unpacked and type(element) is cst.Name and _returns_nki_kernel(value, position, ctx):
+                ctx.bind(element.value, ("kernel", "nki"))  # `fwd, bwd, nl = get_flash_attn_kernels()`
             elif unpacked and type(element) is cst.Name and (returned := ctx.returned(value, position)):
                 ctx.bind(element.value, returned)  # `ppl, loss = evaluate(model)`: a helper's tensors
             elif unpacked and type(element) is cst.Name and _computed_loss(element.value, value, ctx):
@@ -1249,6 +1251,47 @@ _NKI_WRAPPERS = frozenset({"torch_neuronx.xla_impl.ops.nki_jit", "torch_neuronx.
 NEURON_OP: Binding = ("kernel", "torch-neuronx")
 
 
+def _nki_kernel_name(node: cst.BaseExpression, ctx: FileContext) -> bool:
+    """A name holding an NKI kernel: imported from NKI or the NKI Library (a function, not a module
+    such as `nki.language`), or bound to one."""
+    if type(node) is not cst.Name:
+        return False
+    binding = ctx.lookup(node.value)
+    if binding is None:
+        return False
+    if binding == ("kernel", "nki"):
+        return True
+    return (
+        binding[0] == "module"
+        and isinstance(binding[1], str)
+        and binding[1].startswith(_NKI_PREFIXES)
+        and ".language" not in binding[1]
+    )
+
+
+def _note_nki_returns(key: tuple[str | None, str], value: cst.BaseExpression, ctx: FileContext) -> None:
+    """A kernel getter's `return flash_fwd, flash_attn_bwd, nl`: which positions hold NKI kernels,
+    kept only where every `return` of the function agrees."""
+    elements = [e.value for e in value.elements] if type(value) is cst.Tuple else [value]
+    flags = [_nki_kernel_name(e, ctx) for e in elements]
+    if key in ctx.nki_returns:
+        previous = ctx.nki_returns[key]
+        flags = (
+            None
+            if previous is None or len(previous) != len(flags)
+            else [a and b for a, b in zip(previous, flags, strict=True)]
+        )
+    ctx.nki_returns[key] = flags
+
+
+def _returns_nki_kernel(call: cst.Call, position: int, ctx: FileContext) -> bool:
+    """`flash_fwd, _, nl = get_flash_attn_kernels(use_sharded)`: position `position` of what the
+    module's own kernel getter returns is an NKI kernel (the getter is defined above the call)."""
+    key = ctx.own_function(call.func)
+    flags = ctx.nki_returns.get(key) if key is not None else None
+    return bool(flags) and 0 <= position < len(flags) and flags[position]
+
+
 def _makes_nki_kernel(call: cst.Call, ctx: FileContext) -> bool:
     """`nki_jit()(nki_cumsum)`, `nki.jit(kernel)`: a call that wraps an NKI kernel, whose result is
     an NKI kernel the code launches by name (`nki_cumsum_func(x, out, axis=1)`)."""
@@ -1770,6 +1813,8 @@ class Bindings(Checker):
         key = ctx.function_key()
         if key is None:
             return
+        if ctx.mentions(("nki",)):  # cached per file: most files never name NKI
+            _note_nki_returns(key, value, ctx)
         if type(value) is cst.Tuple and not any(type(e) is cst.StarredElement for e in value.elements):
             flags = [ctx.is_device_tensor(e.value) for e in value.elements]
             ctx.tensor_returns.note_return(key, flags, len(flags))

@@ -389,6 +389,9 @@ class FileContext:
         # Cross-file facts gathered while walking (kept in the cache with the detections).
         self.imports: set[str] = set()  # absolute module names imported by this file
         self.defines_kernels: list[str] = []  # kinds of GPU kernels this file defines
+        # function -> per position of its returned tuple, whether every `return` gives an NKI
+        # kernel there (`return flash_fwd, flash_attn_bwd, nl` of a kernel getter); None once not
+        self.nki_returns: dict[tuple[str | None, str], list[bool] | None] = {}
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
         # attributes a class of this file declares as tensors (`seqlens: Optional[torch.Tensor] = None`
         # in a dataclass): `params.seqlens[i]` reads a tensor's value
