@@ -389,9 +389,6 @@ class FileContext:
         # Cross-file facts gathered while walking (kept in the cache with the detections).
         self.imports: set[str] = set()  # absolute module names imported by this file
         self.defines_kernels: list[str] = []  # kinds of GPU kernels this file defines
-        # function -> per position of its returned tuple, whether every `return` gives an NKI
-        # kernel there (`return flash_fwd, flash_attn_bwd, nl` of a kernel getter); None once not
-        self.nki_returns: dict[tuple[str | None, str], list[bool] | None] = {}
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
         # attributes a class of this file declares as tensors (`seqlens: Optional[torch.Tensor] = None`
         # in a dataclass): `params.seqlens[i]` reads a tensor's value
@@ -418,6 +415,9 @@ class FileContext:
         self._numpy_args: dict[int, frozenset[str]] = {}  # function id -> names it hands to numpy
         self._host_returns: HostReturns | None = None  # helpers of this module that return host values
         self.tensor_returns = TensorReturns(module)  # functions of this module that return device tensors
+        # function -> per position of its returned tuple, whether every `return` gives an NKI
+        # kernel there (`return flash_fwd, flash_attn_bwd, nl` of a kernel getter); None once not
+        self.nki_returns: dict[tuple[str | None, str], list[bool] | None] = {}
         self.host_callers = HostCallers()  # functions of this module its code calls with host data only
         # Test files: where a tensor library is imported (None: at module level; else the ids of
         # the functions that import one), and each detection's innermost function (finish()).
