@@ -511,6 +511,11 @@ class FileContext:
                 return found
         return None
 
+    def is_enum(self, classdef: cst.ClassDef) -> bool:
+        """`class DeviceSupport(Enum)`, `class QuantDType(enum.IntEnum)`: an enum, whose members are
+        a table of choices (by the base's qualified name, or its own name when not imported)."""
+        return any((self.qualname(b.value) or name_of(b.value)).endswith("Enum") for b in classdef.bases)
+
     def class_scope(self) -> Scope | None:
         """The class whose method (or nested function) is being visited, if any."""
         for scope in reversed(self.scopes):

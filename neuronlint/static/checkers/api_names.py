@@ -183,7 +183,7 @@ def _enum_of_dtypes(assign: cst.CSTNode, ctx: FileContext) -> bool:
         type(body) is cst.SimpleStatementLine
         and type(owner) is cst.IndentedBlock
         and type(classdef) is cst.ClassDef
-        and any((ctx.qualname(b.value) or _base_name(b.value)).endswith("Enum") for b in classdef.bases)
+        and ctx.is_enum(classdef)
     ):
         return False
     dtypes = [
@@ -194,12 +194,6 @@ def _enum_of_dtypes(assign: cst.CSTNode, ctx: FileContext) -> bool:
         if type(statement) is cst.Assign and (name := _dtype_name(statement.value, ctx))
     ]
     return len(dtypes) >= 2 and not all(_LOW_PRECISION.match(name) for name in dtypes)
-
-
-def _base_name(node: cst.BaseExpression) -> str:
-    if type(node) is cst.Attribute:
-        return node.attr.value
-    return node.value if type(node) is cst.Name else ""
 
 
 def _keeps_dtype(ifexp: cst.IfExp, node: cst.CSTNode, ctx: FileContext) -> bool:

@@ -153,7 +153,7 @@ def _enum_member_value(ctx: FileContext) -> bool:
         if type(node) is not cst.Assign or ctx.scope.kind != "class":
             return False
         cls = ctx.enclosing(cst.ClassDef)
-        return cls is not None and any(name_of(base.value).endswith("Enum") for base in cls.bases)
+        return cls is not None and ctx.is_enum(cls)
     return False
 
 
