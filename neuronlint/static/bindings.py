@@ -1269,27 +1269,12 @@ def _nki_kernel_name(node: cst.BaseExpression, ctx: FileContext) -> bool:
     )
 
 
-def _note_nki_returns(key: tuple[str | None, str], value: cst.BaseExpression, ctx: FileContext) -> None:
-    """A kernel getter's `return flash_fwd, flash_attn_bwd, nl`: which positions hold NKI kernels,
-    kept only where every `return` of the function agrees."""
-    elements = [e.value for e in value.elements] if type(value) is cst.Tuple else [value]
-    flags = [_nki_kernel_name(e, ctx) for e in elements]
-    if key in ctx.nki_returns:
-        previous = ctx.nki_returns[key]
-        flags = (
-            None
-            if previous is None or len(previous) != len(flags)
-            else [a and b for a, b in zip(previous, flags, strict=True)]
-        )
-    ctx.nki_returns[key] = flags
-
-
 def _returns_nki_kernel(call: cst.Call, position: int, ctx: FileContext) -> bool:
     """`flash_fwd, _, nl = get_flash_attn_kernels(use_sharded)`: position `position` of what the
-    module's own kernel getter returns is an NKI kernel (the getter is defined above the call)."""
+    module's own kernel getter returns is an NKI kernel in every `return` of it (the getter is
+    defined above the call)."""
     key = ctx.own_function(call.func)
-    flags = ctx.nki_returns.get(key) if key is not None else None
-    return bool(flags) and 0 <= position < len(flags) and flags[position]
+    return key is not None and ctx.nki_returns.tensor_at(key, position)
 
 
 def _makes_nki_kernel(call: cst.Call, ctx: FileContext) -> bool:
@@ -1806,20 +1791,20 @@ class Bindings(Checker):
     @on(cst.Return)
     def return_(self, node: cst.Return, ctx: FileContext) -> None:
         """What a module-level function or method returns, position by position: device tensors or
-        not (static/tensor_returns.py)."""
+        not (static/tensor_returns.py), and NKI kernels or not (a kernel getter)."""
         value = node.value
         if value is None or (type(value) is cst.Name and value.value == "None"):
             return
         key = ctx.function_key()
         if key is None:
             return
-        if ctx.mentions(("nki",)):  # cached per file: most files never name NKI
-            _note_nki_returns(key, value, ctx)
         if type(value) is cst.Tuple and not any(type(e) is cst.StarredElement for e in value.elements):
-            flags = [ctx.is_device_tensor(e.value) for e in value.elements]
-            ctx.tensor_returns.note_return(key, flags, len(flags))
+            elements, arity = [e.value for e in value.elements], len(value.elements)
         else:
-            ctx.tensor_returns.note_return(key, [ctx.is_device_tensor(value)], WHOLE)
+            elements, arity = [value], WHOLE
+        ctx.tensor_returns.note_return(key, [ctx.is_device_tensor(e) for e in elements], arity)
+        if ctx.mentions(("nki",)):  # cached per file: most files never name NKI
+            ctx.nki_returns.note_return(key, [_nki_kernel_name(e, ctx) for e in elements], arity)
 
     @on(cst.Yield)
     def yield_(self, node: cst.Yield, ctx: FileContext) -> None:

@@ -415,9 +415,9 @@ class FileContext:
         self._numpy_args: dict[int, frozenset[str]] = {}  # function id -> names it hands to numpy
         self._host_returns: HostReturns | None = None  # helpers of this module that return host values
         self.tensor_returns = TensorReturns(module)  # functions of this module that return device tensors
-        # function -> per position of its returned tuple, whether every `return` gives an NKI
-        # kernel there (`return flash_fwd, flash_attn_bwd, nl` of a kernel getter); None once not
-        self.nki_returns: dict[tuple[str | None, str], list[bool] | None] = {}
+        # the same bookkeeping for NKI kernels: functions of this module that return them
+        # (`return flash_fwd, flash_attn_bwd, nl` of a kernel getter), position by position
+        self.nki_returns = TensorReturns(module)
         self.host_callers = HostCallers()  # functions of this module its code calls with host data only
         # Test files: where a tensor library is imported (None: at module level; else the ids of
         # the functions that import one), and each detection's innermost function (finish()).
@@ -772,7 +772,7 @@ class FileContext:
                 return True  # `torch.randperm(n, generator=cpu_generator)`: drawn on the CPU
             if by_name and name in _RANGES and self._tabulates_numbers(node):
                 return True  # `torch.linspace(0, rate, depth)`: a table of Python numbers, on the CPU
-            if by_name and name in _FILLS and self.cpu_fill(node):
+            if by_name and name in _FILLS and self._fills_on_cpu(node):
                 return True  # `patterns = torch.zeros(m)`: filled with a Python number, on the CPU
             if by_name and self._computes_on_host(node, name):
                 return True  # torch.where(host_mask), torch.flip(host_tensor, ...): runs where its input is
@@ -1056,12 +1056,11 @@ class FileContext:
     def cpu_fill(self, node: cst.BaseExpression) -> bool:
         """`torch.zeros(m)`, `torch.full((n,), 0.5)`: a fill of Python sizes and numbers without a
         device, in a file that sets no default device: a CPU tensor."""
-        return (
-            type(node) is cst.Call
-            and self.qualname(node.func) in _FILLS
-            and self._tabulates_numbers(node)
-            and not self.mentions_pattern(_SETS_DEFAULT_DEVICE)
-        )
+        return type(node) is cst.Call and self.qualname(node.func) in _FILLS and self._fills_on_cpu(node)
+
+    def _fills_on_cpu(self, call: cst.Call) -> bool:
+        """cpu_fill for a call already known to be one of the fills."""
+        return self._tabulates_numbers(call) and not self.mentions_pattern(_SETS_DEFAULT_DEVICE)
 
     def _tabulates_numbers(self, call: cst.Call) -> bool:
         """A range factory without a device whose bounds are not known tensors: its arguments are
