@@ -816,18 +816,22 @@ class FileContext:
     def is_host_attribute(self, node: cst.Attribute) -> bool:
         """`self.sigmas` in a class whose every assignment of `self.sigmas` seen so far (in the
         walk, so in the methods above and earlier in this one) was a host value."""
-        if not (type(node.value) is cst.Name and node.value.value == "self"):
-            return False
-        scope = self.class_scope()
-        return scope is not None and bool(scope.host_attrs) and scope.host_attrs.get(node.attr.value, False)
+        values = self._instance_values(node)
+        return bool(values) and values.get(node.attr.value, False)
 
     def assigned_on_self(self, node: cst.Attribute) -> bool:
         """`self.is_cuda` in a class that assigned `self.is_cuda = ...` above (timm's loader sets it
         from `device.type == "cuda"`): the class's own attribute, not the tensor property."""
+        values = self._instance_values(node)
+        return bool(values) and node.attr.value in values
+
+    def _instance_values(self, node: cst.Attribute) -> dict[str, bool] | None:
+        """For `self.<attr>`: the instance attributes the class has assigned so far, each with
+        whether it holds host data (note_instance_value); None for any other receiver."""
         if not (type(node.value) is cst.Name and node.value.value == "self"):
-            return False
+            return None
         scope = self.class_scope()
-        return scope is not None and bool(scope.host_attrs) and node.attr.value in scope.host_attrs
+        return scope.host_attrs if scope is not None else None
 
     def note_instance_value(self, attr: str, host: bool) -> None:
         """Record an assignment `self.<attr> = value` in the class being visited."""
