@@ -61,6 +61,8 @@ SETS = {
     "fresh17": {"P"},
     "fresh18": {"Q"},
     "fresh19": {"R"},
+    "fresh20": {"S"},
+    "fresh21": {"T"},
 }
 
 
