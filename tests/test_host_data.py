@@ -72,6 +72,49 @@ def test_host_containers_pandas_selections_and_dataset_items(tmp_path):
     )
 
 
+def test_a_processor_named_class_that_moves_to_a_device_runs_a_model(tmp_path):
+    # openai/point-e's P-FID evaluator: a `FeatureExtractor` base, and a PointNet subclass that
+    # puts its models and batches on devices and reads the features back; Hugging Face's audio
+    # feature extractors, which work in numpy, stay data-pipeline code.
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class FeatureExtractor:
+            def features(self, batches):
+                raise NotImplementedError
+
+
+        class PointNetClassifier(FeatureExtractor):
+            def __init__(self, model, device):
+                self.model = model.to(device)
+
+            def features(self, batches):
+                out = []
+                for batch in batches:
+                    features = self.model(torch.from_numpy(batch).to(dtype=torch.float32, device=self.device))
+                    out.append(features.cpu().numpy())  # expect: NL703
+                return out
+
+
+        class InceptionFeatureExtractor:
+            def __call__(self, images):
+                return self.net(images.cuda()).cpu()  # expect: NL703
+
+
+        class WhisperFeatureExtractor:
+            def __call__(self, waveform):
+                x = torch.as_tensor(waveform)
+                if x.abs().max() > 1:  # ok: NL603
+                    x = x / x.abs().max()
+                return x.cpu()  # ok: NL703
+        """,
+        select=["host-sync", "dynamic-shape"],
+    )
+
+
 def test_processors_tokenizers_collators_and_preprocessing_functions(tmp_path):
     check(
         tmp_path,

@@ -369,3 +369,70 @@ def test_a_module_that_imports_its_extension_only_where_it_runs_it_is_not_a_kern
     assert {(f.path, f.rule) for f in result.active if f.rule.startswith("NL30")} == {
         ("pkg/fused_softmax.py", "NL303")
     }
+
+
+def test_modules_built_around_a_kernel_are_reached_where_they_are_built(tmp_path: Path) -> None:
+    # Dao-AILab/flash-attention: ops/fused_dense.py wraps the compiled `fused_dense_lib` in an
+    # autograd Function that runs it only in `backward`, and in `nn.Linear` subclasses whose forward
+    # calls that Function; ops/activations.py compiles swiglu with torch.cuda.jiterator at import.
+    # modules/mlp.py imports both (each in a try) and builds the layers.
+    commit = "0251105a2fb19d2957484b7f023cd8c115286ced"
+    paths = [
+        "flash_attn/modules/mlp.py",
+        "flash_attn/ops/fused_dense.py",
+        "flash_attn/ops/activations.py",
+    ]
+    for rel in paths:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(mirrors.show("Dao-AILab/flash-attention", commit, rel))
+    for package in ("flash_attn", "flash_attn/modules", "flash_attn/ops"):
+        (tmp_path / package / "__init__.py").write_text("")
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
+    found = {
+        (f.line, f.rule, f.facts.get("name"))
+        for f in result.active
+        if f.path == "flash_attn/modules/mlp.py" and f.rule in ("NL306", "NL308")
+    }
+    assert found == {
+        (10, "NL306", None),  # the jiterator module
+        (15, "NL306", None),
+        (20, "NL306", None),
+        (74, "NL308", "ColumnParallelLinear"),
+        (83, "NL308", "RowParallelLinear"),
+        (131, "NL308", "swiglu"),  # `swiglu = SwiGLUFunction.apply`, whose forward runs `swiglu_fwd`
+        (165, "NL308", "ColumnParallelLinear"),
+        (174, "NL308", "RowParallelLinear"),
+    }
+    reaches = {f.facts["name"]: f.facts["reaches"] for f in result.active if f.rule == "NL308"}
+    assert reaches["ColumnParallelLinear"].endswith("(through `FusedDenseFunc.backward`)")
+    assert reaches["swiglu"] == (
+        "compiles a CUDA kernel at run time (`torch.cuda.jiterator._create_jit_fn`) (through `swiglu_fwd`)"
+    )
+
+
+def test_a_class_whose_forward_runs_a_kernel_is_an_entry_point() -> None:
+    code = (
+        "class QLinear:\n"
+        "    @classmethod\n"
+        "    def from_linear(cls, linear):\n"
+        "        return cls(linear.weight)\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        return ext.gemm_forward_cuda(x)\n"
+        "\n"
+        "    def extra_repr(self):\n"
+        "        return 'q'\n"
+        "\n"
+        "\n"
+        "class Plain:\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+    )
+    detections = [{"rule": "NL303", "line": 7, "facts": {"module": "ext", "kind": "compiled extension"}}]
+    entries = kernel_entries(ast.parse(code), detections)
+    uses = "uses the compiled extension `ext`"
+    assert entries["QLinear.forward"] == uses
+    assert entries["QLinear"] == f"{uses} (through `QLinear.forward`)"
+    # `cls(...)` in a classmethod builds the class (a reach keeps its first `through`)
+    assert entries["QLinear.from_linear"] == f"{uses} (through `QLinear.forward`)"
+    assert "Plain" not in entries and "QLinear.extra_repr" not in entries

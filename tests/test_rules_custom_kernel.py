@@ -502,3 +502,70 @@ def test_a_compiled_extension_is_a_blocker_unless_its_import_is_optional(tmp_pat
     )
     severity = {f.line: f.severity for f in findings}
     assert severity == {1: Severity.BLOCKER, 4: Severity.WARNING, 10: Severity.BLOCKER, 11: Severity.WARNING}
+
+
+def test_kernels_kept_in_variables_are_launched_through_them(tmp_path):
+    # unsloth's RMS norm: a kernel made by `triton.jit(fn)` and wrapped again by
+    # `triton.heuristics(...)`, a kernel chosen by a conditional expression, and a plain alias.
+    check(
+        tmp_path,
+        """
+        import triton
+
+        def _backward(X):
+            pass
+
+        _backward = triton.jit(_backward)  # expect: NL301
+        _backward = triton.heuristics({"GEMMA": lambda args: args["GEMMA"]})(_backward)
+
+        @triton.jit  # expect: NL301
+        def _forward(X):
+            pass
+
+        @triton.jit  # expect: NL301
+        def _gemma_forward(X):
+            pass
+
+        def run(x, n_rows, gemma):
+            fx = _gemma_forward if gemma else _forward
+            fx[(n_rows,)](x)  # expect: NL301
+            _backward[(n_rows,)](x)  # expect: NL301
+            g = _forward
+            g[(n_rows,)](x)  # expect: NL301
+            options = {"a": 1} if gemma else {"a": 2}
+            return options["a"]
+    """,
+        **KERNELS,
+    )
+
+
+def test_a_decorator_called_with_its_options_only_makes_no_kernel(tmp_path):
+    check(
+        tmp_path,
+        """
+        import triton
+
+        tune = triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+
+        def lookup(handlers, key, x):
+            handler = tune
+            return handler[key](x)
+    """,
+        **KERNELS,
+    )
+
+
+def test_vllm_custom_ops_are_compiled_kernels(tmp_path):
+    # `vllm._custom_ops` is vLLM's Python layer over the kernels it compiles into `torch.ops._C`:
+    # text-generation-inference's ROCm layer norm calls them.
+    check(
+        tmp_path,
+        """
+        from vllm import _custom_ops as ops  # expect: NL303
+
+        def rms_norm(out, x, weight, eps):
+            ops.rms_norm(out, x, weight, eps)  # expect: NL303
+            return out
+    """,
+        **KERNELS,
+    )

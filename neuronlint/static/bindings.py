@@ -525,7 +525,7 @@ def _enclosing_if(ctx: FileContext, node: cst.If) -> cst.If | None:
 
 
 _STRING_VALUES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.IfExp)
-_COPIED_KINDS = frozenset({"module", "str", "numpy", "host", "read", "python", "mask", "tensor"})
+_COPIED_KINDS = frozenset({"module", "str", "numpy", "host", "read", "python", "mask", "tensor", "kernel"})
 
 
 def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
@@ -548,6 +548,11 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
         if ctx.is_config_value(value):
             return ("python", "")  # `mask = self.config.token_type_mask`: configuration is Python data
         return _value_kind(value, ctx)
+    if tp is cst.IfExp:
+        # `fx = _gemma_forward if gemma else _forward`: a kernel either way (unsloth's RMS norm)
+        chosen = _kind_of(value.body, ctx)
+        if chosen is not None and chosen[0] == "kernel" and _kind_of(value.orelse, ctx) == chosen:
+            return chosen
     if tp in _STRING_VALUES:
         strings = ctx.strings(value)
         return ("str", strings) if strings else None
@@ -557,6 +562,8 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("module", forced)
         if _makes_nki_kernel(value, ctx):
             return ("kernel", "nki")
+        if (kernel := _made_gpu_kernel(value, ctx)) is not None:
+            return ("kernel", kernel)
     if tp is cst.Call or tp is cst.BinaryOperation or tp is cst.Subscript:
         if ctx.is_numpy(value):
             return ("numpy", "")
@@ -1286,6 +1293,19 @@ def _makes_nki_kernel(call: cst.Call, ctx: FileContext) -> bool:
     return made in _NKI_WRAPPERS or (made.startswith(_NKI_PREFIXES) and made.endswith(".jit"))
 
 
+def _made_gpu_kernel(call: cst.Call, ctx: FileContext) -> str | None:
+    """The kind of GPU kernel a call makes of a function: `triton.jit(fn)`,
+    `triton.heuristics({...})(kernel)`, `triton.autotune(configs, key)(triton.jit(fn))`. A decorator
+    called with its options only (`triton.autotune(configs, key)`) makes no kernel yet."""
+    func = call.func
+    if type(func) is cst.Call:
+        return _KERNEL_DECORATORS.get(ctx.qualname(func.func) or "")
+    if not any(arg.keyword is None and not arg.star for arg in call.args):
+        return None
+    made = ctx.qualname(func) or ""
+    return _KERNEL_DECORATORS.get(made) if made.endswith(".jit") else None
+
+
 _TENSOR_TYPES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"})
 # Functions that run once per step: forward passes and Lightning/trainer step hooks.
 _STEP_FUNCTION = re.compile(r"^(_?forward(_\w+)?|\w*_step|step|_?compute_loss)$")
@@ -1439,13 +1459,43 @@ def _host_class(name: str, node: cst.ClassDef | None = None) -> bool:
     return not _module_class(node) and not any(_DEVICE_PROCESSOR.search(b) for b in bases)
 
 
+def _processor_on_device(node: cst.ClassDef) -> bool:
+    """A class named as a processor (or derived from one) that moves data or models to a device
+    itself (`x.to(device=d)`, `model.to(device)`, `.cuda()`) runs a model, whatever its name:
+    point-e's PointNet `FeatureExtractor` for P-FID, an Inception feature extractor for FID.
+    Hugging Face's audio feature extractors work in numpy. Asked of processor-named classes only."""
+    if _HOST_CLASS.search(node.name.value):
+        return False
+    stack: list[cst.CSTNode] = [node.body]
+    while stack:
+        item = stack.pop()
+        if type(item) is cst.Call and type(item.func) is cst.Attribute:
+            method = item.func.attr.value
+            if method == "cuda":
+                return True
+            if method == "to" and any(
+                arg.keyword is not None
+                and arg.keyword.value == "device"
+                or (name_of(arg.value) or "").endswith("device")
+                for arg in item.args
+            ):
+                return True
+        stack.extend(children_of(item))
+    return False
+
+
+def _runs_model(base_name: str, node: cst.ClassDef) -> bool:
+    """A subclass of a processor-named base that moves things to a device (_processor_on_device)."""
+    return _PROCESSOR_CLASS.search(base_name) is not None and _processor_on_device(node)
+
+
 def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
     if enclosing.site == SITE_HOST and enclosing.by_path and _module_class(node):
         return ""  # an `nn.Module` kept in a data-path file (`PreProcessor(nn.Module)`) runs on the device
     if enclosing.site in (SITE_TEST, SITE_HOST, SITE_DEVICE_LAYER):
         return enclosing.site
     if _host_class(node.name.value, node):
-        return SITE_HOST
+        return "" if _processor_on_device(node) else SITE_HOST
     if _device_layer(node):
         return SITE_DEVICE_LAYER
     for base in node.bases:
@@ -1454,10 +1504,10 @@ def _class_site(node: cst.ClassDef, enclosing: Scope, ctx: FileContext) -> str:
         if not base_name:
             continue
         if base_name in ctx.class_sites:  # a class of this file: `DeterministicSampler(Sampler)`
-            if ctx.class_sites[base_name] == SITE_HOST:
+            if ctx.class_sites[base_name] == SITE_HOST and not _runs_model(base_name, node):
                 return SITE_HOST
             continue
-        if _host_class(base_name.rpartition(".")[2]):
+        if _host_class(base_name.rpartition(".")[2]) and not _runs_model(base_name, node):
             return SITE_HOST
         if _TRANSFORM_BASE.match(base_name.rpartition(".")[2]) and not _module_class(node):
             return SITE_HOST

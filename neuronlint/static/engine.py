@@ -451,7 +451,10 @@ def _report(
     result.import_sites = import_sites(data, ctx.module_name, rel_path.endswith("__init__.py"))
     result.python_names = defined_names(data)
     result.imports = sorted(ctx.imports)
-    result.defines_kernels = sorted(set(ctx.defines_kernels))
+    kinds = set(ctx.defines_kernels)
+    if any(d["rule"] == "NL307" for d in result.detections):
+        kinds.add("jiterator")  # CUDA code strings compiled at run time (flash-attention's swiglu)
+    result.defines_kernels = sorted(kinds)
     result.extension_modules = sorted(ctx.extension_modules)
     if result.defines_kernels:
         from neuronlint.static.kernel_calls import file_kernel_entries

@@ -97,7 +97,7 @@ def _callee_units(node: ast.AST, owner: str | None) -> list[str]:
     found = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
-            found.append(sub.id)
+            found.append(owner if sub.id == "cls" and owner else sub.id)  # `cls(...)`: the constructor
         elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
             base = sub.value.id
             if base in ("self", "cls") and owner:
@@ -119,6 +119,7 @@ def kernel_entries(tree: ast.Module, detections: Iterable[dict[str, Any]]) -> di
     units: dict[str, _Unit] = {}
     kernels: dict[str, str] = {}
     aliases: list[tuple[str, ast.expr]] = []
+    classes: list[str] = []
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     for stmt in tree.body:
         if isinstance(stmt, functions):
@@ -127,11 +128,15 @@ def kernel_entries(tree: ast.Module, detections: Iterable[dict[str, Any]]) -> di
             else:
                 units[stmt.name] = _Unit(stmt.name, stmt, None)
         elif isinstance(stmt, ast.ClassDef):
+            classes.append(stmt.name)
             for item in stmt.body:
                 if isinstance(item, functions) and not _is_kernel_def(item):
                     units[f"{stmt.name}.{item.name}"] = _Unit(f"{stmt.name}.{item.name}", item, stmt.name)
             if any(_dotted(b).rsplit(".", 1)[-1] == "Function" for b in stmt.bases):
-                aliases.append((f"{stmt.name}.apply", ast.Attribute(ast.Name(stmt.name), "forward")))
+                # `_Fn.apply(x)` runs `forward`, and in training `backward` (flash-attention's
+                # FusedDenseFunc runs its compiled kernel only there)
+                for method in ("forward", "backward"):
+                    aliases.append((f"{stmt.name}.apply", ast.Attribute(ast.Name(stmt.name), method)))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
@@ -145,6 +150,13 @@ def kernel_entries(tree: ast.Module, detections: Iterable[dict[str, Any]]) -> di
     for name, unit in units.items():
         if unit.reach:
             entries[name] = unit.reach
+    for name, value in aliases:  # `swiglu_fwd = torch.cuda.jiterator._create_jit_fn(code)`
+        first = getattr(value, "lineno", None)
+        if first is not None and name not in entries:
+            last = value.end_lineno or first
+            reach = next((text for start, _end, text in reaching if first <= start <= last), None)
+            if reach is not None:
+                entries[name] = reach
     changed = True
     while changed:  # a function that calls an entry point is one (the kernel it reaches, and through what)
         changed = False
@@ -157,6 +169,13 @@ def kernel_entries(tree: ast.Module, detections: Iterable[dict[str, Any]]) -> di
             if callee is not None:
                 entries[name] = _through(entries[callee], callee)
                 changed = True
+        for name in classes:
+            # A module whose forward pass runs a kernel (`self.kernel(x)`, `_Fn.apply(x)`) reaches
+            # it from where it is built: `ColumnParallelLinear(...)`, `cls(...)` in `from_linear`.
+            run = next((f"{name}.{m}" for m in _RUN_METHODS if f"{name}.{m}" in entries), None)
+            if name not in entries and run is not None and entries[run] != KERNEL:
+                entries[name] = entries[run] if run.endswith(".__init__") else _through(entries[run], run)
+                changed = True
         for name, value in aliases:
             if name in entries:
                 continue
@@ -165,10 +184,12 @@ def kernel_entries(tree: ast.Module, detections: Iterable[dict[str, Any]]) -> di
                 forward = name.endswith(".apply") and target == name.removesuffix(".apply") + ".forward"
                 entries[name] = entries[target] if forward else _through(entries[target], target)
                 changed = True
-    for name in list(entries):  # a class whose constructor reaches a kernel: `Cls(...)` is the call
-        if name.endswith(".__init__"):
-            entries[name.removesuffix(".__init__")] = entries[name]
     return entries
+
+
+# The methods through which building an object runs it: its constructor, and the forward pass or
+# call of a module.
+_RUN_METHODS = ("__init__", "forward", "__call__")
 
 
 def _through(reach: str, callee: str) -> str:

@@ -142,8 +142,17 @@ _OP_DEFINITIONS = frozenset(
 )
 
 # Compiled CUDA extensions that libraries ship under names without the `_C`/`*_cuda` pattern.
+# `_custom_ops` is vLLM's thin Python layer over the kernels it compiles into `torch.ops._C`
+# (`vllm/_custom_ops.py`): `ops.rms_norm(...)` runs a compiled kernel, as `vllm._C` does.
 _KNOWN_EXTENSIONS = frozenset(
-    {"amp_C", "syncbn", "flash_attn_2_cuda", "flash_attn_cuda", "fused_mix_prec_layer_norm_cuda"}
+    {
+        "amp_C",
+        "syncbn",
+        "flash_attn_2_cuda",
+        "flash_attn_cuda",
+        "fused_mix_prec_layer_norm_cuda",
+        "_custom_ops",
+    }
 )
 # Top-level modules that flash-attention's and apex's optional CUDA builds install (`csrc/rotary`,
 # `csrc/layer_norm`, ...). Their names are ordinary words (`self.rotary_emb` is a module attribute
