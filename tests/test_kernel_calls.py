@@ -310,6 +310,8 @@ def test_a_module_that_runs_a_compiled_extension_is_a_kernel_module(tmp_path: Pa
     }
     interface, bench = "causal_conv1d/causal_conv1d_interface.py", "tests/benchmark_determinism_kernels.py"
     assert found == {
+        # the package re-exports the interface's functions, which always run the wrappers
+        ("causal_conv1d/__init__.py", 3, "NL306"),
         (interface, 6, "NL306"),
         (interface, 56, "NL308"),
         (interface, 75, "NL308"),
@@ -317,7 +319,7 @@ def test_a_module_that_runs_a_compiled_extension_is_a_kernel_module(tmp_path: Pa
         (bench, 10, "NL306"),
         (bench, 72, "NL308"),
     }
-    message = next(f.message for f in result.active if f.rule == "NL306")
+    message = next(f.message for f in result.active if (f.rule, f.path) == ("NL306", interface))
     assert message.startswith(
         "Imports `causal_conv1d.cpp_functions`, which defines or runs custom kernels "
         "(the compiled extension `causal_conv1d_cuda`)"
@@ -436,3 +438,137 @@ def test_a_class_whose_forward_runs_a_kernel_is_an_entry_point() -> None:
     # `cls(...)` in a classmethod builds the class (a reach keeps its first `through`)
     assert entries["QLinear.from_linear"] == f"{uses} (through `QLinear.forward`)"
     assert "Plain" not in entries and "QLinear.extra_repr" not in entries
+
+
+def test_wrappers_and_re_exports_of_a_kernel_module_are_followed(tmp_path: Path) -> None:
+    # fundamentalvision/Deformable-DETR: setup.py builds `MultiScaleDeformableAttention`;
+    # functions/ms_deform_attn_func.py calls it in an autograd Function, re-exported by the
+    # functions package; modules/ms_deform_attn.py applies that Function in `MSDeformAttn.forward`,
+    # re-exported by the modules package; the transformer imports MSDeformAttn from the package and
+    # builds it twice.
+    ops = "models/ops/"
+    paths = [
+        "models/__init__.py",
+        "models/deformable_transformer.py",
+        f"{ops}setup.py",
+        f"{ops}functions/__init__.py",
+        f"{ops}functions/ms_deform_attn_func.py",
+        f"{ops}modules/__init__.py",
+        f"{ops}modules/ms_deform_attn.py",
+    ]
+    for rel in paths:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        data = mirrors.show(
+            "fundamentalvision/Deformable-DETR", "11169a60c33333af00a4849f1808023eba96a931", rel
+        )
+        (tmp_path / rel).write_bytes(data)
+    (tmp_path / "models/ops/__init__.py").write_text("")
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
+    found = {(f.path, f.line, f.rule) for f in result.active if f.rule in ("NL306", "NL308")}
+    transformer = "models/deformable_transformer.py"
+    assert {(transformer, 20, "NL306"), (transformer, 197, "NL308"), (transformer, 268, "NL308")} <= found
+    assert (f"{ops}modules/ms_deform_attn.py", 112, "NL308") in found  # MSDeformAttnFunction.apply
+    message = next(f.message for f in result.active if (f.path, f.line) == (transformer, 197))
+    assert message.startswith(
+        "Calls `MSDeformAttn` from `models.ops.modules`, which uses the compiled extension "
+        "`MultiScaleDeformableAttention.ms_deform_attn_forward`"
+    )
+
+
+WRAPPERS = {
+    "pkg/__init__.py": "",
+    "pkg/kernels.py": KERNELS,
+    "pkg/layers/__init__.py": "from .attention import FusedAttention, helper\n",
+    "pkg/layers/attention.py": (
+        "from pkg.kernels import fused_add\n\n\n"
+        "def helper(x):\n    return x\n\n\n"
+        "class FusedAttention:\n"
+        "    def forward(self, x, y):\n"
+        "        return fused_add(x, y)  # always\n\n\n"
+        "def build(kind, x, y):\n"
+        "    if kind == 'fused':\n"
+        "        return fused_add(x, y)  # one choice of several\n"
+        "    return x + y\n\n\n"
+        "class Softmax:\n"
+        "    def forward(self, x, y):\n"
+        "        if x is not None:\n"
+        "            return self._fused(x, y)  # the fused path, chosen here\n"
+        "        return y\n\n"
+        "    def _fused(self, x, y):\n"
+        "        return fused_add(x, y)\n"
+    ),
+    "pkg/uses.py": "from pkg.layers.attention import FusedAttention\n\n\ndef f():\n    return FusedAttention()\n",
+    "pkg/app.py": (
+        "from pkg.uses import FusedAttention\n"
+        "from pkg.layers.attention import Softmax\n\n\n"
+        "def run():\n"
+        "    return FusedAttention(), Softmax()\n"
+    ),
+    "pkg/model.py": (
+        "from pkg.layers import FusedAttention\n"
+        "from pkg.layers import helper\n"
+        "from pkg.layers.attention import build\n\n\n"
+        "def make(x, y):\n"
+        "    layer = FusedAttention()\n"
+        "    return build('fused', helper(x), y), layer\n"
+    ),
+}
+
+
+def test_only_what_always_runs_a_kernel_is_followed_through_a_wrapper(tmp_path: Path) -> None:
+    # A wrapper's function that calls a kernel entry point only under a condition (a model builder
+    # choosing the fused path) chooses the kernel case by case: its callers are not reported. An
+    # import of a wrapper names one of its entry points, or it is no finding.
+    write(tmp_path, WRAPPERS)
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
+    found = {(f.path, f.line, f.rule) for f in result.active if f.rule in ("NL306", "NL308")}
+    model = {(line, rule) for path, line, rule in found if path == "pkg/model.py"}
+    assert model == {(1, "NL306"), (7, "NL308")}
+    assert ("pkg/layers/attention.py", 10, "NL308") in found
+    assert ("pkg/layers/attention.py", 15, "NL308") in found  # the builder's own call is reported
+    # `Softmax.forward` reaches the kernel only through a method it calls under an `if`; a plain
+    # module importing FusedAttention (pkg/uses.py) uses it, it does not re-export it.
+    assert {(line, rule) for path, line, rule in found if path == "pkg/app.py"} == set()
+    assert ("pkg/uses.py", 5, "NL308") in found
+
+
+def test_functions_of_an_extension_a_build_helper_returns_are_extension_calls(tmp_path: Path) -> None:
+    # NVlabs/stylegan3's ops: `_plugin = custom_ops.get_plugin(...)` builds and loads the plugin in
+    # another module, then `_plugin.bias_act(...)` runs its kernels.
+    write(
+        tmp_path,
+        {
+            "torch_utils/__init__.py": "",
+            "torch_utils/custom_ops.py": (
+                "import torch.utils.cpp_extension\n\n\n"
+                "def get_plugin(module_name, sources):\n"
+                "    torch.utils.cpp_extension.load(name=module_name, sources=sources)\n"
+                "    return __import__(module_name)\n"
+            ),
+            "torch_utils/ops/__init__.py": "",
+            "torch_utils/ops/bias_act.py": (
+                "from .. import custom_ops\n\n"
+                "_plugin = None\n\n\n"
+                "def _init():\n"
+                "    global _plugin\n"
+                "    _plugin = custom_ops.get_plugin('bias_act_plugin', ['bias_act.cu'])\n\n\n"
+                "def bias_act(x, b):\n"
+                "    name = str(b)\n"
+                "    return _plugin.bias_act(x, b, name.upper())\n"
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
+    found = {
+        (f.line, f.rule, f.facts.get("module"))
+        for f in result.active
+        if f.path == "torch_utils/ops/bias_act.py" and f.rule in ("NL303", "NL308")
+    }
+    assert found == {
+        (8, "NL308", "torch_utils.custom_ops"),
+        (13, "NL303", "_plugin.bias_act"),  # the plugin's function, not `name.upper()`
+    }
+    message = next(f.message for f in result.active if f.rule == "NL303")
+    assert message.startswith(
+        "`_plugin.bias_act` is a compiled extension built by `torch_utils.custom_ops.get_plugin`"
+    )

@@ -21,13 +21,16 @@ module.
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 # The custom-kernel detections that make the function holding them reach a GPU kernel (NL304 is a
 # CUDA source file, never inside a function).
-_REACHING = frozenset({"NL301", "NL302", "NL303", "NL305", "NL307"})
+_REACHING = frozenset({"NL301", "NL302", "NL303", "NL305", "NL307", "NL308"})
 KERNEL = "kernel"  # the entry kind of a kernel itself: its call sites are launches
+KERNEL_LAUNCH = "is a GPU kernel, launched here"  # what NL308 says at such a launch
 _KERNEL_DECORATOR_ENDS = frozenset({"jit", "autotune", "heuristics", "kernel", "rawkernel"})
 _NEURON_DECORATOR_STARTS = ("nki", "neuronxcc", "nkilib")
 
@@ -49,6 +52,11 @@ def _reach(detection: dict[str, Any]) -> str | None:
         return f"runs the GPU kernel `{facts.get('kernel')}`"
     if rule == "NL307":
         return f"compiles a CUDA kernel at run time (`{facts.get('api')}`)"
+    if rule == "NL308":  # a call of another kernel module's entry point (static.link's wrappers)
+        reach = str(facts.get("reaches"))
+        if reach == KERNEL_LAUNCH:
+            return f"launches the kernel `{facts.get('module')}.{facts.get('name')}`"
+        return _through(reach, f"{facts.get('module')}.{facts.get('name')}")
     return None
 
 
@@ -91,11 +99,13 @@ class _Unit:
         self.calls: list[str] = []
 
 
-def _callee_units(node: ast.AST, owner: str | None) -> list[str]:
+def _callee_units(node: ast.AST, owner: str | None, skip_lines: AbstractSet[int] = frozenset()) -> list[str]:
     """Names of same-module units a function body refers to: `f(...)` or `f` passed on, `Cls.apply`,
-    `Cls.m(...)`, and `self.m(...)` / `cls.m(...)` inside class `owner`."""
+    `Cls.m(...)`, and `self.m(...)` / `cls.m(...)` inside class `owner`; none on `skip_lines`."""
     found = []
     for sub in ast.walk(node):
+        if skip_lines and getattr(sub, "lineno", None) in skip_lines:
+            continue
         if isinstance(sub, ast.Name):
             found.append(owner if sub.id == "cls" and owner else sub.id)  # `cls(...)`: the constructor
         elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
@@ -107,10 +117,13 @@ def _callee_units(node: ast.AST, owner: str | None) -> list[str]:
     return found
 
 
-def kernel_entries(tree: ast.Module, detections: Iterable[dict[str, Any]]) -> dict[str, str]:
+def kernel_entries(
+    tree: ast.Module, detections: Iterable[dict[str, Any]], conditional: AbstractSet[int] = frozenset()
+) -> dict[str, str]:
     """Entry point name (`f`, `Cls.apply`, `Cls.m`, `Cls` for its constructor) -> what it does (a
     phrase for the message, or KERNEL for a kernel launched by subscript), for a module that defines
-    GPU kernels."""
+    GPU kernels. References to other units on `conditional` lines do not carry their reach (a
+    wrapper module's: wrapper_entries)."""
     reaching = sorted(
         (d["line"], d.get("end_line", d["line"]), text)
         for d in detections
@@ -145,7 +158,7 @@ def kernel_entries(tree: ast.Module, detections: Iterable[dict[str, Any]]) -> di
     for unit in units.values():
         first, last = _first_line(unit.node), unit.node.end_lineno or unit.node.lineno
         unit.reach = next((text for start, _end, text in reaching if first <= start <= last), None)
-        unit.calls = _callee_units(unit.node, unit.owner)
+        unit.calls = _callee_units(unit.node, unit.owner, conditional)
     entries: dict[str, str] = dict(kernels)
     for name, unit in units.items():
         if unit.reach:
@@ -196,14 +209,27 @@ def _through(reach: str, callee: str) -> str:
     return reach if " (through `" in reach else f"{reach} (through `{callee}`)"
 
 
+def parse_source(source: bytes | None) -> ast.Module | None:
+    r"""Python's own tree of a file's bytes; None without bytes, or when the parser rejects them
+    (changed since the file's analysis, or too deep for this process). The scanned code's
+    SyntaxWarnings (`"\s"` in a plain string) are not ours to print."""
+    if not source:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def file_kernel_entries(
     tree: ast.Module | None, data: bytes, detections: list[dict[str, Any]]
 ) -> dict[str, str]:
     """kernel_entries of a file's bytes (its stdlib tree when the parse guard already made one)."""
     if tree is None:
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse_source(data)
+        if tree is None:
             return {}
     try:
         return kernel_entries(tree, detections)
@@ -226,9 +252,10 @@ def kernel_calls(
     found = _imported_calls(source, imported)
     if found is None:
         return []
-    calls, bound, lines = found
+    calls, bound, lines, assigned = found
     skip = set(kernel_lines)
     sites: list[dict[str, Any]] = []
+    built: dict[str, str] = {}  # a name assigned the extension an entry point builds and returns
     for call in calls:
         func, launch = call.func, False
         if isinstance(func, ast.Subscript):
@@ -238,16 +265,139 @@ def kernel_calls(
             continue
         module, name = target
         reach = entries.get(module, {}).get(name)
-        if reach is None or (reach == KERNEL) != launch or call.lineno in skip:
+        if reach is None or (reach == KERNEL) != launch:
+            continue
+        if reach.startswith(_BUILDS) and " (through `" not in reach and id(call) in assigned:
+            built[assigned[id(call)]] = f"{module}.{name}"
+        if call.lineno in skip:
             continue
         skip.add(call.lineno)  # one finding per line
         facts = {
             "name": name,
             "module": module,
-            "reaches": "is a GPU kernel, launched here" if launch else reach,
+            "reaches": KERNEL_LAUNCH if launch else reach,
         }
         sites.append(_detection("NL308", call, lines, facts))
+    for call in calls if built else ():
+        # `_plugin = custom_ops.get_plugin(...)`, then `_plugin.bias_act(x, ...)`: StyleGAN's ops
+        # call functions of the extension that the build helper of another module returned
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            continue
+        builder = built.get(func.value.id)
+        if builder is None or call.lineno in skip:
+            continue
+        skip.add(call.lineno)
+        facts = {"module": f"{func.value.id}.{func.attr}", "kind": f"compiled extension built by `{builder}`"}
+        sites.append(_detection("NL303", call, lines, facts))
+    sites.sort(key=lambda d: (d["line"], d["column"]))
     return sites
+
+
+# The reach of an entry point that builds an extension itself (_reach): what it returns is taken
+# for the loaded extension; a function that builds one on the way (`through` a helper) returns
+# something else (Megatron-LM's data iterators).
+_BUILDS = "builds a C++/CUDA extension"
+
+
+def wrapper_entries(
+    tree: ast.Module,
+    detections: Iterable[dict[str, Any]],
+    imported: Mapping[int, list[tuple[str, str]]],
+    entries: Mapping[str, Mapping[str, str]],
+    package: bool,
+) -> dict[str, str]:
+    """Entry points of a module that defines no kernel but reaches one through a kernel module's
+    entry points: the names a package's `__init__.py` (`package`) re-exports at its top level
+    (`from .ms_deform_attn_func import MSDeformAttnFunction`), and its functions, methods and classes
+    that always call entry points or the extension one returned (its NL308 and NL303 detections,
+    which linking added, outside `_conditional_lines`). `imported`: import line ->
+    [(importable name, kernel module's full name)]; `entries`: kernel module -> its entry points."""
+    conditional = _conditional_lines(tree)
+    calls = [d for d in detections if _linked_call(d) and d["line"] not in conditional]
+    found = {
+        name: reach for name, reach in kernel_entries(tree, calls, conditional).items() if reach != KERNEL
+    }
+    if not package:
+        return found  # a plain module's imports are its own uses, not an interface it offers
+    top = ast.Module(body=[s for s in tree.body if isinstance(s, ast.ImportFrom)], type_ignores=[])
+    for local, (module, name) in _bound(top, imported).items():
+        if not name:
+            continue  # `from . import kernels`: calls through it resolve to the kernel module itself
+        for key, reach in entries.get(module, {}).items():
+            if key == name or key.startswith(name + "."):
+                found.setdefault(local + key[len(name) :], reach)
+    return found
+
+
+def _linked_call(detection: dict[str, Any]) -> bool:
+    """A call linking found in a module without kernels of its own: of another module's entry
+    point (NL308), or of an extension the project builds or a build helper returned (NL303). The
+    module's own uses of an extension it imports where it runs it, beside a fallback (gpt-neox's
+    fused softmax), did not make it a kernel module and do not make it a wrapper."""
+    if detection["rule"] == "NL308":
+        return True
+    return detection["rule"] == "NL303" and str(detection["facts"].get("kind", "")).startswith(
+        "compiled extension built by"
+    )
+
+
+def _conditional_lines(tree: ast.Module) -> set[int]:
+    """Lines of statements that run only on some paths: under `if`, in a loop's body, in an
+    exception handler, after an `if` that returns early. A function that calls a kernel entry point only there (a model builder's
+    `if model_type == "swin":`, whisper's `if word_timestamps:`, a fused softmax beside its PyTorch
+    fallback) chooses the kernel case by case; a thin wrapper (`MSDeformAttn.forward` applying the
+    autograd Function) always runs it."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            # after `if not enabled: return`, the rest of the block runs on one path only (an
+            # error path, `raise`, is no alternative to the kernel and does not count)
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, statement in enumerate(block):
+                if isinstance(statement, ast.If) and (_returns(statement.body) or _returns(statement.orelse)):
+                    for rest in block[i + 1 :]:
+                        lines.update(range(rest.lineno, (rest.end_lineno or rest.lineno) + 1))
+                    break
+        if isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+            blocks = [node.body, node.orelse]
+        elif isinstance(node, ast.Try):
+            blocks = [handler.body for handler in node.handlers] + [node.orelse]
+        elif isinstance(node, ast.Match):
+            blocks = [case.body for case in node.cases]
+        else:
+            continue
+        for block in blocks:
+            for statement in block:
+                lines.update(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
+    return lines
+
+
+def _returns(block: list[ast.stmt]) -> bool:
+    """Whether a block ends by leaving for another path: `return`, `continue`, `break`."""
+    return bool(block) and isinstance(block[-1], (ast.Return, ast.Continue, ast.Break))
+
+
+def entry_import_lines(
+    source: bytes, imported: Mapping[int, list[tuple[str, str]]], entries: Mapping[str, Mapping[str, str]]
+) -> set[int]:
+    """The lines of `imported` whose `from ... import` binds an entry point of the module it
+    imports from, itself or as an autograd Function (`from models.ops.modules import MSDeformAttn`),
+    not only its plain helpers or a class whose methods alone reach a kernel."""
+    tree = parse_source(source)
+    if tree is None:
+        return set()
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.lineno in imported:
+            one = ast.Module(body=[node], type_ignores=[])
+            for module, name in _bound(one, imported).values():
+                table = entries.get(module, {})
+                if name and (name in table or f"{name}.apply" in table):
+                    lines.add(node.lineno)
+    return lines
 
 
 def extension_calls(
@@ -262,7 +412,7 @@ def extension_calls(
     found = _imported_calls(source, imported)
     if found is None:
         return []
-    calls, bound, lines = found
+    calls, bound, lines, _assigned = found
     skip = set(kernel_lines)
     sites: list[dict[str, Any]] = []
     for call in calls:
@@ -278,18 +428,26 @@ def extension_calls(
 
 def _imported_calls(
     source: bytes, imported: Mapping[int, list[tuple[str, str]]]
-) -> tuple[list[ast.Call], dict[str, tuple[str, str]], list[str]] | None:
-    """A file's host calls, the names its imports on the lines of `imported` bind (`_bound`) and its
-    lines; None when none is bound, or when Python's parser rejects the file (changed since its
-    analysis, or too deep for this process)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+) -> tuple[list[ast.Call], dict[str, tuple[str, str]], list[str], dict[int, str]] | None:
+    """A file's host calls, the names its imports on the lines of `imported` bind (`_bound`), its
+    lines, and the name each call's result is assigned to (`x = f(...)`, by the call's id); None
+    when none is bound, or when Python's parser rejects the file (changed since its analysis, or
+    too deep for this process)."""
+    tree = parse_source(source)
+    if tree is None:
         return None
     bound = _bound(tree, imported)
     if not bound:
         return None
-    return _host_calls(tree), bound, source.decode("utf-8", "replace").splitlines()
+    assigned = {
+        id(node.value): node.targets[0].id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+    }
+    return _host_calls(tree), bound, source.decode("utf-8", "replace").splitlines(), assigned
 
 
 def _bound(tree: ast.Module, imported: Mapping[int, list[tuple[str, str]]]) -> dict[str, tuple[str, str]]:

@@ -5,7 +5,7 @@ of compiled extensions built by this project and the calls of their functions (N
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,9 @@ class LinkIndex:
     import_rules: frozenset[str] = frozenset()
     python_names: Mapping[str, frozenset[str]] = field(default_factory=dict)
     kernel_entries: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # Modules that define no kernel but reach one through another module's entry points (full
+    # names): importing them is NL306 only where the import names one of their entry points.
+    wrappers: frozenset[str] = frozenset()
 
     def modules(self, module_paths: Iterable[str]) -> dict[str, frozenset[str]]:
         """Every importable name of the scan's Python files -> the extension-like names it defines."""
@@ -139,10 +142,16 @@ def link_result(
     flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in index.import_rules}
     imported: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, kernel module with entries)
     extensions: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, extension built here)
+    # import line -> the import site and its NL306, if the line names an entry point of a wrapper
+    wrapper_sites: dict[int, tuple[str, dict[str, Any]]] = {}
     for module, line, column, end in result.get("import_sites", ()):
         found = index.kernel_modules.get(module)
         if found and found[0] != own and found[0] in index.kernel_entries:
             imported.setdefault(line, []).append((module, found[0]))
+        if found and found[0] != own and found[0] in index.wrappers:
+            site = _site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1]))
+            wrapper_sites.setdefault(line, (module, site))
+            continue
         if line in flagged_lines:
             continue
         if found and found[0] != own:
@@ -165,15 +174,43 @@ def link_result(
             flagged_lines.add(line)
     text = source() if (imported or extensions) and source is not None else None
     if text:
-        from neuronlint.static.kernel_calls import extension_calls, kernel_calls
+        from neuronlint.static.kernel_calls import entry_import_lines, extension_calls, kernel_calls
 
-        kernel_lines = {d["line"] for d in result["detections"] if d["rule"] in _KERNEL_SITE_RULES}
+        if wrapper_sites:
+            _link_wrapper_imports(
+                result, wrapper_sites, entry_import_lines(text, imported, index.kernel_entries), index
+            )
+        # NL308 lines too: a later round of wrapper linking adds no second finding to a line
+        kernel_lines = {
+            d["line"] for d in result["detections"] if d["rule"] in _KERNEL_SITE_RULES or d["rule"] == "NL308"
+        }
         if extensions:
             found = extension_calls(text, extensions, kernel_lines)
             result["detections"].extend(found)
             kernel_lines.update(d["line"] for d in found)
         if imported:
             result["detections"].extend(kernel_calls(text, imported, index.kernel_entries, kernel_lines))
+
+
+def _link_wrapper_imports(
+    result: dict[str, Any], sites: Mapping[int, tuple[str, dict[str, Any]]], named: set[int], index: LinkIndex
+) -> None:
+    """NL306 at the imports of wrapper modules that name one of their entry points (`named`), in
+    place of a library-import finding about the same module (the scanned tree is that library,
+    as _drop_in_tree_library_imports says of kernel modules); an import line that already holds
+    another import finding keeps it."""
+    for line, (module, site) in sites.items():
+        if line not in named:
+            continue
+        kept = [
+            d
+            for d in result["detections"]
+            if not (
+                d["line"] == line and d["rule"] in index.import_rules and d["facts"].get("module") == module
+            )
+        ]
+        if not any(d["line"] == line and d["rule"] in index.import_rules for d in kept):
+            result["detections"] = [*kept, site]
 
 
 # A line that already reports a kernel launch, a build or an extension use gets no NL308 as well.
@@ -192,6 +229,84 @@ def link_across_files(
     index, modules = link_index(results, checkers)
     for i, result in enumerate(results):
         link_result(result, index, modules, _reader(files[i]) if files is not None else None)
+    if files is not None:
+        index = _link_wrappers(results, files, index, modules)
+    return index
+
+
+# Rounds of wrapper linking: Deformable-DETR's MSDeformAttn takes four (the functions package
+# re-exports the autograd Function over the extension, the module's forward applies it, the modules
+# package re-exports the module, and the transformer builds it).
+_WRAPPER_ROUNDS = 4
+
+
+def _link_wrappers(
+    results: list[dict[str, Any]],
+    files: Sequence[Path],
+    index: LinkIndex,
+    modules: Mapping[str, frozenset[str]],
+) -> LinkIndex:
+    """Modules that reach a kernel module's entry points without defining kernels (a package's
+    `__init__.py` re-exporting them, a module whose `forward` calls one) become kernel modules too,
+    round by round from the modules found in the last: their importers are linked against them.
+    Returns the index with all of them, which links a file analysed again alone in one pass."""
+    from neuronlint.static.kernel_calls import kernel_entries, parse_source, wrapper_entries
+
+    frontier, first = set(index.kernel_entries), True
+    for _ in range(_WRAPPER_ROUNDS):
+        added: dict[str, tuple[str, tuple[str, ...]]] = {}
+        entries: dict[str, dict[str, str]] = {}
+        wrappers: set[str] = set()
+        for i, result in enumerate(results):
+            if not result["module_path"].endswith(".py"):
+                continue
+            full, names = module_names(result["module_path"], index.packages)
+            if full in index.kernel_entries:
+                continue
+            # A kernel module known only by linking (a wrapper of an extension the project builds,
+            # whose calls of it linking found): its entry points, once, in the first round.
+            own_kernels = index.kernel_modules.get(full)
+            if own_kernels is not None and (not first or own_kernels[0] != full):
+                continue
+            imported: dict[int, list[tuple[str, str]]] = {}
+            kinds: list[str] = []
+            for module, line, _column, _end in result.get("import_sites", ()):
+                found = index.kernel_modules.get(module)
+                if found and found[0] != full and found[0] in index.kernel_entries:
+                    imported.setdefault(line, []).append((module, found[0]))
+                    kinds.extend(k for k in found[1] if k not in kinds)
+            if own_kernels is None and not any(
+                m in frontier for sites in imported.values() for _, m in sites
+            ):
+                continue
+            tree = parse_source(_reader(files[i])())
+            if tree is None:
+                continue
+            if own_kernels is not None:
+                reached = kernel_entries(tree, result["detections"])
+            else:
+                package = result["module_path"].endswith("__init__.py")
+                reached = wrapper_entries(tree, result["detections"], imported, index.kernel_entries, package)
+            if reached:
+                entries[full] = reached
+                if own_kernels is None:
+                    wrappers.add(full)
+                for name in names:
+                    added[name] = own_kernels or (full, tuple(kinds))
+        first = False
+        if not entries:
+            break
+        index = replace(
+            index,
+            kernel_modules={**index.kernel_modules, **added},
+            kernel_entries={**index.kernel_entries, **entries},
+            wrappers=index.wrappers | wrappers,
+        )
+        frontier = set(entries)
+        only_new = replace(index, kernel_modules=added, extensions=frozenset())
+        for i, result in enumerate(results):
+            if any(site[0] in added for site in result.get("import_sites", ())):
+                link_result(result, only_new, modules, _reader(files[i]))
     return index
 
 
@@ -213,7 +328,7 @@ def _drop_in_tree_library_imports(result: dict[str, Any], index: LinkIndex, own:
     sites = {
         (line, module)
         for module, line, _column, _end in result.get("import_sites", ())
-        if (found := index.kernel_modules.get(module)) and found[0] != own
+        if (found := index.kernel_modules.get(module)) and found[0] != own and found[0] not in index.wrappers
     }
     if not sites:
         return
