@@ -1005,3 +1005,25 @@ def test_a_mask_named_after_a_reshape_filters_and_sizes_by_the_data(tmp_path):
             return torch.zeros(kept.size(0), 4)  # expect: NL604
         """,
     )
+
+
+def test_a_number_read_from_a_tensor_on_one_path_sizes_by_the_data(tmp_path):
+    # audiocraft's length_to_mask: the length is read from the tensor unless the caller gives one.
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def length_to_mask(lengths: torch.Tensor, max_len=None):
+            final_length = lengths.max().item() if not max_len else max_len
+            final_length = max(final_length, 1)
+            return torch.arange(final_length, device=lengths.device)[None, :] < lengths[:, None]  # expect: NL604
+
+
+        def sized(x, cfg):
+            n = x.shape[0] if cfg.flag else 4
+            return torch.zeros(n, device=x.device)
+        """,
+        select=["dynamic-shape"],
+    )

@@ -549,10 +549,14 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("python", "")  # `mask = self.config.token_type_mask`: configuration is Python data
         return _value_kind(value, ctx)
     if tp is cst.IfExp:
-        # `fx = _gemma_forward if gemma else _forward`: a kernel either way (unsloth's RMS norm)
-        chosen = _kind_of(value.body, ctx)
-        if chosen is not None and chosen[0] == "kernel" and _kind_of(value.orelse, ctx) == chosen:
-            return chosen
+        chosen, other = _kind_of(value.body, ctx), _kind_of(value.orelse, ctx)
+        if chosen is not None and chosen[0] == "kernel" and other == chosen:
+            return chosen  # `fx = _gemma_forward if gemma else _forward`: a kernel either way (unsloth)
+        for kind in (chosen, other):
+            if kind is not None and kind[0] == "read":
+                # `n = lengths.max().item() if not max_len else max_len`: read from a tensor on one
+                # path, so what it sizes depends on the data there (audiocraft's length_to_mask)
+                return kind
     if tp in _STRING_VALUES:
         strings = ctx.strings(value)
         return ("str", strings) if strings else None
