@@ -1478,9 +1478,8 @@ def _processor_on_device(node: cst.ClassDef) -> bool:
             if method == "cuda":
                 return True
             if method == "to" and any(
-                arg.keyword is not None
-                and arg.keyword.value == "device"
-                or (name_of(arg.value) or "").endswith("device")
+                (arg.keyword is not None and arg.keyword.value == "device")
+                or name_of(arg.value).endswith("device")
                 for arg in item.args
             ):
                 return True

@@ -344,10 +344,10 @@ def _linked_call(detection: dict[str, Any]) -> bool:
 
 def _conditional_lines(tree: ast.Module) -> set[int]:
     """Lines of statements that run only on some paths: under `if`, in a loop's body, in an
-    exception handler, after an `if` that returns early. A function that calls a kernel entry point only there (a model builder's
-    `if model_type == "swin":`, whisper's `if word_timestamps:`, a fused softmax beside its PyTorch
-    fallback) chooses the kernel case by case; a thin wrapper (`MSDeformAttn.forward` applying the
-    autograd Function) always runs it."""
+    exception handler, after an `if` that returns early. A function that calls a kernel entry
+    point only there (a model builder's `if model_type == "swin":`, whisper's `if
+    word_timestamps:`, a fused softmax beside its PyTorch fallback) chooses the kernel case by
+    case; a thin wrapper (`MSDeformAttn.forward` applying the autograd Function) always runs it."""
     lines: set[int] = set()
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):

@@ -264,7 +264,8 @@ def _link_wrappers(
             if full in index.kernel_entries:
                 continue
             # A kernel module known only by linking (a wrapper of an extension the project builds,
-            # whose calls of it linking found): its entry points, once, in the first round.
+            # whose calls of it linking found): its entry points, once, in the first round; a record
+            # under its name that is another file's (a `src/` layout's short name) is not its own.
             own_kernels = index.kernel_modules.get(full)
             if own_kernels is not None and (not first or own_kernels[0] != full):
                 continue
