@@ -294,3 +294,18 @@ def test_only_polygraphys_tensorrt_backend_is_cuda_only(tmp_path):
         """,
         **LIBS,
     )
+
+
+def test_ring_flash_attention_runs_where_flash_attention_does(tmp_path):
+    # OpenRLHF's ring attention: the import inside the function that uses it, and the call.
+    (imported, called) = check(
+        tmp_path,
+        """
+        def update_params(cu_seqlens, group):
+            from ring_flash_attn import update_ring_flash_attn_params  # expect: NL401
+
+            update_ring_flash_attn_params(cu_seqlens, group)  # expect: NL402
+        """,
+        select=["cuda-only-lib"],
+    )
+    assert "FlashAttention" in imported.message and "ring-attention" in called.message
