@@ -309,3 +309,31 @@ def test_ring_flash_attention_runs_where_flash_attention_does(tmp_path):
         select=["cuda-only-lib"],
     )
     assert "FlashAttention" in imported.message and "ring-attention" in called.message
+
+
+def test_requirements_a_setup_helper_returns(tmp_path):
+    # Liger-Kernel's setup.py chooses its dependencies by detected platform in helpers.
+    check(
+        tmp_path,
+        """
+        from setuptools import setup
+
+
+        def get_default_dependencies(platform):
+            if platform in ["cuda", "cpu"]:
+                return [
+                    "torch>=2.1.2",
+                    "triton>=2.3.1",  # expect: NL404
+                ]
+            return ["torch>=2.6.0"]
+
+
+        def get_version():
+            return "bitsandbytes"
+
+
+        setup(name="pkg", install_requires=get_default_dependencies("cuda"))
+        """,
+        name="setup.py",
+        select=["cuda-only-lib"],
+    )

@@ -266,6 +266,18 @@ class CudaOnlyLib(Checker):
         optional = bool(extra) or "extra" in name.lower() or type(node.value) is cst.Dict
         _requirements(node.value, ctx, optional, extra)
 
+    @on(cst.Return)
+    def returned_requirements(self, node: cst.Return, ctx: FileContext) -> None:
+        """setup.py helpers that compute the requirements: `def get_default_dependencies(): ...
+        return ["torch>=2.1.2", "triton>=2.3.1"]` (Liger-Kernel's, by detected platform)."""
+        if node.value is None or not ctx.path.endswith("setup.py"):
+            return
+        function = ctx.enclosing(cst.FunctionDef)
+        if function is None or not _REQUIREMENT_NAME.search(function.name.value):
+            return
+        name = function.name.value.lower()
+        _requirements(node.value, ctx, "extra" in name or "optional" in name, "")
+
     @on(cst.Arg)
     def install_requires(self, node: cst.Arg, ctx: FileContext) -> None:
         if node.keyword is None or node.keyword.value not in ("install_requires", "extras_require"):
