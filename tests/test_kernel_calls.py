@@ -240,10 +240,10 @@ def test_the_fix_rescan_links_nl308_as_the_scan_does(tmp_path: Path) -> None:
     assert sorted((f.rule, f.line) for f in again) == scanned
 
 
-def _lay_out(tmp_path: Path, repo: str, paths: list[str]) -> Path:
+def _lay_out(tmp_path: Path, repo: str, paths: list[str], commit: str = "HEAD") -> Path:
     for rel in paths:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(mirrors.show(repo, "HEAD", rel))
+        (tmp_path / rel).write_bytes(mirrors.show(repo, commit, rel))
     return tmp_path
 
 
@@ -300,9 +300,7 @@ def test_a_module_that_runs_a_compiled_extension_is_a_kernel_module(tmp_path: Pa
         "causal_conv1d/causal_conv1d_interface.py",
         "tests/benchmark_determinism_kernels.py",
     ]
-    for rel in paths:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(mirrors.show("Dao-AILab+causal-conv1d", commit, rel))
+    _lay_out(tmp_path, "Dao-AILab+causal-conv1d", paths, commit)
     (tmp_path / ".git").mkdir()  # the repository's root: `causal_conv1d` is its own package
     result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"], triage=True, show_ok=True)
     found = {
@@ -384,9 +382,7 @@ def test_modules_built_around_a_kernel_are_reached_where_they_are_built(tmp_path
         "flash_attn/ops/fused_dense.py",
         "flash_attn/ops/activations.py",
     ]
-    for rel in paths:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(mirrors.show("Dao-AILab/flash-attention", commit, rel))
+    _lay_out(tmp_path, "Dao-AILab/flash-attention", paths, commit)
     for package in ("flash_attn", "flash_attn/modules", "flash_attn/ops"):
         (tmp_path / package / "__init__.py").write_text("")
     result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
@@ -456,12 +452,7 @@ def test_wrappers_and_re_exports_of_a_kernel_module_are_followed(tmp_path: Path)
         f"{ops}modules/__init__.py",
         f"{ops}modules/ms_deform_attn.py",
     ]
-    for rel in paths:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        data = mirrors.show(
-            "fundamentalvision/Deformable-DETR", "11169a60c33333af00a4849f1808023eba96a931", rel
-        )
-        (tmp_path / rel).write_bytes(data)
+    _lay_out(tmp_path, "fundamentalvision/Deformable-DETR", paths, "11169a60c33333af00a4849f1808023eba96a931")
     (tmp_path / "models/ops/__init__.py").write_text("")
     result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
     found = {(f.path, f.line, f.rule) for f in result.active if f.rule in ("NL306", "NL308")}

@@ -252,10 +252,11 @@ def kernel_calls(
     found = _imported_calls(source, imported)
     if found is None:
         return []
-    calls, bound, lines, assigned = found
+    tree, calls, bound, lines = found
     skip = set(kernel_lines)
     sites: list[dict[str, Any]] = []
     built: dict[str, str] = {}  # a name assigned the extension an entry point builds and returns
+    assigned: dict[int, str] | None = None  # call id -> the name `x = call(...)` binds, when asked
     for call in calls:
         func, launch = call.func, False
         if isinstance(func, ast.Subscript):
@@ -267,8 +268,11 @@ def kernel_calls(
         reach = entries.get(module, {}).get(name)
         if reach is None or (reach == KERNEL) != launch:
             continue
-        if reach.startswith(_BUILDS) and " (through `" not in reach and id(call) in assigned:
-            built[assigned[id(call)]] = f"{module}.{name}"
+        if reach.startswith(_BUILDS) and " (through `" not in reach:
+            if assigned is None:
+                assigned = _assigned_calls(tree)
+            if id(call) in assigned:
+                built[assigned[id(call)]] = f"{module}.{name}"
         if call.lineno in skip:
             continue
         skip.add(call.lineno)  # one finding per line
@@ -412,7 +416,7 @@ def extension_calls(
     found = _imported_calls(source, imported)
     if found is None:
         return []
-    calls, bound, lines, _assigned = found
+    _tree, calls, bound, lines = found
     skip = set(kernel_lines)
     sites: list[dict[str, Any]] = []
     for call in calls:
@@ -428,18 +432,22 @@ def extension_calls(
 
 def _imported_calls(
     source: bytes, imported: Mapping[int, list[tuple[str, str]]]
-) -> tuple[list[ast.Call], dict[str, tuple[str, str]], list[str], dict[int, str]] | None:
-    """A file's host calls, the names its imports on the lines of `imported` bind (`_bound`), its
-    lines, and the name each call's result is assigned to (`x = f(...)`, by the call's id); None
-    when none is bound, or when Python's parser rejects the file (changed since its analysis, or
-    too deep for this process)."""
+) -> tuple[ast.Module, list[ast.Call], dict[str, tuple[str, str]], list[str]] | None:
+    """A file's tree, its host calls, the names its imports on the lines of `imported` bind
+    (`_bound`) and its lines; None when none is bound, or when Python's parser rejects the file
+    (changed since its analysis, or too deep for this process)."""
     tree = parse_source(source)
     if tree is None:
         return None
     bound = _bound(tree, imported)
     if not bound:
         return None
-    assigned = {
+    return tree, _host_calls(tree), bound, source.decode("utf-8", "replace").splitlines()
+
+
+def _assigned_calls(tree: ast.Module) -> dict[int, str]:
+    """The name each call's result is assigned to (`x = f(...)`), by the call's id."""
+    return {
         id(node.value): node.targets[0].id
         for node in ast.walk(tree)
         if isinstance(node, ast.Assign)
@@ -447,7 +455,6 @@ def _imported_calls(
         and isinstance(node.targets[0], ast.Name)
         and isinstance(node.value, ast.Call)
     }
-    return _host_calls(tree), bound, source.decode("utf-8", "replace").splitlines(), assigned
 
 
 def _bound(tree: ast.Module, imported: Mapping[int, list[tuple[str, str]]]) -> dict[str, tuple[str, str]]:

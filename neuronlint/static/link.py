@@ -199,18 +199,10 @@ def _link_wrapper_imports(
     place of a library-import finding about the same module (the scanned tree is that library,
     as _drop_in_tree_library_imports says of kernel modules); an import line that already holds
     another import finding keeps it."""
-    for line, (module, site) in sites.items():
-        if line not in named:
-            continue
-        kept = [
-            d
-            for d in result["detections"]
-            if not (
-                d["line"] == line and d["rule"] in index.import_rules and d["facts"].get("module") == module
-            )
-        ]
-        if not any(d["line"] == line and d["rule"] in index.import_rules for d in kept):
-            result["detections"] = [*kept, site]
+    chosen = {line: entry for line, entry in sites.items() if line in named}
+    _drop_import_findings(result, {(line, module) for line, (module, _site) in chosen.items()}, index)
+    flagged = {d["line"] for d in result["detections"] if d["rule"] in index.import_rules}
+    result["detections"].extend(site for line, (_module, site) in chosen.items() if line not in flagged)
 
 
 # A line that already reports a kernel launch, a build or an extension use gets no NL308 as well.
@@ -253,6 +245,7 @@ def _link_wrappers(
     from neuronlint.static.kernel_calls import kernel_entries, parse_source, wrapper_entries
 
     frontier, first = set(index.kernel_entries), True
+    names_of = [module_names(r["module_path"], index.packages) for r in results]  # once, not per round
     for _ in range(_WRAPPER_ROUNDS):
         added: dict[str, tuple[str, tuple[str, ...]]] = {}
         entries: dict[str, dict[str, str]] = {}
@@ -260,7 +253,7 @@ def _link_wrappers(
         for i, result in enumerate(results):
             if not result["module_path"].endswith(".py"):
                 continue
-            full, names = module_names(result["module_path"], index.packages)
+            full, names = names_of[i]
             if full in index.kernel_entries:
                 continue
             # A kernel module known only by linking (a wrapper of an extension the project builds,
@@ -331,6 +324,11 @@ def _drop_in_tree_library_imports(result: dict[str, Any], index: LinkIndex, own:
         for module, line, _column, _end in result.get("import_sites", ())
         if (found := index.kernel_modules.get(module)) and found[0] != own and found[0] not in index.wrappers
     }
+    _drop_import_findings(result, sites, index)
+
+
+def _drop_import_findings(result: dict[str, Any], sites: set[tuple[int, str]], index: LinkIndex) -> None:
+    """Drop the import findings (index.import_rules) about the (line, module) `sites`."""
     if not sites:
         return
     kept = [
