@@ -14,8 +14,10 @@ imports of imports), resolved against the source roots and the importing file's 
 script's `from functions.x import y`), with the `__init__.py` of every package on the way; and the
 repository's root `pyproject.toml`, `setup.py` and `setup.cfg`, from which a scan learns the
 project's own package names and the extensions its build defines. Cross-file findings (an import
-of an in-repo kernel module, a call of a compiled extension a `setup.py` builds) need them. Context
-files are scanned but never scored: score.py counts findings in manifest files only. `--no-context`
+of an in-repo kernel module, a call of a compiled extension a `setup.py` builds) need them; so the
+`setup.py` of every folder a laid-out file lies in is laid out too (an extension package's own
+build file, `ops_dcnv3/setup.py` beside `ops_dcnv3/functions/dcnv3_func.py`). Context files are
+scanned but never scored: score.py counts findings in manifest files only. `--no-context`
 lays out the labelled files alone.
 """
 
@@ -119,9 +121,13 @@ def context_files(gd: Path, commit: str, labelled: list[str], steps: int = 3) ->
     for path in list(seen):
         parts = PurePosixPath(path).parts[:-1]
         for depth in range(1, len(parts) + 1):
-            init = "/".join(parts[:depth]) + "/__init__.py"
-            if init in tree:
-                seen.add(init)
+            folder = "/".join(parts[:depth])
+            if folder + "/__init__.py" in tree:
+                seen.add(folder + "/__init__.py")
+            # the build file of an extension package the file lies in (`ops_dcnv3/setup.py` beside
+            # `ops_dcnv3/functions/dcnv3_func.py`), which defines the modules its code imports
+            if folder + "/setup.py" in tree:
+                seen.add(folder + "/setup.py")
     # the project's metadata at the root, which a scan of the checkout reads to know the project's
     # own package (an import of it is the code being ported, not a dependency)
     seen |= PROJECT_FILES & files

@@ -63,6 +63,8 @@ SETS = {
     "fresh19": {"R"},
     "fresh20": {"S"},
     "fresh21": {"T"},
+    "fresh22": {"U"},
+    "fresh23": {"V"},
 }
 
 
