@@ -84,6 +84,41 @@ CASES = [
         # the same gather with `.tolist()`: `new_zeros((max(all_sizes), ...))`, `tensor[:size]`
         {(91, "NL604"), (99, "NL604")},
     ),
+    (
+        "pytorch/examples",
+        "distributed/FSDP/T5_training.py",
+        "c4d9a4fb69d400011af3fa40d20e154076cba314",
+        ("NL603", "NL704"),
+        # `curr_val_loss = validation(...)` (another module's helper), then `curr_val_loss.item()`:
+        # a tensor, so `if curr_val_loss < best_val_loss` decides on its value and the record's
+        # f-string formats it
+        {(173, "NL603"), (188, "NL603"), (192, "NL704")},
+    ),
+    (
+        "microsoft/LoRA",
+        "examples/NLG/src/gpt2_ft.py",
+        "18c56ee7ea4c16d913fc5e86deaddf29122af48a",
+        ("NL402",),
+        # `amp.scale_loss(...)` in a function above `if __name__ == "__main__": ... from apex import amp`
+        {(124, "NL402"), (132, "NL402")},
+    ),
+    (
+        "IDEA-Research/DINO",
+        "models/dino/dn_components.py",
+        "e9f995b2c1894ea3623ea8cf0bd5f4f8bd0a3882",
+        ("NL603", "NL705"),
+        # `known_num = [sum(k) for k in known]` over `.cuda()` tensors: `int(max(known_num))` reads
+        # and Python compares device values
+        {(39, "NL603"), (39, "NL705"), (43, "NL603"), (68, "NL603"), (68, "NL705")},
+    ),
+    (
+        "mistralai/mistral-inference",
+        "src/mistral_inference/cache.py",
+        "6f8aa7d2c18186ea4c1e9294605659bf9f3a8674",
+        ("NL602",),
+        # `xk[self.metadata.to_cache_mask]`, the field declared `to_cache_mask: torch.Tensor`
+        {(91, "NL602"), (92, "NL602")},
+    ),
 ]
 
 

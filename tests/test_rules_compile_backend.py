@@ -220,3 +220,23 @@ def test_compile_mentions_in_strings_and_comments(tmp_path):
         HELP = "set torch._inductor.config.freezing = True for inference"
         ''',
     )
+
+
+def test_a_backend_parameter_defaulting_to_neuron(tmp_path):
+    """esmc-neuronx's `compile_esm_model(model, backend="neuron")`: the backend it passes on is
+    Neuron's unless a caller chooses another, so the call is the Neuron backend's note (NL909), not
+    a compile of an unknown backend (NL801), and the default is no Neuron device string (NL902)."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def compile_esm_model(model, backend: str = "neuron"):
+            return torch.compile(model, backend=backend, dynamic=False)  # expect: NL909
+
+
+        def compile_any(model, backend):
+            return torch.compile(model, backend=backend)  # expect: NL801
+        """,
+    )

@@ -337,3 +337,33 @@ def test_requirements_a_setup_helper_returns(tmp_path):
         name="setup.py",
         select=["cuda-only-lib"],
     )
+
+
+def test_a_library_imported_below_the_functions_that_use_it(tmp_path):
+    """microsoft/LoRA's GPT-2 fine-tuning: `optimizer_step` calls `amp.scale_loss(...)`, and `amp`
+    is imported further down, in `if __name__ == "__main__":` under `if args.fp16: try:`. A function
+    resolves its globals when it runs, so the call is apex's, with the optional import's severity."""
+    findings = check(
+        tmp_path,
+        """
+        import torch
+
+
+        def optimizer_step(loss, optimizer, args):
+            if args.fp16:
+                with amp.scale_loss(loss, optimizer) as scaled:  # expect: NL402
+                    scaled.backward()
+            else:
+                loss.backward()
+
+
+        if __name__ == "__main__":
+            args = parse()
+            if args.fp16:
+                try:
+                    from apex import amp  # expect: NL401
+                except Exception:
+                    pass
+        """,
+    )
+    assert only(findings, "NL402").severity.value == "warning"

@@ -117,6 +117,28 @@ def test_ddp_device_ids(tmp_path):
     ]
 
 
+def test_ddp_output_device_on_its_own_line_is_not_a_second_finding(tmp_path):
+    """SlowFast's `DistributedDataParallel(module=model, device_ids=[cur_device],
+    output_device=cur_device)` over several lines: one place to edit (the fix removes both), so one
+    finding, at `device_ids=`; `output_device=` alone is the finding."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def wrap(model, cur_device):
+            model = torch.nn.parallel.DistributedDataParallel(  # expect: NL205
+                module=model,
+                device_ids=[cur_device],  # expect: NL202
+                output_device=cur_device,
+            )
+            return torch.nn.parallel.DistributedDataParallel(model, output_device=cur_device)  # expect: NL202, NL205
+    """,
+        **DIST,
+    )
+
+
 def test_ddp_without_device_ids_and_projects_own_ddp(tmp_path):
     check(
         tmp_path,

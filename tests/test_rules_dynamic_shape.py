@@ -1027,3 +1027,96 @@ def test_a_number_read_from_a_tensor_on_one_path_sizes_by_the_data(tmp_path):
         """,
         select=["dynamic-shape"],
     )
+
+
+def test_python_max_over_a_list_of_device_tensors(tmp_path):
+    """DINO's denoising queries: `known_num = [sum(k) for k in known]` over tensors moved with
+    `.cuda()` is a list of device tensors; `int(max(known_num))` has Python compare them (NL603) and
+    reads the largest (NL705), and it sizes the padding. A list of Python numbers is no such read."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def prepare(targets):
+            known = [torch.ones_like(t["labels"]).cuda() for t in targets]  # expect: NL101
+            known_num = [sum(k) for k in known]
+            if int(max(known_num)) == 0:  # expect: NL603, NL705
+                return None
+            single_pad = int(max(known_num))  # expect: NL603, NL705
+            sizes = [len(t["labels"]) for t in targets]
+            return single_pad, max(sizes)
+        """,
+    )
+
+
+def test_repeats_annotated_int_are_a_python_number(tmp_path):
+    """mistral-inference's `repeat_kv(keys, values, repeats: int, dim)`: the annotation says the
+    repeats are a number, so the output size is fixed; unannotated `repeats` may be a tensor."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def repeat_kv(keys: torch.Tensor, repeats: int, dim: int):
+            return torch.repeat_interleave(keys, repeats=repeats, dim=dim)
+
+
+        def expand(x, repeats):
+            return torch.repeat_interleave(x, repeats=repeats, dim=0)  # expect: NL601
+        """,
+    )
+
+
+def test_a_mask_field_declared_a_tensor_indexes_by_the_data(tmp_path):
+    """mistral-inference's cache: `xk[self.metadata.to_cache_mask]`, the field declared
+    `to_cache_mask: torch.Tensor` in the file, is a boolean-mask read; an attribute not known as a
+    tensor, or not named a mask, is not."""
+    check(
+        tmp_path,
+        """
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class Metadata:
+            to_cache_mask: torch.Tensor
+            positions: torch.Tensor
+
+
+        class View:
+            def update(self, xk):
+                kept = xk[self.metadata.to_cache_mask]  # expect: NL602
+                rows = xk[self.metadata.positions]
+                return kept, rows, xk[self.config.valid]
+        """,
+    )
+
+
+def test_range_bounds_from_tensor_values(tmp_path):
+    """LLaVA's `for i in range(num_images + 1)` with `num_images = (ids == IMAGE).sum()`, and DINO's
+    `torch.tensor(range(num))` over a list of device tensors: the loop count or the new tensor's
+    length depends on the data. A range over a size (`range(x.shape[0])` of a filtered tensor, which
+    is reported where it is filtered) or a Python int is not."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def forward(self, input_ids, targets, scores):
+                num_images = (input_ids == -200).sum()
+                parts = [input_ids[i] for i in range(num_images + 1)]  # expect: NL604
+                known = [torch.ones_like(t).cuda() for t in targets]  # expect: NL101
+                counts = [k.sum() for k in known]
+                index = torch.cat([torch.tensor(range(n)) for n in counts])  # expect: NL604
+                kept = scores[scores > 0.5]  # expect: NL602
+                rows = [kept[k] for k in range(kept.shape[0])]
+                return parts, index, rows, [j for j in range(len(targets))]
+        """,
+    )

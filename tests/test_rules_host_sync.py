@@ -1068,3 +1068,57 @@ def test_a_container_turned_to_numpy_in_place_holds_host_data(tmp_path):
                 return [data["iou_preds"][i].item() for i in range(3)]  # expect: NL701
         """,
     )
+
+
+def test_a_name_read_with_item_holds_a_tensor_from_then_on(tmp_path):
+    """pytorch/examples' FSDP T5 loop: `curr_val_loss` comes from a helper of another module;
+    `curr_val_loss.item()` shows it is a tensor, so the comparison that follows decides on its value
+    and formatting the best loss reads it. Not where the code asks first (`torch.is_tensor(n)`),
+    nor for an annotated parameter."""
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        def fit(model, epochs):
+            best_val_loss = float("inf")
+            for epoch in range(epochs):
+                curr_val_loss = validation(model)
+                history.append(curr_val_loss.item())  # expect: NL701
+                if curr_val_loss < best_val_loss:  # expect: NL603
+                    best_val_loss = curr_val_loss
+                    print(f"new record {best_val_loss}")  # expect: NL704
+
+
+        def seq_len(cache):
+            n = cache.get_seq_length()
+            if torch.is_tensor(n):
+                return int(n.item())  # expect: NL701
+            return int(n)
+
+
+        def scaled(acc: np.ndarray):
+            total = acc.item()
+            return f"{acc} {total}"
+        """,
+    )
+
+
+def test_coco_evaluator_stats_are_numpy(tmp_path):
+    """DETR-family engines: `coco_evaluator.coco_eval["bbox"].stats` is pycocotools' numpy array,
+    so its `.tolist()` copies nothing; a device tensor's `.tolist()` beside it still does."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def evaluate(model, samples, coco_evaluator, stats):
+            outputs = model(samples)
+            stats["coco_eval_bbox"] = coco_evaluator.coco_eval["bbox"].stats.tolist()
+            stats["ids"] = outputs["pred_logits"].argmax(-1).tolist()  # expect: NL702
+            return stats
+        """,
+    )

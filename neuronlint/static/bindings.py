@@ -584,7 +584,7 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("tensor", "")  # `needs_mask = lengths.min() < K`: one boolean, still on the device
         return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
     if tp in _DISPLAYS:
-        if tp is cst.ListComp and _makes_device_tensor(value.elt, ctx):
+        if tp is cst.ListComp and (_makes_device_tensor(value.elt, ctx) or _reduces_items(value, ctx)):
             return TENSOR_LIST  # `gathered = [torch.zeros_like(t) for _ in range(world_size)]`
         if tp is cst.ListComp and (read := _host_read(value.elt)) is not None:
             # `sizes = [x.item() for x in gathered]`: numbers read from tensors (the comprehension's
@@ -606,13 +606,44 @@ TENSOR_LIST: Binding = ("tensor-list", "")
 
 def _makes_device_tensor(elt: cst.BaseExpression, ctx: FileContext) -> bool:
     """`torch.zeros_like(t)`, `torch.empty(n, device=device)`: a torch function making a tensor
-    that is not a host value."""
+    that is not a host value; or one moved to the GPU, `torch.ones_like(t["labels"]).cuda()`."""
+    if type(elt) is not cst.Call:
+        return False
+    moved = type(elt.func) is cst.Attribute and elt.func.attr.value == "cuda"
     return (
-        type(elt) is cst.Call
-        and (ctx.qualname(elt.func) or "").startswith("torch.")
+        (moved or (ctx.qualname(elt.func) or "").startswith("torch."))
         and ctx.is_tensor(elt)
         and not ctx.is_host_value(elt)
     )
+
+
+def _reduces_items(value: cst.ListComp, ctx: FileContext) -> bool:
+    """`[sum(k) for k in known]`, `[k.sum() for k in known]` over a list of device tensors: one
+    reduced tensor per item, still on the device."""
+    for_in = value.for_in
+    if (
+        for_in.inner_for_in is not None
+        or type(for_in.target) is not cst.Name
+        or type(for_in.iter) is not cst.Name
+        or ctx.lookup(for_in.iter.value) != TENSOR_LIST
+    ):
+        return False
+    elt, item = value.elt, for_in.target.value
+    if type(elt) is not cst.Call or len(elt.args) != 1 and type(elt.func) is cst.Name:
+        return False
+    func = elt.func
+    if type(func) is cst.Name:
+        reduced = elt.args[0].value
+        return func.value in _PYTHON_REDUCTIONS and ctx.lookup(func.value) is None and _names(reduced, item)
+    return type(func) is cst.Attribute and func.attr.value in _FULL_REDUCTIONS and _names(func.value, item)
+
+
+# Python builtins that reduce an iterable: over a tensor (or a list of tensors), a tensor.
+_PYTHON_REDUCTIONS = frozenset({"sum", "max", "min"})
+
+
+def _names(node: cst.BaseExpression, name: str) -> bool:
+    return type(node) is cst.Name and node.value == name
 
 
 # Whole-tensor reductions: `t.min()` without a dim is one number, still a tensor on the device.
@@ -1042,6 +1073,59 @@ def _moves_to_device(node: cst.Call, ctx: FileContext) -> bool:
         return not all(v == "cpu" for v in values)
     last = value.attr.value if type(value) is cst.Attribute else getattr(value, "value", "")
     return not (isinstance(last, str) and "dtype" in last)  # `.to(self.dtype)` converts, `.to(rank)` moves
+
+
+# A method only a tensor (or a numpy value, bound as one where the code shows it) has: calling it
+# on a name nothing bound says what the name holds. (Not `.detach()`: parameters of CPU tests.)
+_TENSOR_EVIDENCE = frozenset({"item"})
+
+
+def _tensor_by_use(receiver: cst.BaseExpression, ctx: FileContext) -> None:
+    """`curr_val_loss = validation(model, ...)` (a helper of another module) and then
+    `curr_val_loss.item()`: the name holds a tensor, so what the code does with it next
+    (`if curr_val_loss < best_val_loss:`, `f"{best_val_loss}"`) reads a tensor. Only for a name
+    nothing in the file has bound to a known kind, in a file that uses torch; a value the code put on
+    the host is bound as one already."""
+    if type(receiver) is not cst.Name or "torch" not in ctx.imports_seen():
+        return
+    name = receiver.value
+    if ctx.lookup(name) not in (None, ("other", None)) or ctx.is_host_value(receiver):
+        return
+    param = ctx.parameter(name)
+    if param is not None and param.annotation is not None:
+        return  # `acc: float`, `arr: np.ndarray`: the annotation says what it holds
+    if _under_type_test(name, ctx):
+        return  # `if torch.is_tensor(n): return int(n.item())` / `return int(n)`: a tensor only there
+    ctx.bind(name, ("tensor", ""))
+
+
+def _under_type_test(name: str, ctx: FileContext) -> bool:
+    """Inside an `if` (or a conditional expression) that asks what `name` is: `torch.is_tensor(n)`,
+    `isinstance(n, torch.Tensor)`, `hasattr(n, "item")`."""
+    for node in reversed(ctx.parents):
+        if type(node) in (cst.If, cst.IfExp):
+            for call in _calls_in(node.test):
+                callee = name_of(call.func)
+                if callee in ("is_tensor", "isinstance", "hasattr") and any(
+                    type(a.value) is cst.Name and a.value.value == name for a in call.args
+                ):
+                    return True
+        elif type(node) in (cst.FunctionDef, cst.Lambda):
+            return False
+    return False
+
+
+def _calls_in(test: cst.BaseExpression) -> Iterator[cst.Call]:
+    """The calls of a branch test, through `not`, `and`/`or` (tests are small)."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call:
+            yield node
+        elif type(node) is cst.UnaryOperation:
+            stack.append(node.expression)
+        elif type(node) is cst.BooleanOperation:
+            stack.extend((node.left, node.right))
 
 
 def _shadow(target: cst.CSTNode, ctx: FileContext) -> None:
@@ -1558,34 +1642,47 @@ def _names_epochs(node: cst.BaseExpression) -> bool:
     return False
 
 
-def _module_level_imports(module: cst.Module) -> Iterator[cst.Import | cst.ImportFrom]:
+def _module_level_imports(module: cst.Module) -> Iterator[tuple[cst.Import | cst.ImportFrom, bool]]:
     """The import statements that bind names in the module scope: at the top level and inside
-    module-level `if`/`try`/`with`/loops, not inside functions or classes."""
-    stack: list[cst.CSTNode] = list(reversed(module.body))
+    module-level `if`/`try`/`with`/loops, not inside functions or classes; each with whether it sits
+    in the body of a `try` (an import the code may do without)."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(s, False) for s in reversed(module.body)]
     while stack:
-        statement = stack.pop()
+        statement, in_try = stack.pop()
         tp = type(statement)
         if tp is cst.SimpleStatementLine:
-            yield from (s for s in statement.body if type(s) in (cst.Import, cst.ImportFrom))
+            yield from ((s, in_try) for s in statement.body if type(s) in (cst.Import, cst.ImportFrom))
         elif tp in (cst.FunctionDef, cst.ClassDef):
             continue
         elif isinstance(statement, cst.BaseCompoundStatement):
-            blocks = [statement.body]
+            blocks = [(statement.body, in_try or tp is cst.Try)]
             for attr in ("handlers", "orelse", "finalbody"):
                 extra = getattr(statement, attr, None)
                 if isinstance(extra, (list, tuple)):
-                    blocks.extend(h.body for h in extra)
+                    blocks.extend((h.body, in_try) for h in extra)
                 elif extra is not None:
-                    blocks.append(extra.body if type(extra) is not cst.If else extra)
-            for block in reversed(blocks):
+                    blocks.append((extra.body if type(extra) is not cst.If else extra, in_try))
+            for block, inside in reversed(blocks):
                 if type(block) is cst.If:
-                    stack.append(block)
+                    stack.append((block, inside))
                 elif isinstance(block, cst.BaseSuite):
                     body = block.body
                     if type(block) is cst.SimpleStatementSuite:
-                        yield from (s for s in body if type(s) in (cst.Import, cst.ImportFrom))
+                        yield from ((s, inside) for s in body if type(s) in (cst.Import, cst.ImportFrom))
                     else:
-                        stack.extend(reversed(body))
+                        stack.extend((s, inside) for s in reversed(body))
+
+
+def _late_bound(module: str, in_try: bool, ctx: FileContext) -> bool:
+    """Whether a module-level import is bound from the start of the module (Bindings.late_imports):
+    a Neuron package, or a CUDA-only library (rules/libraries.toml)."""
+    if neuron_module(module) is not None:
+        return True
+    if ctx.data.library(module) is None:
+        return False
+    if in_try:
+        ctx.optional_imports.add(module)
+    return True
 
 
 # Bases that make a class a module: `nn.Module`, `LightningModule`, `PreTrainedModel`, `ModelMixin`.
@@ -1661,6 +1758,8 @@ class Bindings(Checker):
                 ctx.moves_to_device = True
             elif type(func) is cst.Attribute and func.attr.value in IN_PLACE_CONVERSIONS:
                 _converted_in_place(node, ctx)
+            elif type(func) is cst.Attribute and func.attr.value in _TENSOR_EVIDENCE:
+                _tensor_by_use(func.value, ctx)
             return
         method = func.attr.value
         if method in _COLLECTIVES:
@@ -1690,17 +1789,17 @@ class Bindings(Checker):
 
     @on(cst.Module)
     def late_imports(self, node: cst.Module, ctx: FileContext) -> None:
-        """Neuron packages imported at module level below the functions that use them (`def
-        train(): xm.optimizer_step(opt)` above `if __name__ == "__main__": import
-        torch_xla.core.xla_model as xm`): a function body resolves its globals when it runs, so the
-        names are bound in the module scope from the start; the import statement binds them again."""
-        if not ctx.mentions(("torch_xla", "neuron", "nki")):
-            return
-        for statement in _module_level_imports(node):
+        """Neuron packages and CUDA-only libraries imported at module level below the functions
+        that use them (`def train(): xm.optimizer_step(opt)` above `if __name__ == "__main__":
+        import torch_xla.core.xla_model as xm`; `amp.scale_loss(...)` above `if args.fp16: from apex
+        import amp`): a function body resolves its globals when it runs, so the names are bound in
+        the module scope from the start; the import statement binds them again. A library imported
+        in a `try` body is optional at its uses too."""
+        for statement, in_try in _module_level_imports(node):
             if type(statement) is cst.Import:
                 for alias in statement.names:
                     full = dotted(alias.name)
-                    if neuron_module(full) is None:
+                    if not _late_bound(full, in_try, ctx):
                         continue
                     if alias.asname is not None and type(alias.asname.name) is cst.Name:
                         ctx.bind(alias.asname.name.value, ("module", full))
@@ -1708,7 +1807,7 @@ class Bindings(Checker):
                         ctx.bind(full.split(".")[0], ("module", full.split(".")[0]))
             elif not statement.relative and type(statement.names) is not cst.ImportStar:
                 module = dotted(statement.module)
-                if neuron_module(module) is None:
+                if not _late_bound(module, in_try, ctx):
                     continue
                 for alias in statement.names:
                     name = dotted(alias.name)
@@ -1718,6 +1817,8 @@ class Bindings(Checker):
                         else name
                     )
                     ctx.bind(local, ("module", f"{module}.{name}"))
+                    if in_try and neuron_module(module) is None:
+                        ctx.optional_imports.add(f"{module}.{name}")
 
     @on(cst.Module, leave=True)
     def module(self, node: cst.Module, ctx: FileContext) -> None:

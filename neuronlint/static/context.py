@@ -262,7 +262,11 @@ _JOINS = frozenset(
 )
 # Variable names that say where the value lives (a dataset's items are read on the host; `df`,
 # `results_df`: a pandas DataFrame).
-_HOST_NAME = re.compile(r"^(cpu|host)_|_(cpu|np|numpy|host)$|(^|_)(datasets?|df|dataframe)($|_)")
+_HOST_NAME = re.compile(
+    r"^(cpu|host)_|_(cpu|np|numpy|host)$|(^|_)(datasets?|df|dataframe)($|_)"
+    # pycocotools' objects (`coco_evaluator.coco_eval["bbox"].stats`, `coco_gt`, `cocoDt`) hold numpy
+    r"|(^|_)coco(_|eval|gt|dt|Eval|Gt|Dt|$)"
+)
 
 
 def host_by_name(name: str) -> bool:
@@ -1278,6 +1282,14 @@ class FileContext:
             qualname = self.qualname(func)
             if qualname is not None:
                 return makes_tensor(qualname)
+            if type(func) is cst.Name and func.value in _PYTHON_REDUCTIONS and len(node.args) == 1:
+                # `max(known_num)` over a list of device tensors: one of them (or their sum)
+                items = node.args[0].value
+                return (
+                    type(items) is cst.Name
+                    and self.lookup(func.value) is None
+                    and self.lookup(items.value) == ("tensor-list", "")
+                )
             own = self.own_function(func)
             if (
                 own is not None
@@ -1557,6 +1569,8 @@ _MODULE_CASTS = frozenset({"float", "double", "half", "bfloat16"})
 _MODULE_ONLY_METHODS = frozenset({"eval", "train"})
 # Reductions of a boolean mask that only an array has (a Python bool has none of them).
 _MASK_REDUCTIONS = frozenset({"sum", "any", "all", "count_nonzero"})
+# Python builtins that reduce an iterable: over a list of tensors, a tensor.
+_PYTHON_REDUCTIONS = frozenset({"sum", "max", "min"})
 _IDENTITY_OR_MEMBERSHIP = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 # The rules of the two categories about where data lives: dynamic-shape (NL60x) and host-sync (NL70x).
 _HOST_DATA_RULES = ("NL6", "NL7")

@@ -97,6 +97,16 @@ def _backend_default(node: cst.SimpleString, ctx: FileContext) -> bool:
     return False
 
 
+def _parameter_default(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, ...] | None:
+    """`def compile_model(model, backend="neuron"): torch.compile(model, backend=backend)`: the
+    string a parameter defaults to, when the function passes the parameter on unchanged (the caller
+    may choose another; the default is the backend the code was written for)."""
+    if type(value) is not cst.Name or ctx.lookup(value.value) not in (None, ("other", None)):
+        return None  # (a parameter is bound as "other" until the body gives it a known kind)
+    param = ctx.parameter(value.value)
+    return ctx.strings(param.default) if param is not None and param.default is not None else None
+
+
 def dotted_name(node: cst.BaseExpression) -> str:
     if type(node) is cst.Name:
         return node.value
@@ -136,6 +146,8 @@ class CompileBackend(Checker):
             return
         backend = kwarg(node, "backend")
         backend_names = ctx.strings(backend.value) if backend is not None else None
+        if backend is not None and backend_names is None:
+            backend_names = _parameter_default(backend.value, ctx)
         name = backend_names[0] if backend_names else None
         if name in _NEURON_BACKENDS:
             ctx.report("NL909", backend, backend=name)

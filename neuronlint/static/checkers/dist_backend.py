@@ -71,10 +71,13 @@ class DistBackend(Checker):
         named = type(node.func) is cst.Name and node.func.value in ("DDP", "DistributedDataParallel")
         if callee not in _DDP and not named:
             return
+        # One finding per call: `device_ids=`, or `output_device=` where it stands alone (its fix
+        # removes both; an `output_device=` on the next line of the same call is no second place to edit)
         for key in ("device_ids", "output_device"):
             arg = kwarg(node, key)
             if arg is not None and not (type(arg.value) is cst.Name and arg.value.value == "None"):
                 ctx.report("NL202", arg, symbol=f"{key}=" + ctx.code(arg.value))
+                return
 
     @on(cst.SimpleString)
     def literal(self, node: cst.CSTNode, ctx: FileContext) -> None:

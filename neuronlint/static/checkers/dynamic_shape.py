@@ -135,7 +135,10 @@ def _tensor_valued(expr: cst.BaseExpression, ctx: FileContext) -> bool:
     if ctx.is_tensor(expr):
         return True
     if type(expr) is cst.Name:  # `lengths`, `seq_lens`; not `num_repeats`, `n_rep` (Python ints)
-        return _COUNT_NAME.search(expr.value) is not None and not expr.value.startswith(("num_", "n_"))
+        if not _COUNT_NAME.search(expr.value) or expr.value.startswith(("num_", "n_")):
+            return False
+        param = ctx.parameter(expr.value)  # `repeats: int` says it is a Python number
+        return param is None or param.annotation is None or ctx.code(param.annotation.annotation) != "int"
     if type(expr) is cst.BinaryOperation:
         return _tensor_valued(expr.left, ctx) or _tensor_valued(expr.right, ctx)
     if type(expr) is cst.Call:
@@ -161,6 +164,20 @@ def _sized_by_data(node: cst.BaseExpression, ctx: FileContext) -> str | None:
         if binding is not None and binding[0] == "tensor" and binding[1]:
             return f"{node.value}, from {binding[1]}"
     return None
+
+
+def _reads_size(node: cst.CSTNode) -> bool:
+    """A read of a size (`.shape`, `len(x)`, `x.numel()`), not of values: a loop over the rows of a
+    tensor whose size the data decides (`range(cur_classes.shape[0])` after `cur_classes[keep]`)
+    has that tensor reported where it is made."""
+    if type(node) is cst.Attribute:
+        return node.attr.value == "shape"
+    if type(node) is cst.Call:
+        func = node.func
+        return (type(func) is cst.Name and func.value == "len") or (
+            type(func) is cst.Attribute and func.attr.value in _SIZE_METHODS
+        )
+    return False
 
 
 class _Read(NamedTuple):
@@ -307,6 +324,13 @@ def _mask_index(expr: cst.BaseExpression, ctx: FileContext, by_name: bool = True
         return None
     if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "bool":
         return _short(expr, ctx)
+    if (
+        type(expr) is cst.Attribute
+        and by_name
+        and _MASK_NAME.search(expr.attr.value)
+        and (expr.attr.value in ctx.tensor_fields or ctx.is_tensor_attribute(expr))
+    ):
+        return _short(expr, ctx)  # `xk[self.metadata.to_cache_mask]`, declared `to_cache_mask: torch.Tensor`
     if type(expr) is cst.Subscript and type(expr.value) is cst.Name:
         return _short(expr, ctx) if _mask_index(expr.value, ctx) else None  # `x[mask[:, 1:]]`
     return None
@@ -464,9 +488,30 @@ class DynamicShape(Checker):
                     ctx.report("NL603", node, construct=f"{func.value}()", read=ctx.code(element)[:60])
                     return
                 continue
+            if type(arg.value) is cst.Name and ctx.lookup(arg.value.value) == ("tensor-list", ""):
+                # `max(known_num)`, `known_num = [sum(k) for k in device_tensors]`
+                ctx.report("NL603", node, construct=f"{func.value}()", read=arg.value.value)
+                return
             read = _value_read(arg.value, ctx, host_reads=False)
             if read is not None and read.text != ".item()" and not ctx.is_host_value(arg.value):
                 ctx.report("NL603", node, construct=f"{func.value}()", read=read.text)
+                return
+
+    @on(cst.Call)
+    def range_bounds(self, node: cst.Call, ctx: FileContext) -> None:
+        """`for i in range(num_images + 1)` with `num_images = (ids == IMAGE).sum()`, and
+        `torch.tensor(range(num))` over the items of a list of device tensors: how many times the
+        loop runs, or how long the new tensor is, depends on the data. A number read earlier counts
+        only inside forward()/step functions, as for branches (`_control_flow`)."""
+        func = node.func
+        if type(func) is not cst.Name or func.value != "range" or ctx.lookup("range") is not None:
+            return
+        for arg in node.args:
+            if arg.keyword is not None or arg.star or type(arg.value) is cst.Integer:
+                continue
+            read = _value_read(arg.value, ctx, host_reads=ctx.site == SITE_STEP)
+            if read is not None and not ctx.is_host_value(arg.value) and not _reads_size(read.node):
+                ctx.report("NL604", arg.value, read=read.text, bound="range bound")
                 return
 
     @on(cst.Call)

@@ -54,12 +54,14 @@ _PROCESS_GROUP_CALLS = frozenset(
 )
 
 
-def _device_use(node: cst.CSTNode, ctx: FileContext) -> str | None:
+def _device_use(node: cst.CSTNode, value: str, ctx: FileContext) -> str | None:
     """What an 'xla'/'neuron' literal names where it stands, or None where it names nothing in use."""
     role = literal_role(node, ctx)
     if role in (ROLE_KEY, ROLE_OPTION, ROLE_ATTRIBUTE, ROLE_MESSAGE):
         return None  # a per-device dispatch table, an allowed choice, `hasattr(torch, "neuron")`, text
     parent, call = ctx.parent(), ctx.parent(2)
+    if type(parent) is cst.Param and parent.name.value.endswith("backend") and value == "neuron":
+        return None  # `def compile_model(m, backend="neuron")`: a compile backend's default (NL909)
     if type(parent) is cst.Arg and type(call) is cst.Call:
         keyword = parent.keyword.value if parent.keyword is not None else None
         callee = name_of(call.func)
@@ -314,7 +316,7 @@ class NeuronLockin(Checker):
             ctx.report("NL902", node, symbol=repr(value), what="process-group init method (XLA rendezvous)")
             return
         if _XLA_DEVICE.match(value) and "torch" in ctx.imports_seen():
-            what = _device_use(node, ctx)
+            what = _device_use(node, value, ctx)
             if what is not None:
                 ctx.report("NL902", node, symbol=repr(value), what=what)
         elif _ENV.match(value) and literal_role(node, ctx) not in (ROLE_OPTION, ROLE_ATTRIBUTE, ROLE_MESSAGE):
