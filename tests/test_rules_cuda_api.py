@@ -686,3 +686,33 @@ def test_an_objects_own_is_cuda_attribute_and_enum_tables_of_devices(tmp_path):
             device = "cuda"  # expect: NL101
         """,
     )
+
+
+def test_fsdp_device_id_ordinals(tmp_path):
+    """audiocraft's `_FSDPFixStateDict(model, device_id=local_rank)` (a subclass of FSDP) and OLMo's
+    `FSDP(model, device_id=get_local_rank())`: an integer device FSDP places the model on, a CUDA
+    ordinal; a device object (`device_id=device`) is not, nor Lightning's `device_id` chosen from its
+    strategy's device (`root_device.index`), and `torch.cuda.current_device()` is reported as the
+    CUDA query it is."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+
+        class _FSDPFixStateDict(FSDP):
+            pass
+
+
+        def wrap(model, local_rank, device, root_device):
+            a = _FSDPFixStateDict(model, device_id=local_rank)  # expect: NL112
+            b = FSDP(model, device_id=get_local_rank())  # expect: NL112
+            c = FSDP(model, device_id=device)
+            d = FSDP(model, device_id=torch.cuda.current_device())  # expect: NL106
+            device_id = root_device if root_device.type == "cpu" else root_device.index
+            e = FSDP(model, device_id=device_id)
+            return a, b, c, d, e
+        """,
+        select=["cuda-api"],
+    )

@@ -38,6 +38,7 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("from cuda import cudart", "cuda_python"),
         ("import pynvml", "pynvml"),
         ("from polygraphy.backend.trt import engine_from_bytes", "polygraphy_trt"),
+        ("from mmdeploy.backend.tensorrt import from_onnx", "mmdeploy_trt"),
         ("from torch2trt import TRTModule", "torch2trt"),
         ("from quack.rmsnorm import rmsnorm", "quack"),
         ("import tilelang.language as T", "tilelang"),

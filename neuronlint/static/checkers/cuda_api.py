@@ -257,6 +257,28 @@ def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     return False
 
 
+_FSDP = "torch.distributed.fsdp.FullyShardedDataParallel"
+
+
+def _wraps_with_fsdp(func: cst.BaseExpression, callee: str | None) -> bool:
+    """`FullyShardedDataParallel(...)`, `FSDP(...)`, or a subclass of the project's named after it
+    (audiocraft's `_FSDPFixStateDict(...)`): FSDP takes its device as `device_id=`."""
+    if callee is not None:
+        return callee == _FSDP
+    name = name_of(func).lstrip("_")
+    return name == "FullyShardedDataParallel" or name.startswith("FSDP")
+
+
+def _names_device_or_index(node: cst.BaseExpression) -> bool:
+    """`device_id`, `local_device`: names that hold a device or its index as often as a rank."""
+    return type(node) is cst.Name and bool(_DEVICE_OR_ORDINAL.search(node.value.lower()))
+
+
+def _reads_rank(node: cst.BaseExpression) -> bool:
+    """`get_local_rank()`, `dist_utils.get_rank()`: a call that returns a process's rank."""
+    return type(node) is cst.Call and bool(_ORDINAL_NAME.search(name_of(node.func).lower()))
+
+
 def _is_index(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     """`torch.device(i)`, `torch.device(int(rank))`: an integer that can only be a device index."""
     if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "int":
@@ -329,6 +351,13 @@ class CudaApi(Checker):
             target = arg_value(node, 0, "type")
             if _is_ordinal(target, ctx) or _is_index(target, ctx):
                 ctx.report("NL112", target, symbol=ctx.code(target))
+            return
+        if _wraps_with_fsdp(func, callee):
+            device = kwarg(node, "device_id")
+            if device is None or _names_device_or_index(device.value):
+                return  # `device_id=device_id` after `device_id = root_device.index`: the strategy's device
+            if _is_ordinal(device.value, ctx) or _reads_rank(device.value):
+                ctx.report("NL112", device.value, symbol=ctx.code(device.value))
             return
         if not callee or not callee.startswith("torch.") or callee.startswith("torch.cuda."):
             return  # torch.cuda.* calls are reported as such (NL105/NL106); their ordinal is part of that
