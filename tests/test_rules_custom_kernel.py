@@ -569,3 +569,34 @@ def test_vllm_custom_ops_are_compiled_kernels(tmp_path):
     """,
         **KERNELS,
     )
+
+
+def test_a_host_only_default_build_beside_a_cuda_one(tmp_path):
+    """detectron2, pytorch3d, xformers and Deformable-DETR choose `extension = CppExtension` and
+    switch to `CUDAExtension` when CUDA is there: the CUDA build is the finding, the host-only
+    default is not. A setup.py that only ever builds a `CppExtension` keeps its finding."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch.utils.cpp_extension import CppExtension, CUDAExtension  # expect: NL302
+
+
+        def get_extensions():
+            extension = CppExtension
+            if torch.cuda.is_available():  # expect: NL106
+                extension = CUDAExtension  # expect: NL302
+            return [extension("ops._C", ["ops/vision.cpp"])]
+        """,
+        name="setup.py",
+    )
+    check(
+        tmp_path,
+        """
+        from torch.utils.cpp_extension import CppExtension  # expect: NL302
+
+        extension = CppExtension  # expect: NL302
+        modules = [extension("ops._C", ["ops/vision.cpp"])]  # expect: NL302
+        """,
+        name="setup.py",
+    )

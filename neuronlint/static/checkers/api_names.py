@@ -332,6 +332,17 @@ def _assigned_to(ctx: FileContext) -> bool:
     return type(ctx.parent(depth)) is cst.AssignTarget
 
 
+_CPP_EXTENSION = "torch.utils.cpp_extension.CppExtension"
+
+
+def _cpu_default_build(node: cst.Name, ctx: FileContext) -> bool:
+    """`extension = CppExtension` in a setup.py that builds with `CUDAExtension` when CUDA is there
+    (detectron2, pytorch3d, xformers, Deformable-DETR): the host-only default, whose CUDA build is
+    reported where `CUDAExtension` is chosen (the cpp_extension import is reported on its own)."""
+    parent = ctx.parent()
+    return type(parent) is cst.Assign and parent.value is node and ctx.mentions(("CUDAExtension",))
+
+
 def _canonical_api(qualname: str) -> str:
     if qualname.startswith(_SDP_BACKEND_ALIAS):
         return _SDP_BACKEND + qualname[len(_SDP_BACKEND_ALIAS) :]
@@ -476,6 +487,8 @@ class ApiNames(Checker):
         if ctx.enclosing(cst.Annotation) is not None:
             return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing
         qualname = _canonical_api(binding[1])
+        if qualname == _CPP_EXTENSION and _cpu_default_build(node, ctx):
+            return
         entry = ctx.data.api(qualname)
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
             if not _called_on_host_data(entry, node, ctx) and not _type_checked(entry, node, qualname, ctx):
