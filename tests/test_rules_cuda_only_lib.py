@@ -39,6 +39,8 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("import pynvml", "pynvml"),
         ("from polygraphy.backend.trt import engine_from_bytes", "polygraphy_trt"),
         ("from mmdeploy.backend.tensorrt import from_onnx", "mmdeploy_trt"),
+        ("import cuda.tile as ct", "cutile"),
+        ("import cutlass.cute as cute", "cutlass_dsl"),
         ("from torch2trt import TRTModule", "torch2trt"),
         ("from quack.rmsnorm import rmsnorm", "quack"),
         ("import tilelang.language as T", "tilelang"),

@@ -1337,6 +1337,9 @@ _KERNEL_DECORATORS = {
     "triton.heuristics": "triton",
     "numba.cuda.jit": "numba-cuda",
     "cupyx.jit.rawkernel": "cupy",
+    "cutlass.cute.kernel": "cute",
+    "cutlass.cute.jit": "cute",
+    "cuda.tile.kernel": "cutile",
 }
 _BUILD_EXTENSION = "cpp_extension.BuildExtension"
 _NKI_PREFIXES = ("nki.", "neuronxcc.nki.", "nkilib.")

@@ -384,6 +384,7 @@ class ApiNames(Checker):
         "cupy",
         "numba",
         "pycuda",
+        "cutlass",
         ".item(",
         ".tolist(",
         ".cpu(",
