@@ -18,10 +18,12 @@ from neuronlint.static.context import (
     EMPTY_LIST,
     HOST_LIBRARIES,
     PREPARE_FUNCTION,
+    PYTHON_REDUCTIONS,
     SITE_DEVICE_LAYER,
     SITE_HOST,
     SITE_STEP,
     SITE_TEST,
+    TENSOR_LIST,
     Binding,
     FileContext,
     Scope,
@@ -600,10 +602,6 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     return None
 
 
-# A list of device tensors made one by one: each item a loop takes from it is a tensor.
-TENSOR_LIST: Binding = ("tensor-list", "")
-
-
 def _makes_device_tensor(elt: cst.BaseExpression, ctx: FileContext) -> bool:
     """`torch.zeros_like(t)`, `torch.empty(n, device=device)`: a torch function making a tensor
     that is not a host value; or one moved to the GPU, `torch.ones_like(t["labels"]).cuda()`."""
@@ -629,17 +627,18 @@ def _reduces_items(value: cst.ListComp, ctx: FileContext) -> bool:
     ):
         return False
     elt, item = value.elt, for_in.target.value
-    if type(elt) is not cst.Call or len(elt.args) != 1 and type(elt.func) is cst.Name:
+    if type(elt) is not cst.Call:
         return False
     func = elt.func
-    if type(func) is cst.Name:
-        reduced = elt.args[0].value
-        return func.value in _PYTHON_REDUCTIONS and ctx.lookup(func.value) is None and _names(reduced, item)
+    if type(func) is cst.Name:  # `sum(k)`
+        return (
+            len(elt.args) == 1
+            and func.value in PYTHON_REDUCTIONS
+            and ctx.lookup(func.value) is None
+            and _names(elt.args[0].value, item)
+        )
+    # `k.sum()`
     return type(func) is cst.Attribute and func.attr.value in _FULL_REDUCTIONS and _names(func.value, item)
-
-
-# Python builtins that reduce an iterable: over a tensor (or a list of tensors), a tensor.
-_PYTHON_REDUCTIONS = frozenset({"sum", "max", "min"})
 
 
 def _names(node: cst.BaseExpression, name: str) -> bool:
@@ -1676,16 +1675,16 @@ def _module_level_imports(module: cst.Module) -> Iterator[tuple[cst.Import | cst
                         stack.extend((s, inside) for s in reversed(body))
 
 
-def _late_bound(module: str, in_try: bool, ctx: FileContext) -> bool:
+def _late_bound(module: str, ctx: FileContext) -> bool:
     """Whether a module-level import is bound from the start of the module (Bindings.late_imports):
     a Neuron package, or a CUDA-only library (rules/libraries.toml)."""
-    if neuron_module(module) is not None:
-        return True
-    if ctx.data.library(module) is None:
-        return False
-    if in_try:
-        ctx.optional_imports.add(module)
-    return True
+    return neuron_module(module) is not None or ctx.data.library(module) is not None
+
+
+def _optional_library(module: str, in_try: bool) -> bool:
+    """A CUDA-only library imported in a `try` body: its uses have the optional import's severity
+    (ctx.optional_imports, read by cuda_only_lib.py)."""
+    return in_try and neuron_module(module) is None
 
 
 # Bases that make a class a module: `nn.Module`, `LightningModule`, `PreTrainedModel`, `ModelMixin`.
@@ -1802,16 +1801,20 @@ class Bindings(Checker):
             if type(statement) is cst.Import:
                 for alias in statement.names:
                     full = dotted(alias.name)
-                    if not _late_bound(full, in_try, ctx):
+                    if not _late_bound(full, ctx):
                         continue
+                    if _optional_library(full, in_try):
+                        ctx.optional_imports.add(full)
                     if alias.asname is not None and type(alias.asname.name) is cst.Name:
                         ctx.bind(alias.asname.name.value, ("module", full))
                     else:
                         ctx.bind(full.split(".")[0], ("module", full.split(".")[0]))
             elif not statement.relative and type(statement.names) is not cst.ImportStar:
                 module = dotted(statement.module)
-                if not _late_bound(module, in_try, ctx):
+                if not _late_bound(module, ctx):
                     continue
+                if _optional_library(module, in_try):
+                    ctx.optional_imports.add(module)
                 for alias in statement.names:
                     name = dotted(alias.name)
                     local = (
@@ -1820,7 +1823,7 @@ class Bindings(Checker):
                         else name
                     )
                     ctx.bind(local, ("module", f"{module}.{name}"))
-                    if in_try and neuron_module(module) is None:
+                    if _optional_library(module, in_try):
                         ctx.optional_imports.add(f"{module}.{name}")
 
     @on(cst.Module, leave=True)

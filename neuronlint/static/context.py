@@ -1282,14 +1282,8 @@ class FileContext:
             qualname = self.qualname(func)
             if qualname is not None:
                 return makes_tensor(qualname)
-            if type(func) is cst.Name and func.value in _PYTHON_REDUCTIONS and len(node.args) == 1:
-                # `max(known_num)` over a list of device tensors: one of them (or their sum)
-                items = node.args[0].value
-                return (
-                    type(items) is cst.Name
-                    and self.lookup(func.value) is None
-                    and self.lookup(items.value) == ("tensor-list", "")
-                )
+            if self._reduces_tensor_list(node):
+                return True  # `max(known_num)` over a list of device tensors: one of them (or their sum)
             own = self.own_function(func)
             if (
                 own is not None
@@ -1311,6 +1305,18 @@ class FileContext:
                 if method not in HOST_RESULT_METHODS:
                     return self.is_tensor(func.value)
         return False
+
+    def _reduces_tensor_list(self, call: cst.Call) -> bool:
+        """`max(known)`, `sum(known)`: a Python reduction of a name bound to a list of device tensors."""
+        func = call.func
+        if type(func) is not cst.Name or func.value not in PYTHON_REDUCTIONS or len(call.args) != 1:
+            return False
+        items = call.args[0].value
+        return (
+            type(items) is cst.Name
+            and self.lookup(func.value) is None
+            and self.lookup(items.value) == TENSOR_LIST
+        )
 
     def _names_module(self, node: cst.BaseExpression) -> bool:
         """`model`, `AutoModel.from_pretrained(p)` (module_names.py) or a module made here
@@ -1569,8 +1575,11 @@ _MODULE_CASTS = frozenset({"float", "double", "half", "bfloat16"})
 _MODULE_ONLY_METHODS = frozenset({"eval", "train"})
 # Reductions of a boolean mask that only an array has (a Python bool has none of them).
 _MASK_REDUCTIONS = frozenset({"sum", "any", "all", "count_nonzero"})
-# Python builtins that reduce an iterable: over a list of tensors, a tensor.
-_PYTHON_REDUCTIONS = frozenset({"sum", "max", "min"})
+# Python builtins that reduce an iterable: over a tensor or a list of tensors, a tensor.
+PYTHON_REDUCTIONS = frozenset({"sum", "max", "min"})
+# The binding of a list of device tensors made one by one (static/bindings.py): each item a loop
+# takes from it, and a Python reduction of it, is a tensor.
+TENSOR_LIST: Binding = ("tensor-list", "")
 _IDENTITY_OR_MEMBERSHIP = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 # The rules of the two categories about where data lives: dynamic-shape (NL60x) and host-sync (NL70x).
 _HOST_DATA_RULES = ("NL6", "NL7")

@@ -13,7 +13,13 @@ import libcst as cst
 
 from neuronlint.static.bindings import FILTERED_LIST
 from neuronlint.static.calls import arg_value, kwarg, positional
-from neuronlint.static.context import SITE_STEP, TENSOR_LIBRARIES, FileContext, filters_own_columns
+from neuronlint.static.context import (
+    SITE_STEP,
+    TENSOR_LIBRARIES,
+    TENSOR_LIST,
+    FileContext,
+    filters_own_columns,
+)
 from neuronlint.static.registry import Checker, on
 from neuronlint.static.tensor_returns import WHOLE
 
@@ -488,7 +494,7 @@ class DynamicShape(Checker):
                     ctx.report("NL603", node, construct=f"{func.value}()", read=ctx.code(element)[:60])
                     return
                 continue
-            if type(arg.value) is cst.Name and ctx.lookup(arg.value.value) == ("tensor-list", ""):
+            if type(arg.value) is cst.Name and ctx.lookup(arg.value.value) == TENSOR_LIST:
                 # `max(known_num)`, `known_num = [sum(k) for k in device_tensors]`
                 ctx.report("NL603", node, construct=f"{func.value}()", read=arg.value.value)
                 return
