@@ -240,6 +240,11 @@ def test_the_fix_rescan_links_nl308_as_the_scan_does(tmp_path: Path) -> None:
     assert sorted((f.rule, f.line) for f in again) == scanned
 
 
+def _sites(result, path: str, rules: tuple[str, ...], fact: str) -> set[tuple[int, str, object]]:
+    """(line, rule, one fact) of the active findings of `rules` in one file of a scan."""
+    return {(f.line, f.rule, f.facts.get(fact)) for f in result.active if f.path == path and f.rule in rules}
+
+
 def _lay_out(tmp_path: Path, repo: str, paths: list[str], commit: str = "HEAD") -> Path:
     for rel in paths:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -386,11 +391,7 @@ def test_modules_built_around_a_kernel_are_reached_where_they_are_built(tmp_path
     for package in ("flash_attn", "flash_attn/modules", "flash_attn/ops"):
         (tmp_path / package / "__init__.py").write_text("")
     result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
-    found = {
-        (f.line, f.rule, f.facts.get("name"))
-        for f in result.active
-        if f.path == "flash_attn/modules/mlp.py" and f.rule in ("NL306", "NL308")
-    }
+    found = _sites(result, "flash_attn/modules/mlp.py", ("NL306", "NL308"), "name")
     assert found == {
         (10, "NL306", None),  # the jiterator module
         (15, "NL306", None),
@@ -550,11 +551,7 @@ def test_functions_of_an_extension_a_build_helper_returns_are_extension_calls(tm
         },
     )
     result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
-    found = {
-        (f.line, f.rule, f.facts.get("module"))
-        for f in result.active
-        if f.path == "torch_utils/ops/bias_act.py" and f.rule in ("NL303", "NL308")
-    }
+    found = _sites(result, "torch_utils/ops/bias_act.py", ("NL303", "NL308"), "module")
     assert found == {
         (8, "NL308", "torch_utils.custom_ops"),
         (13, "NL303", "_plugin.bias_act"),  # the plugin's function, not `name.upper()`
