@@ -65,6 +65,8 @@ SETS = {
     "fresh21": {"T"},
     "fresh22": {"U"},
     "fresh23": {"V"},
+    "fresh24": {"W"},
+    "fresh25": {"X"},
 }
 
 
