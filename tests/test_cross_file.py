@@ -178,3 +178,40 @@ def test_an_extension_built_through_a_builder_chosen_by_a_cuda_check(tmp_path: P
     # (`extension = CppExtension`) and the call through the name are not
     builds = scan_paths([tmp_path], cwd=tmp_path, select=["NL302"]).active
     assert sorted(f.line for f in builds if f.path.endswith("setup.py")) == [3, 8]
+
+
+def test_imports_of_in_repo_modules_written_with_nki(tmp_path: Path) -> None:
+    """A fused NKI kernel imports its components from the repository (`from ..components.attention
+    import attn`): importing a module that imports NKI at its top level ties the importer to Neuron
+    (NL905), a warning where the module writes kernel code (the NKI language or `@nki.jit`), info
+    where it only uses NKI's host-side names. A module that imports NKI inside a function, or none,
+    is no such module."""
+    _write(
+        tmp_path,
+        {
+            "kernels/__init__.py": "",
+            "kernels/components/__init__.py": "",
+            "kernels/components/attention.py": (
+                "import nki.language as nl\n\n\ndef attn(q, k):\n    return nl.matmul(q, k)\n"
+            ),
+            "kernels/components/enums.py": "from nkilib.core.utils.common_types import NormType\n\nNORM = NormType.RMS\n",
+            "kernels/components/lazy.py": "def get():\n    import nki\n    return nki\n",
+            "kernels/decode/__init__.py": "",
+            "kernels/decode/fused.py": (
+                "import nki\n"
+                "from ..components.attention import attn\n"
+                "from ..components.enums import NORM\n"
+                "from ..components.lazy import get\n"
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL905"])
+    linked = sorted(
+        (f.line, f.severity.value, f.message.split("`")[1])
+        for f in result.active
+        if f.path.endswith("fused.py") and f.line > 1
+    )
+    assert linked == [
+        (2, "warning", "kernels.components.attention"),
+        (3, "info", "kernels.components.enums"),
+    ]

@@ -45,6 +45,7 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("from quack.rmsnorm import rmsnorm", "quack"),
         ("import tilelang.language as T", "tilelang"),
         ("from xfuser.core.distributed import get_sp_group", "xfuser"),
+        ("from fbgemm_gpu.quantize_comm import QuantizedCommCodec", "fbgemm_gpu"),
     ],
 )
 def test_imports_of_cuda_only_libraries(tmp_path, statement, library):

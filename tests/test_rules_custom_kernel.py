@@ -600,3 +600,50 @@ def test_a_host_only_default_build_beside_a_cuda_one(tmp_path):
         """,
         name="setup.py",
     )
+
+
+def test_openmmlab_extension_loader_and_its_ops(tmp_path):
+    """mmcv's ops modules load the compiled `mmcv._ext` by name (`ext_loader.load_ext("_ext",
+    [...])`): the loader call is its import, and every use of an op of it is a custom kernel, also
+    on a CPU-only path; an ordinary function named `load_ext` is not a loader."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from ..utils import ext_loader
+        from .config import load_ext
+
+        ext_module = ext_loader.load_ext("_ext", ["nms", "softnms"])  # expect: NL303
+        settings = load_ext("defaults", ["a"])
+
+
+        def nms(boxes, scores, thr):
+            return ext_module.nms(boxes, scores, iou_threshold=thr)  # expect: NL303
+
+
+        def soft_nms(boxes, scores):
+            return ext_module.softnms(boxes.cpu(), scores.cpu())  # expect: NL303
+        """,
+        name="mmcv/ops/nms.py",
+        select=["custom-kernel"],
+    )
+
+
+def test_fbgemm_and_torchvision_operators_are_compiled_extensions(tmp_path):
+    """`torch.ops.fbgemm.*` (FBGEMM_GPU) and `torch.ops.torchvision.*` are registered by those
+    packages' compiled libraries, with CPU and CUDA kernels: custom operators, not PyTorch's own
+    (`torch.ops.aten.*`)."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def to_dense(values, lengths, max_length):
+            offsets = torch.ops.fbgemm.asynchronous_complete_cumsum(lengths)  # expect: NL303
+            dense = torch.ops.fbgemm.jagged_2d_to_dense(values, offsets, max_length)  # expect: NL303
+            pooled = torch.ops.torchvision.roi_align(dense, offsets, 1.0, 7, 7, 2, True)  # expect: NL303
+            return torch.ops.aten.relu(pooled)
+        """,
+        select=["custom-kernel"],
+    )

@@ -1120,3 +1120,76 @@ def test_range_bounds_from_tensor_values(tmp_path):
                 return parts, index, rows, [j for j in range(len(targets))]
         """,
     )
+
+
+def test_reshape_split_and_linspace_sizes_from_the_rows_of_a_device_tensor(tmp_path):
+    """GroundingDINO's multi-scale deformable attention: `for H_, W_ in value_spatial_shapes` (a
+    tensor) yields 0-d tensors, so `reshape(..., H_, W_)`, `split([H_ * W_ for ...])` and
+    `linspace(..., H_)` take their sizes from tensor values. Sizes of a tensor the data already
+    sized (`kept.shape[0]` after a mask, reported where it is masked) and Python ints are not."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def attend(value: torch.Tensor, value_spatial_shapes: torch.Tensor, scores, b: int):
+            value_list = value.split([H_ * W_ for H_, W_ in value_spatial_shapes], dim=1)  # expect: NL604
+            grids = []
+            for level, (H_, W_) in enumerate(value_spatial_shapes):
+                v = value_list[level].reshape(b, 8, H_, W_)  # expect: NL604
+                ys = torch.linspace(0, H_ - 1, H_, device=value.device)  # expect: NL604
+                grids.append((v, ys))
+            kept = scores[scores > 0.5]  # expect: NL602
+            rows = kept.reshape(kept.shape[0], -1)
+            return grids, rows, value.view(b, -1), value.split(4, dim=1), torch.linspace(0, 1, 16)
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_non_maximum_suppression_in_compiled_extensions_and_custom_ops(tmp_path):
+    """mmcv's `ext_module.nms(...)` (the loader returns its compiled `_ext`) and detectron2's
+    `torch.ops.detectron2.nms_rotated(...)` keep as many boxes as the scores decide, as
+    torchvision's Python NMS does; another op of the same extension is no dynamic shape."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from mmcv.utils import ext_loader
+
+        ext_module = ext_loader.load_ext("_ext", ["nms", "nms_rotated", "roi_align"])
+
+
+        def nms(boxes, scores, thr):
+            return ext_module.nms(boxes, scores, iou_threshold=thr)  # expect: NL601
+
+
+        def rotated(boxes, scores, thr):
+            return torch.ops.detectron2.nms_rotated(boxes, scores, thr)  # expect: NL601
+
+
+        def pool(x, rois):
+            return ext_module.roi_align(x, rois)
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_a_mask_index_split_over_lines_is_reported_where_the_subscript_opens(tmp_path):
+    """pytorchvideo's detection hook: `outputs["instances"][` on one line, the mask on the next. The
+    finding conventions put a multi-line subscript on the line of its opening bracket."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def people(outputs):
+            keypoints = outputs["instances"][  # expect: NL602
+                outputs["instances"].pred_classes == 0
+            ].pred_keypoints
+            return keypoints
+        """,
+        select=["dynamic-shape"],
+    )

@@ -365,3 +365,38 @@ def test_nki_kernels_a_getter_returns_are_launched_where_unpacked(tmp_path):
         """,
         select=["neuron-lockin"],
     )
+
+
+def test_undecorated_helpers_written_in_the_nki_language_are_kernel_code(tmp_path):
+    """A fused NKI kernel composes helpers that are not decorated themselves (trainium ports'
+    `gqa_fused_compose`): their `nl.*`/`nisa.*`/nkilib calls are the kernel's own code, reported once
+    on the kernel's decorator. A PyTorch function that only names NKI (a reference check) still
+    reports its uses."""
+    found = check(
+        tmp_path,
+        """
+        import nki  # expect: NL905
+        import nki.isa as nisa  # expect: NL905
+        import nki.language as nl  # expect: NL905
+        from nkilib.core.qkv.qkv_tkg import qkv_tkg  # expect: NL905
+
+
+        def scatter(cache, rows, T):
+            for t in nl.affine_range(T):
+                nisa.dma_copy(dst=cache[t], src=rows[t])
+            return qkv_tkg(cache)
+
+
+        @nki.jit  # expect: NL905
+        def fused(cache, rows):
+            out = nl.ndarray(cache.shape, dtype=cache.dtype, buffer=nl.shared_hbm)
+            scatter(out, rows, 4)
+            return out
+
+
+        def describe():
+            return qkv_tkg.__name__  # expect: NL905
+        """,
+        select=["neuron-lockin"],
+    )
+    assert only([f for f in found if f.line == 13], "NL905").severity.value == "warning"

@@ -563,7 +563,11 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
         strings = ctx.strings(value)
         return ("str", strings) if strings else None
     if tp is cst.Call and value.args:
-        forced = _cuda_amp_partial(value, ctx) or _built_extension(value, ctx)
+        forced = _cuda_amp_partial(value, ctx)
+        if forced is None and (forced := _built_extension(value, ctx)) is not None:
+            # recorded here, where the name is bound, so that every checker sees the module's
+            # uses as an extension's (`ext_module.nms(...)` is also a dynamic shape)
+            ctx.extension_modules.add(forced)
         if forced is not None:
             return ("module", forced)
         if _makes_nki_kernel(value, ctx):
@@ -718,11 +722,26 @@ def _builds_cuda(call: cst.Call, ctx: FileContext) -> bool:
     return sources is not None and re.search(r"\.cuh?\b", ctx.code(sources)) is not None
 
 
+def loaded_extension(call: cst.Call, ctx: FileContext) -> str | None:
+    """`ext_module = ext_loader.load_ext("_ext", ["nms", ...])`: OpenMMLab's loader of its compiled
+    ops (`mmcv._ext`), imported by name; the module's name, or None for any other call."""
+    qualname = ctx.qualname(call.func)
+    if qualname is None or not qualname.endswith(EXTENSION_LOADER):
+        return None
+    names = ctx.strings(arg_value(call, 0, "name"))
+    return names[0] if names and len(names) == 1 and names[0] else None
+
+
+# OpenMMLab's loader of compiled ops (mmcv/utils/ext_loader.py, copied by downstream projects).
+EXTENSION_LOADER = "ext_loader.load_ext"
+
+
 def _built_extension(call: cst.Call, ctx: FileContext) -> str | None:
     """`fused = load("fused", sources=[...])`: the name holds the compiled extension module named
-    "fused", whose every call or attribute use is a custom-kernel finding, as if it were imported."""
+    "fused", whose every call or attribute use is a custom-kernel finding, as if it were imported;
+    so does the module an extension loader returns (`loaded_extension`)."""
     if ctx.qualname(call.func) not in EXTENSION_BUILDERS:
-        return None
+        return loaded_extension(call, ctx)
     if not _builds_cuda(call, ctx):
         return None  # a host-only C++ extension (`load_inline(cpp_sources=...)`): its build is the finding
     names = ctx.strings(arg_value(call, 0, "name"))

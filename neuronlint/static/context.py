@@ -416,6 +416,7 @@ class FileContext:
         self._sited_by_path: list[Detection] = []
         self.evaluated_once: set[int] = set()
         self.cuda_path_cache: dict[Any, Any] = {}  # static/cuda_paths.py: source texts, module gates
+        self.nki_functions: dict[int, bool] = {}  # function id -> written in NKI's device language
         self._numpy_args: dict[int, frozenset[str]] = {}  # function id -> names it hands to numpy
         self._host_returns: HostReturns | None = None  # helpers of this module that return host values
         self.tensor_returns = TensorReturns(module)  # functions of this module that return device tensors

@@ -1,6 +1,7 @@
 """Cross-file linking, after every file is analysed: imports of in-repo modules that define GPU
 kernels (NL306) and the calls of their kernel entry points (NL308, static.kernel_calls), imports
-of compiled extensions built by this project and the calls of their functions (NL303)."""
+of compiled extensions built by this project and the calls of their functions (NL303), and imports
+of in-repo modules written with NKI (NL905)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from neuronlint.neuron_packages import neuron_module
 from neuronlint.static.registry import Checker, Emitter
 
 
@@ -16,7 +18,11 @@ class CrossFileLink(Emitter):
     """Reads the per-file results (import sites, kernels defined, extensions built), never a tree."""
 
     emits = {"NL306": ("module", "kernels"), "NL308": ("name", "module", "reaches")}
-    also_emits = {"NL303": ("module", "kind")}  # home: the custom-kernel checker (in-file sites)
+    # homes: the custom-kernel checker (NL303) and the neuron-lockin checker (NL905), in-file sites
+    also_emits = {
+        "NL303": ("module", "kind"),
+        "NL905": ("module", "what", "legacy_namespace", "kernel"),
+    }
 
 
 def module_names(module_path: str, packages: set[str]) -> tuple[str, set[str]]:
@@ -63,6 +69,9 @@ class LinkIndex:
     # Modules that define no kernel but reach one through another module's entry points (full
     # names): importing them is NL306 only where the import names one of their entry points.
     wrappers: frozenset[str] = frozenset()
+    # In-repo modules that import NKI at their top level (importable name -> (full name, whether
+    # they write NKI kernels or kernel code)): importing one needs NKI (NL905).
+    nki_modules: Mapping[str, tuple[str, bool]] = field(default_factory=dict)
 
     def modules(self, module_paths: Iterable[str]) -> dict[str, frozenset[str]]:
         """Every importable name of the scan's Python files -> the extension-like names it defines."""
@@ -117,8 +126,42 @@ def link_index(
             if result.get("kernel_entries"):
                 entries[full] = dict(result["kernel_entries"])
     defined = {name: names for name, names in modules.items() if names}
-    index = LinkIndex(packages, kernel_modules, extensions, _import_rules(checkers), defined, entries)
+    nki_modules: dict[str, tuple[str, bool]] = {}
+    for result in python:
+        writes_kernels = _nki_module(result)
+        if writes_kernels is not None:
+            full, names = module_names(result["module_path"], packages)
+            nki_modules.update((name, (full, writes_kernels)) for name in names)
+    index = LinkIndex(
+        packages,
+        kernel_modules,
+        extensions,
+        _import_rules(checkers),
+        defined,
+        entries,
+        nki_modules=nki_modules,
+    )
     return index, modules
+
+
+# NKI's device language (`nl.load`, `nisa.dma_copy`): a module importing it writes kernel code.
+_NKI_DEVICE_LANGUAGE = ("nki.language", "nki.isa", "neuronxcc.nki.language", "neuronxcc.nki.isa")
+
+
+def _nki_module(result: dict[str, Any]) -> bool | None:
+    """None when a module does not import NKI at its top level (column 1: not in a `try`, an `if`
+    or a function); else whether it writes NKI kernels or kernel code (imports the device language,
+    or defines an `@nki.jit` kernel) rather than only using NKI's host-side names."""
+    top_level = [
+        module
+        for module, _line, column, _end in result.get("import_sites", ())
+        if column == 1 and (found := neuron_module(module)) is not None and found[0] == "NL905"
+    ]
+    if not top_level:
+        return None
+    return any(m.startswith(_NKI_DEVICE_LANGUAGE) for m in top_level) or any(
+        d["rule"] == "NL905" and d["facts"].get("kernel") for d in result["detections"]
+    )
 
 
 def link_result(
@@ -135,9 +178,11 @@ def link_result(
     if not result["module_path"].endswith(".py"):
         return
     _drop_python_extensions(result, modules)
-    if not index.kernel_modules and not index.extensions:
+    if not index.kernel_modules and not index.extensions and not index.nki_modules:
         return
     own, _ = module_names(result["module_path"], index.packages)
+    if index.nki_modules:
+        _link_nki_imports(result, index, own)
     _drop_in_tree_library_imports(result, index, own)
     flagged_lines = {d["line"] for d in result["detections"] if d["rule"] in index.import_rules}
     imported: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, kernel module with entries)
@@ -190,6 +235,34 @@ def link_result(
             kernel_lines.update(d["line"] for d in found)
         if imported:
             result["detections"].extend(kernel_calls(text, imported, index.kernel_entries, kernel_lines))
+
+
+def _link_nki_imports(result: dict[str, Any], index: LinkIndex, own: str) -> None:
+    """NL905 at each import of an in-repo NKI module (`from .components.attention import attn`),
+    unless the line already holds an import finding (it also imports `nki` itself). Not inside a
+    Neuron package's own repository (`neuronx_distributed_inference.models.llama` imported by its
+    Qwen2 model): elsewhere the import of such a package is its own rule's finding."""
+    flagged = {
+        d["line"] for d in result["detections"] if d["rule"] in index.import_rules or d["rule"] == "NL905"
+    }
+    for module, line, column, end in result.get("import_sites", ()):
+        found = index.nki_modules.get(module)
+        if found is None or found[0] == own or line in flagged or neuron_module(module) is not None:
+            continue
+        full, writes_kernels = found
+        result["detections"].append(
+            _site(
+                "NL905",
+                line,
+                column,
+                end,
+                module=full,
+                what="in-repo module written with NKI",
+                legacy_namespace=False,
+                kernel=writes_kernels,
+            )
+        )
+        flagged.add(line)
 
 
 def _link_wrapper_imports(
@@ -297,7 +370,7 @@ def _link_wrappers(
             wrappers=index.wrappers | wrappers,
         )
         frontier = set(entries)
-        only_new = replace(index, kernel_modules=added, extensions=frozenset())
+        only_new = replace(index, kernel_modules=added, extensions=frozenset(), nki_modules={})
         for i, result in enumerate(results):
             if any(site[0] in added for site in result.get("import_sites", ())):
                 link_result(result, only_new, modules, _reader(files[i]))

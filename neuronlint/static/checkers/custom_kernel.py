@@ -11,13 +11,21 @@ import re
 
 import libcst as cst
 
-from neuronlint.static.bindings import EXTENSION_BUILDER, EXTENSION_BUILDERS, dotted
+from neuronlint.static.bindings import (
+    EXTENSION_BUILDER,
+    EXTENSION_BUILDERS,
+    EXTENSION_LOADER,
+    dotted,
+    loaded_extension,
+)
 from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import FileContext
 from neuronlint.static.optional_imports import optional_guard
 from neuronlint.static.registry import Checker, on
 
-# torch.ops namespaces that ship with PyTorch itself (not user-compiled kernels).
+# torch.ops namespaces that ship with PyTorch itself (not user-compiled kernels). `fbgemm` (FBGEMM_GPU)
+# and `torchvision` are not among them: their operators are compiled extensions of those packages,
+# with CPU and CUDA kernels and none for XLA or Neuron.
 _BUILTIN_OP_NAMESPACES = frozenset(
     {
         "aten",
@@ -30,8 +38,6 @@ _BUILTIN_OP_NAMESPACES = frozenset(
         "_dtensor",
         "profiler",
         "higher_order",
-        "fbgemm",
-        "torchvision",
         "torchaudio",
         "_quantized",
         "mkldnn",
@@ -296,6 +302,7 @@ class CustomKernel(Checker):
         "_C",
         "_cuda",
         "grid",
+        "load_ext",
     )
     # The extension modules and kernels a file defines (FileContext) are what cross-file linking reads.
     feeds = ("NL303", "NL306", "NL308")
@@ -330,6 +337,12 @@ class CustomKernel(Checker):
             binding = ctx.lookup(node.func.value)  # `extension(...)`, CppExtension or CUDAExtension
             if binding is not None and binding[0] == EXTENSION_BUILDER:
                 callee = binding[1]
+        loaded = loaded_extension(node, ctx) if callee.endswith(EXTENSION_LOADER) else None
+        if loaded is not None:
+            # the loader imports the compiled module: its line is the import's finding
+            ctx.extension_modules.add(loaded)
+            _report_extension_import(loaded, node, ctx)
+            return
         if callee in _EXTENSION_BUILDERS:
             name = ctx.strings(arg_value(node, 0, "name"))
             if name:

@@ -13,6 +13,7 @@ import libcst as cst
 
 from neuronlint.static.bindings import FILTERED_LIST
 from neuronlint.static.calls import arg_value, kwarg, positional
+from neuronlint.static.checkers.custom_kernel import extension_module
 from neuronlint.static.context import (
     SITE_STEP,
     TENSOR_LIBRARIES,
@@ -118,15 +119,63 @@ def _factory_size(node: cst.Call, func: cst.Attribute, name: str, ctx: FileConte
     elif ctx.qualname(func) != f"torch.{name}":
         return
     sizes = [a.value for a in node.args if a.keyword is None and not a.star][: _FACTORIES[name]]
+    _report_sizes(sizes, ctx)
+
+
+def _report_sizes(sizes: list[cst.BaseExpression], ctx: FileContext, values_only: bool = False) -> None:
+    """NL604 on the first size (or element of a size tuple) that reads a tensor value. With
+    `values_only`, the size of a tensor the data already sized (`x[mask].shape[0]`) does not count:
+    reshaping by it adds no new shape beyond the one reported where that tensor is made."""
     if len(sizes) == 1 and type(sizes[0]) in (cst.Tuple, cst.List):
         sizes = [e.value for e in sizes[0].elements]
     for size in sizes:
         if type(size) is cst.Integer:
             continue
         read = _value_read(size, ctx, host_reads=True)
-        if read is not None:
+        if read is not None and not (values_only and _reads_size(read.node)):
             ctx.report("NL604", size, read=read.text, bound="tensor size")
             return
+
+
+# Tensor methods whose positional arguments are the sizes of the result.
+_RESHAPES = frozenset({"view", "reshape", "expand"})
+
+
+def _reshape_size(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None:
+    """`v.reshape(b, c, H_, W_)` with `H_, W_` the rows of a device tensor (`for H_, W_ in
+    spatial_shapes`) or numbers read from one: the result's shape depends on the data."""
+    if ctx.qualname(func) is not None or not _maybe_tensor(func.value, ctx) or ctx.is_numpy(func.value):
+        return
+    _report_sizes([a.value for a in node.args if a.keyword is None and not a.star], ctx, values_only=True)
+
+
+def _split_sizes(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None:
+    """`value.split([H_ * W_ for H_, W_ in spatial_shapes], dim=1)`: split sizes computed from the
+    rows of a device tensor, or listed from numbers read from one."""
+    if ctx.qualname(func) == "torch.split":
+        sizes = arg_value(node, 1, "split_size_or_sections")
+    elif ctx.qualname(func) is None and _maybe_tensor(func.value, ctx) and not ctx.is_numpy(func.value):
+        sizes = arg_value(node, 0, "split_size")
+    else:
+        return
+    if type(sizes) is cst.ListComp:
+        # The comprehension's targets are bound only when the walk enters it, after this call.
+        source = sizes.for_in.iter
+        if type(source) is cst.Call and type(source.func) is cst.Name and source.func.value == "enumerate":
+            source = source.args[0].value if source.args else source
+        if type(source) in (cst.Name, cst.Attribute, cst.Subscript) and ctx.is_device_tensor(source):
+            ctx.report("NL604", sizes, read=ctx.code(source), bound="split size")
+    elif sizes is not None:
+        _report_sizes([sizes], ctx, values_only=True)
+
+
+def _linspace_steps(node: cst.Call, ctx: FileContext) -> None:
+    """`torch.linspace(0, H_ - 1, H_)` with `H_` a device tensor's value: that many points."""
+    steps = arg_value(node, 2, "steps")
+    if steps is not None and type(steps) is not cst.Integer:
+        read = _value_read(steps, ctx, host_reads=True)
+        if read is not None and not _reads_size(read.node):
+            ctx.report("NL604", steps, read=read.text, bound="tensor size")
 
 
 # Methods whose result is a tensor's shape, not its values: static once the input shape is.
@@ -401,7 +450,14 @@ def _filtered_rows(node: cst.Subscript, ctx: FileContext) -> None:
         return
     parent = ctx.parent()
     write = type(parent) in (cst.AssignTarget, cst.AugAssign) and parent.target is node
-    ctx.report("NL602", node.slice[0], mask=first.value.value, write=write, index="the filtered list")
+    ctx.report(
+        "NL602",
+        node.lbracket,
+        end_node=node.slice[0],
+        mask=first.value.value,
+        write=write,
+        index="the filtered list",
+    )
 
 
 def _numpy_only(ctx: FileContext) -> bool:
@@ -427,6 +483,20 @@ def _where_on_device(node: cst.Call, ctx: FileContext) -> bool:
     return not ctx.is_host_value(node.args[0].value)
 
 
+# Non-maximum suppression keeps as many boxes as the scores decide, whichever library computes it.
+_NMS_OPS = frozenset({"nms", "nms_rotated", "nms_quadri", "batched_nms", "batched_nms_rotated"})
+
+
+def _compiled_nms(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None:
+    """`ext_module.nms(boxes, scores, ...)`, `torch.ops.detectron2.nms_rotated(...)`: NMS in a
+    compiled extension or a custom operator (the table holds torchvision's Python API)."""
+    qualname = ctx.qualname(func)
+    if qualname is None or ctx.data.api(qualname) is not None:
+        return
+    if qualname.startswith("torch.ops.") or extension_module(qualname, ctx) is not None:
+        ctx.report("NL601", func, op=func.attr.value, api=qualname, end_node=node)
+
+
 class DynamicShape(Checker):
     """Data-dependent output shapes, boolean-mask indexing, control flow and slices on tensor values."""
 
@@ -438,6 +508,7 @@ class DynamicShape(Checker):
     }
     triggers = (
         "where",
+        "nms",
         "mask",
         "if ",
         "while ",
@@ -469,6 +540,14 @@ class DynamicShape(Checker):
                 _repeat_interleave(node, func, ctx)
             elif name in _FACTORIES:
                 _factory_size(node, func, name, ctx)
+            elif name in _RESHAPES:
+                _reshape_size(node, func, ctx)
+            elif name == "split":
+                _split_sizes(node, func, ctx)
+            elif name == "linspace" and ctx.qualname(func) == "torch.linspace":
+                _linspace_steps(node, ctx)
+            elif name in _NMS_OPS:
+                _compiled_nms(node, func, ctx)
         elif type(func) is cst.Name and func.value in ("where", "repeat_interleave"):
             qualname = ctx.qualname(func)
             if qualname == "torch.where" and _where_on_device(node, ctx):
@@ -581,7 +660,8 @@ class DynamicShape(Checker):
             return  # `df[df["task"] == name]`: a DataFrame filtered by its own column
         parent = ctx.parent()
         write = type(parent) in (cst.AssignTarget, cst.AugAssign) and parent.target is node
-        ctx.report("NL602", element, mask=mask, write=write, index="the mask")
+        # on the opening bracket: a subscript split over lines is reported where it opens
+        ctx.report("NL602", node.lbracket, end_node=element, mask=mask, write=write, index="the mask")
 
     @on(cst.Slice)
     def slice_bounds(self, node: cst.Slice, ctx: FileContext) -> None:

@@ -18,6 +18,7 @@ from neuronlint.static.literal_roles import (
     ROLE_OPTION,
     literal_role,
 )
+from neuronlint.static.nodes import children_of
 from neuronlint.static.registry import Checker, on
 
 # `import torch.neuron`: the namespace the Inf1 package torch-neuron adds to torch
@@ -144,15 +145,46 @@ def _kernel_site(node: cst.CSTNode, ctx: FileContext) -> bool:
     return type(parent) is cst.Subscript and parent.value is node and type(ctx.parent(2)) is cst.Call
 
 
+# NKI's device language: its calls run only while an NKI kernel is traced, never from PyTorch,
+# except the grid helpers a host launch uses (`flash_fwd[bs, nl.nc(2) * heads](...)`).
+_NKI_DEVICE_LANGUAGE = ("nki.language.", "nki.isa.", "neuronxcc.nki.language.", "neuronxcc.nki.isa.")
+_NKI_GRID_HELPERS = frozenset({"nc", "spmd_dim"})
+
+
 def _in_nki_kernel(ctx: FileContext) -> bool:
+    """Inside an NKI kernel: a function decorated by NKI, or one that calls NKI's device language
+    (`nl.ndarray(...)`, `nisa.dma_copy(...)`), such as the undecorated helpers a `@nki.jit` kernel
+    composes. Their NKI uses are the kernel's own code; the kernel is reported on its decorator or
+    launch."""
+    innermost = None
     for ancestor in reversed(ctx.parents):
         if type(ancestor) is cst.FunctionDef:
+            innermost = innermost or ancestor
             for dec in ancestor.decorators:
                 expr = dec.decorator.func if type(dec.decorator) is cst.Call else dec.decorator
                 found = neuron_module(ctx.qualname(expr) or "")
                 if found is not None and found[0] == "NL905":
                     return True
-    return False
+    return innermost is not None and _writes_nki(innermost, ctx)
+
+
+def _writes_nki(function: cst.FunctionDef, ctx: FileContext) -> bool:
+    """Whether the function's body calls NKI's device language, memoised per function."""
+    memo = ctx.nki_functions
+    if id(function) not in memo:
+        found = False
+        stack: list[cst.CSTNode] = [function.body]
+        while stack and not found:
+            node = stack.pop()
+            if type(node) is cst.Call and type(node.func) in (cst.Attribute, cst.Name):
+                qualname = ctx.qualname(node.func) or ""
+                found = qualname.startswith(_NKI_DEVICE_LANGUAGE) and (
+                    qualname.rpartition(".")[2] not in _NKI_GRID_HELPERS
+                )
+            if not found and type(node) is not cst.FunctionDef:  # a nested function is judged alone
+                stack.extend(children_of(node))
+        memo[id(function)] = found
+    return memo[id(function)]
 
 
 # Names this file made callable only on Neuron, by their binding: (rule, what, extra facts).
