@@ -30,6 +30,10 @@ NEURON_MODULES: tuple[tuple[str, str, str], ...] = (
 # The first components of those packages: a qualified name outside them is never a Neuron use.
 NEURON_ROOTS = frozenset(prefix.partition(".")[0] for prefix, _, _ in NEURON_MODULES)
 
+# NKI's device language (`nl.load`, `nisa.dma_copy`): its calls run only while an NKI kernel is
+# traced, so a function calling them is kernel code and a module importing them writes kernels.
+NKI_DEVICE_LANGUAGE = ("nki.language", "nki.isa", "neuronxcc.nki.language", "neuronxcc.nki.isa")
+
 
 def neuron_module(module: str) -> tuple[str, str] | None:
     """(rule, what) of the Neuron package a dotted module name lies in, or None."""

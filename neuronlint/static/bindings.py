@@ -722,6 +722,10 @@ def _builds_cuda(call: cst.Call, ctx: FileContext) -> bool:
     return sources is not None and re.search(r"\.cuh?\b", ctx.code(sources)) is not None
 
 
+# OpenMMLab's loader of compiled ops (mmcv/utils/ext_loader.py, copied by downstream projects).
+EXTENSION_LOADER = "ext_loader.load_ext"
+
+
 def loaded_extension(call: cst.Call, ctx: FileContext) -> str | None:
     """`ext_module = ext_loader.load_ext("_ext", ["nms", ...])`: OpenMMLab's loader of its compiled
     ops (`mmcv._ext`), imported by name; the module's name, or None for any other call."""
@@ -730,10 +734,6 @@ def loaded_extension(call: cst.Call, ctx: FileContext) -> str | None:
         return None
     names = ctx.strings(arg_value(call, 0, "name"))
     return names[0] if names and len(names) == 1 and names[0] else None
-
-
-# OpenMMLab's loader of compiled ops (mmcv/utils/ext_loader.py, copied by downstream projects).
-EXTENSION_LOADER = "ext_loader.load_ext"
 
 
 def _built_extension(call: cst.Call, ctx: FileContext) -> str | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from neuronlint.neuron_packages import neuron_module
+from neuronlint.neuron_packages import NKI_DEVICE_LANGUAGE, neuron_module
 from neuronlint.static.registry import Checker, Emitter
 
 
@@ -144,10 +144,6 @@ def link_index(
     return index, modules
 
 
-# NKI's device language (`nl.load`, `nisa.dma_copy`): a module importing it writes kernel code.
-_NKI_DEVICE_LANGUAGE = ("nki.language", "nki.isa", "neuronxcc.nki.language", "neuronxcc.nki.isa")
-
-
 def _nki_module(result: dict[str, Any]) -> bool | None:
     """None when a module does not import NKI at its top level (column 1: not in a `try`, an `if`
     or a function); else whether it writes NKI kernels or kernel code (imports the device language,
@@ -159,7 +155,7 @@ def _nki_module(result: dict[str, Any]) -> bool | None:
     ]
     if not top_level:
         return None
-    return any(m.startswith(_NKI_DEVICE_LANGUAGE) for m in top_level) or any(
+    return any(m.startswith(NKI_DEVICE_LANGUAGE) for m in top_level) or any(
         d["rule"] == "NL905" and d["facts"].get("kernel") for d in result["detections"]
     )
 

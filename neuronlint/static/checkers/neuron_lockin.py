@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from neuronlint.neuron_packages import NEURON_ROOTS, neuron_module
+from neuronlint.neuron_packages import NEURON_ROOTS, NKI_DEVICE_LANGUAGE, neuron_module
 from neuronlint.static.bindings import NEURON_OP, absolute_module, dotted
 from neuronlint.static.calls import name_of, positional
 from neuronlint.static.checkers.custom_kernel import called_chain, neuron_op_namespace
@@ -145,9 +145,9 @@ def _kernel_site(node: cst.CSTNode, ctx: FileContext) -> bool:
     return type(parent) is cst.Subscript and parent.value is node and type(ctx.parent(2)) is cst.Call
 
 
-# NKI's device language: its calls run only while an NKI kernel is traced, never from PyTorch,
-# except the grid helpers a host launch uses (`flash_fwd[bs, nl.nc(2) * heads](...)`).
-_NKI_DEVICE_LANGUAGE = ("nki.language.", "nki.isa.", "neuronxcc.nki.language.", "neuronxcc.nki.isa.")
+# Calls of NKI's device language, except the grid helpers a host launch uses
+# (`flash_fwd[bs, nl.nc(2) * heads](...)`).
+_NKI_DEVICE_CALLS = tuple(f"{module}." for module in NKI_DEVICE_LANGUAGE)
 _NKI_GRID_HELPERS = frozenset({"nc", "spmd_dim"})
 
 
@@ -178,7 +178,7 @@ def _writes_nki(function: cst.FunctionDef, ctx: FileContext) -> bool:
             node = stack.pop()
             if type(node) is cst.Call and type(node.func) in (cst.Attribute, cst.Name):
                 qualname = ctx.qualname(node.func) or ""
-                found = qualname.startswith(_NKI_DEVICE_LANGUAGE) and (
+                found = qualname.startswith(_NKI_DEVICE_CALLS) and (
                     qualname.rpartition(".")[2] not in _NKI_GRID_HELPERS
                 )
             if not found and type(node) is not cst.FunctionDef:  # a nested function is judged alone
