@@ -1178,18 +1178,24 @@ def test_non_maximum_suppression_in_compiled_extensions_and_custom_ops(tmp_path)
 
 def test_a_mask_index_split_over_lines_is_reported_where_the_subscript_opens(tmp_path):
     """pytorchvideo's detection hook: `outputs["instances"][` on one line, the mask on the next. The
-    finding conventions put a multi-line subscript on the line of its opening bracket."""
+    finding conventions put a multi-line subscript on the line of its opening bracket, also where
+    the indexed value spans lines before it (speechbrain's `torch.arange(n)` then `.to(d)[mask]`)."""
     check(
         tmp_path,
         """
         import torch
 
 
-        def people(outputs):
+        def people(outputs, r, threshold):
             keypoints = outputs["instances"][  # expect: NL602
                 outputs["instances"].pred_classes == 0
             ].pred_keypoints
-            return keypoints
+            kept = (
+                torch.arange(r.shape[0])
+                .to(r.device)[r > threshold]  # expect: NL602
+                .tolist()  # expect: NL702
+            )
+            return keypoints, kept
         """,
-        select=["dynamic-shape"],
+        select=["dynamic-shape", "host-sync"],
     )

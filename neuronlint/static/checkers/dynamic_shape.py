@@ -438,6 +438,14 @@ def _slices_python_object(ctx: FileContext) -> bool:
 _DECIDING_BUILTINS = frozenset({"all", "any", "bool", "min", "max"})
 
 
+def _bracket_line(node: cst.Subscript, ctx: FileContext) -> cst.CSTNode:
+    """A node whose first line holds the subscript's opening bracket (the conventions' line of a
+    multi-line subscript): the subscript itself when its value fits on one line (`x[` with the mask
+    on the next), else its first index (`torch.arange(n)` then `.to(d)[mask]` on the next line).
+    The bracket token has no position of its own: asking for one regenerates the whole module."""
+    return node.slice[0] if "\n" in ctx.code(node.value) else node
+
+
 def _filtered_rows(node: cst.Subscript, ctx: FileContext) -> None:
     """`logits[rows, :] = v` with `rows` a list a loop filled under an `if`: as many rows as the data
     selected, like a boolean mask."""
@@ -452,7 +460,7 @@ def _filtered_rows(node: cst.Subscript, ctx: FileContext) -> None:
     write = type(parent) in (cst.AssignTarget, cst.AugAssign) and parent.target is node
     ctx.report(
         "NL602",
-        node.lbracket,
+        _bracket_line(node, ctx),
         end_node=node.slice[0],
         mask=first.value.value,
         write=write,
@@ -660,8 +668,9 @@ class DynamicShape(Checker):
             return  # `df[df["task"] == name]`: a DataFrame filtered by its own column
         parent = ctx.parent()
         write = type(parent) in (cst.AssignTarget, cst.AugAssign) and parent.target is node
-        # on the opening bracket: a subscript split over lines is reported where it opens
-        ctx.report("NL602", node.lbracket, end_node=element, mask=mask, write=write, index="the mask")
+        ctx.report(
+            "NL602", _bracket_line(node, ctx), end_node=element, mask=mask, write=write, index="the mask"
+        )
 
     @on(cst.Slice)
     def slice_bounds(self, node: cst.Slice, ctx: FileContext) -> None:
