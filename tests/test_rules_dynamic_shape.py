@@ -1199,3 +1199,38 @@ def test_a_mask_index_split_over_lines_is_reported_where_the_subscript_opens(tmp
         """,
         select=["dynamic-shape", "host-sync"],
     )
+
+
+def test_int_of_an_item_is_a_number_read_from_the_tensor(tmp_path):
+    """MoCo's queue (pytorchvideo): `ptr = int(self.ptr.item())` holds a number read from the
+    device, so `queue[ptr : ptr + n]` slices by the data (`.item()` gives a host number, but what it
+    was called on decides). A periodic test of a step counter read the same way (`if not (steps %
+    every):`, DALLE2's VQGAN trainer) schedules saving, not the model: no NL603."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class Queue(torch.nn.Module):
+            def enqueue(self, keys):
+                ptr = int(self.ptr.item())  # expect: NL701
+                for key in keys:
+                    n = int(key.size(0))
+                    self.queue_x[ptr : ptr + n, :] = key  # expect: NL604
+                    ptr += n
+                return ptr
+
+
+        class Trainer(torch.nn.Module):
+            def train_step(self):
+                steps = int(self.steps.item())  # expect: NL701
+                if not (steps % self.save_every):
+                    self.save()
+                n = int(self.count.item())  # expect: NL701
+                if n > 3:  # expect: NL603
+                    return 1
+                return steps
+        """,
+        select=["dynamic-shape", "host-sync"],
+    )

@@ -103,6 +103,14 @@ def _reads_host_value(call: cst.BaseExpression, ctx: FileContext) -> bool:
     argument = call.args[0].value
     if type(argument) is cst.Call and (ctx.qualname(argument.func) or "").startswith("math."):
         return True  # `int(math.prod(shape))`: the math module's functions work on Python numbers
+    if (
+        type(argument) is cst.Call
+        and type(argument.func) is cst.Attribute
+        and argument.func.attr.value in _REDUCTIONS
+    ):
+        # `int(self.ptr.item())`: the number `.item()` gives is on the host, but it was read from
+        # the tensor it was called on, which decides
+        return ctx.is_host_value(argument.func.value)
     return ctx.is_host_value(argument)
 
 

@@ -318,10 +318,21 @@ def _maybe_tensor(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
     return not (type(receiver) is cst.Name and receiver.value in _PLAIN_OBJECTS)
 
 
+def _periodic(test: cst.BaseExpression) -> bool:
+    """`if not (steps % every):`, `if step % N == 0:`: a schedule on a counter (saving, logging),
+    not a decision of the model."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test = test.expression
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
+        test = test.left
+    return type(test) is cst.BinaryOperation and type(test.operator) is cst.Modulo
+
+
 def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) -> None:
     # A number read earlier (`n = t.sum().item()`) decides a branch of the traced graph only inside
-    # forward()/step functions; in a training loop such branches are ordinary host logic.
-    read = _value_read(test, ctx, host_reads=ctx.site == SITE_STEP)
+    # forward()/step functions; in a training loop such branches are ordinary host logic, and so is
+    # a periodic test of a step counter read from a buffer (`steps = int(self.steps.item())`).
+    read = _value_read(test, ctx, host_reads=ctx.site == SITE_STEP and not _periodic(test))
     if read is not None:
         ctx.report("NL603", read.node, construct=construct, read=read.text)
     elif (pending := _pending_operand(test, ctx)) is not None:
