@@ -46,6 +46,7 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("import tilelang.language as T", "tilelang"),
         ("from xfuser.core.distributed import get_sp_group", "xfuser"),
         ("from fbgemm_gpu.quantize_comm import QuantizedCommCodec", "fbgemm_gpu"),
+        ("from auto_gptq import AutoGPTQForCausalLM", "auto_gptq"),
     ],
 )
 def test_imports_of_cuda_only_libraries(tmp_path, statement, library):
