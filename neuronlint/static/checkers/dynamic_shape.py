@@ -152,9 +152,10 @@ def _reshape_size(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None
 def _split_sizes(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None:
     """`value.split([H_ * W_ for H_, W_ in spatial_shapes], dim=1)`: split sizes computed from the
     rows of a device tensor, or listed from numbers read from one."""
-    if ctx.qualname(func) == "torch.split":
+    qualname = ctx.qualname(func)
+    if qualname == "torch.split":
         sizes = arg_value(node, 1, "split_size_or_sections")
-    elif ctx.qualname(func) is None and _maybe_tensor(func.value, ctx) and not ctx.is_numpy(func.value):
+    elif qualname is None and _maybe_tensor(func.value, ctx) and not ctx.is_numpy(func.value):
         sizes = arg_value(node, 0, "split_size")
     else:
         return
@@ -172,10 +173,8 @@ def _split_sizes(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None:
 def _linspace_steps(node: cst.Call, ctx: FileContext) -> None:
     """`torch.linspace(0, H_ - 1, H_)` with `H_` a device tensor's value: that many points."""
     steps = arg_value(node, 2, "steps")
-    if steps is not None and type(steps) is not cst.Integer:
-        read = _value_read(steps, ctx, host_reads=True)
-        if read is not None and not _reads_size(read.node):
-            ctx.report("NL604", steps, read=read.text, bound="tensor size")
+    if steps is not None:
+        _report_sizes([steps], ctx, values_only=True)
 
 
 # Methods whose result is a tensor's shape, not its values: static once the input shape is.
