@@ -67,6 +67,8 @@ SETS = {
     "fresh23": {"V"},
     "fresh24": {"W"},
     "fresh25": {"X"},
+    "fresh26": {"Y"},
+    "fresh27": {"Z"},
 }
 
 
