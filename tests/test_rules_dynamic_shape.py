@@ -1234,3 +1234,40 @@ def test_int_of_an_item_is_a_number_read_from_the_tensor(tmp_path):
         """,
         select=["dynamic-shape", "host-sync"],
     )
+
+
+def test_a_branch_on_a_bound_size_of_data_sized_rows_is_reported_where_the_size_is_read(tmp_path):
+    """yolov7's evaluation: `labels = targets[targets[:, 0] == si, 1:]` keeps the rows a mask
+    selects (with a slice beside it), `nl = len(labels)` is their count, and `... if nl else []`
+    decides on it: the finding sits on the line that reads the size, once for all branches on the
+    name. A size no branch reads, a dimension the data keeps (`size(1)`) and a loop over the rows
+    are no NL603. A lookup keyed by a value read from a tensor decides on it too (DETR's panoptic
+    post-processing, `if not is_thing[label.item()]:`)."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def statistics(out, targets, is_thing):
+            for si, pred in enumerate(out):
+                labels = targets[targets[:, 0] == si, 1:]  # expect: NL602
+                nl = len(labels)  # expect: NL603
+                tcls = labels[:, 0] if nl else []
+                if nl == 0:
+                    continue
+                keep = torch.nonzero(pred)  # expect: NL601
+                unused = keep.shape[0]
+                width = keep.size(1)
+                if width == 2:
+                    pass
+                count = keep.numel()
+                for i in range(count):
+                    pass
+                for label in labels[:, 0]:
+                    if not is_thing[label.item()]:  # expect: NL603
+                        pass
+            return tcls, unused
+        """,
+        select=["dynamic-shape"],
+    )

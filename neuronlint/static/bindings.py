@@ -23,6 +23,7 @@ from neuronlint.static.context import (
     SITE_HOST,
     SITE_STEP,
     SITE_TEST,
+    SIZE,
     TENSOR_LIST,
     Binding,
     FileContext,
@@ -535,7 +536,9 @@ def _enclosing_if(ctx: FileContext, node: cst.If) -> cst.If | None:
 
 
 _STRING_VALUES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.IfExp)
-_COPIED_KINDS = frozenset({"module", "str", "numpy", "host", "read", "python", "mask", "tensor", "kernel"})
+_COPIED_KINDS = frozenset(
+    {"module", "str", "numpy", "host", "read", "python", "mask", "tensor", "kernel", SIZE}
+)
 
 
 def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
@@ -585,6 +588,8 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp is cst.Call or tp is cst.BinaryOperation or tp is cst.Subscript:
         if ctx.is_numpy(value):
             return ("numpy", "")
+        if tp is not cst.BinaryOperation and (size := _size_of_data(value, ctx)) is not None:
+            return size
         if tp is cst.Call and (reduced := _reduced_read(value, ctx)) is not None:
             return ("read", reduced)  # `max(sizes)`: one of the numbers read
         read = _derived_read(value, ctx) if tp is cst.BinaryOperation else _host_read(value, ctx)
@@ -612,6 +617,48 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("python", "")  # `ids = [1, 2, 3]`: Python numbers (not a comprehension, which may
             # rebind a tensor's name in one branch only: `x = [str(x[i].item()) ...]`)
     return None
+
+
+def _size_of_data(value: cst.Call | cst.Subscript, ctx: FileContext) -> Binding | None:
+    """`n = len(keep)`, `num = boxes.shape[0]`, `k = dets.numel()` of a tensor whose size depends
+    on its data: a SIZE binding. A branch on the name decides on the data; the finding sits where
+    the size is read (the labels' line), so it is made here and kept until a branch releases it."""
+    if type(value) is cst.Call:
+        func = value.func
+        if type(func) is cst.Name:
+            if func.value != "len" or len(value.args) != 1 or ctx.lookup("len") is not None:
+                return None
+            sized = value.args[0].value
+        elif type(func) is cst.Attribute and func.attr.value in _FIRST_DIMENSION_SIZES:
+            sized = func.value  # `x.numel()`, `x.size(0)`; not `x.size(1)`, a dimension the data keeps
+            if value.args and (len(value.args) != 1 or not _is_zero(value.args[0].value)):
+                return None
+            if func.attr.value == "size" and not value.args:
+                return None  # `x.size()`, the whole shape
+        else:
+            return None
+    else:
+        shape = value.value
+        if type(shape) is not cst.Attribute or shape.attr.value != "shape" or len(value.slice) != 1:
+            return None
+        index = value.slice[0].slice
+        if type(index) is not cst.Index or not _is_zero(index.value):
+            return None
+        sized = shape.value
+    op = data_dependent(sized, ctx)
+    if op is None:
+        return None
+    key = f"size:{id(value)}"
+    text = f"{ctx.code(value)}, from {op}"
+    ctx.defer(key, "NL603", value, read=text)
+    return (SIZE, (text, key))
+
+
+_FIRST_DIMENSION_SIZES = frozenset({"numel", "nelement", "size"})
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Integer and node.value == "0"
 
 
 def _makes_device_tensor(elt: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -823,19 +870,30 @@ _SIZE_KEEPING = frozenset(
 )
 
 
+def _mask_selects(node: cst.Subscript, ctx: FileContext) -> bool:
+    """One index of the subscript is a mask and the others are slices or integers: the mask's
+    dimension keeps as many elements as it holds True (`x[m]`, `targets[targets[:, 0] == i, 1:]`)."""
+    masks = 0
+    for element in node.slice:
+        index = element.slice
+        if type(index) is cst.Slice:
+            continue
+        if _mask_value(index.value, ctx):
+            masks += 1
+        elif type(index.value) is not cst.Integer:
+            return False  # `x[batch_index, mask]`: other index tensors make it a gather
+    return masks == 1
+
+
 def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     """The op that makes a value's size depend on the data: `torch.nonzero(m)[:, 0]`, `x[mask]`,
     `nms(boxes, scores, 0.5)`, `t.unique().long()`, or a name bound to one; None otherwise."""
     node = value
     while True:
         if type(node) is cst.Subscript:
-            index = node.slice[0].slice if len(node.slice) == 1 else None
-            if (
-                type(index) is cst.Index
-                and _mask_value(index.value, ctx)
-                and not ctx.is_host_value(node.value)
-            ):
-                return "boolean mask"  # `x[x > 0]`, or `x[keep]` with `keep` bound to a mask
+            if _mask_selects(node, ctx) and not ctx.is_host_value(node.value):
+                # `x[x > 0]`, `x[keep]` with `keep` bound to a mask, `targets[targets[:, 0] == i, 1:]`
+                return "boolean mask"
             node = node.value
         elif type(node) is cst.Call:
             func = node.func

@@ -34,9 +34,12 @@ from neuronlint.static.tensor_returns import WHOLE, TensorReturns, pending_key
 #                              decides no tensor's location in an operation
 #   ("mask", "")               a boolean mask (`m = x > 0`, `~pad`, `x.eq(y)`, `.bool()`)
 #   ("index", "")              an element of an index tensor a loop runs over (`for i in keep_by_nms`)
+#   ("size", (text, key))      a Python number that is the size of a tensor whose size depends on
+#                              its data (`n = len(keep)`); key names the finding kept for a branch on it
 #   ("kernel", "triton")       a function decorated as a GPU kernel in this module ("nki": a Neuron kernel)
 #   ("other", None)            anything else that shadows an outer binding
 Binding = tuple[str, Any]
+SIZE = "size"
 EMPTY_LIST: Binding = ("other", "[]")  # a name assigned `[]`, for the appends that fill it (bindings.py)
 
 # Libraries whose values live on the host (or on a device that is not torch's): their

@@ -16,6 +16,7 @@ from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.checkers.custom_kernel import extension_module
 from neuronlint.static.context import (
     SITE_STEP,
+    SIZE,
     TENSOR_LIBRARIES,
     TENSOR_LIST,
     FileContext,
@@ -235,19 +236,25 @@ def _reads_size(node: cst.CSTNode) -> bool:
 
 
 class _Read(NamedTuple):
-    """A tensor-value read found in an expression: what it reads, and the node that reads it."""
+    """A tensor-value read found in an expression: what it reads, and the node that reads it.
+    `kept`: the key of the finding made where a data-dependent size was bound to a name, which a
+    branch on the name reports (bindings._size_of_data)."""
 
     text: str
     node: cst.CSTNode
+    kept: str | None = None
 
 
-def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) -> _Read | None:
+def _value_read(
+    expr: cst.BaseExpression, ctx: FileContext, host_reads: bool, sizes: bool = False
+) -> _Read | None:
     """The tensor-value read inside an expression, e.g. '.item()', 'torch.any' or a tensor's name.
 
     The walk is bounded by the expression (tests and slice bounds are small). A name counts only
     in a value position: the whole expression, an operand, or the argument of `int()`/`min()`...,
     never a call argument such as `len(x)` or `isinstance(x, ...)`, nor under `.shape`. With
-    `host_reads`, a name holding a number already read from a tensor (`n = t.max().item()`) counts.
+    `host_reads`, a name holding a number already read from a tensor (`n = t.max().item()`) counts;
+    with `sizes`, a name holding the size of a tensor the data sized (`n = len(keep)`).
     The read's node is where a finding about it sits (the line of `.all()` in a multi-line test).
     """
     stack: list[tuple[cst.BaseExpression, bool]] = [(expr, True)]
@@ -290,6 +297,10 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
             stack.append((node.expression, value_position))
         elif type(node) is cst.Subscript:
             stack.append((node.value, value_position))
+            # `if not is_thing[label.item()]:` looks up by a value read from a tensor
+            stack.extend((e.slice.value, False) for e in node.slice if type(e.slice) is cst.Index)
+        elif type(node) is cst.NamedExpr:
+            stack.append((node.value, value_position))  # `if n := len(keep):`
         elif type(node) is cst.Attribute:
             if node.attr.value == "shape":
                 sized = _sized_by_data(node.value, ctx)
@@ -308,6 +319,9 @@ def _value_read(expr: cst.BaseExpression, ctx: FileContext, host_reads: bool) ->
                     return _Read(node.value, node)
                 if host_reads and binding[0] == "read":
                     return _Read(f"{node.value} = {binding[1]}", node)
+                if sizes and binding[0] == SIZE:
+                    text, kept = binding[1]
+                    return _Read(f"{node.value} = {text}", node, kept)
     return None
 
 
@@ -331,8 +345,10 @@ def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) ->
     # A number read earlier (`n = t.sum().item()`) decides a branch of the traced graph only inside
     # forward()/step functions; in a training loop such branches are ordinary host logic, and so is
     # a periodic test of a step counter read from a buffer (`steps = int(self.steps.item())`).
-    read = _value_read(test, ctx, host_reads=ctx.site == SITE_STEP and not _periodic(test))
-    if read is not None:
+    read = _value_read(test, ctx, host_reads=ctx.site == SITE_STEP and not _periodic(test), sizes=True)
+    if read is not None and read.kept is not None:
+        ctx.release(read.kept, construct=construct)  # on the line that reads the size
+    elif read is not None:
         ctx.report("NL603", read.node, construct=construct, read=read.text)
     elif (pending := _pending_operand(test, ctx)) is not None:
         key, name = pending  # `if eval_loss < best:`, eval_loss from a helper defined further down
