@@ -1424,6 +1424,8 @@ _KERNEL_DECORATORS = {
     "cutlass.cute.kernel": "cute",
     "cutlass.cute.jit": "cute",
     "cuda.tile.kernel": "cutile",
+    "tilelang.language.prim_func": "tilelang",
+    "tilelang.jit": "tilelang",
 }
 _BUILD_EXTENSION = "cpp_extension.BuildExtension"
 _NKI_PREFIXES = ("nki.", "neuronxcc.nki.", "nkilib.")

@@ -385,6 +385,7 @@ class ApiNames(Checker):
         "numba",
         "pycuda",
         "cutlass",
+        "tilelang",
         ".item(",
         ".tolist(",
         ".cpu(",

@@ -20,7 +20,7 @@ from neuronlint.static.optional_imports import optional_guard
 from neuronlint.static.registry import Checker, on
 
 # Kernel languages: their calls live inside kernels, reported once per kernel (NL301, NL305).
-_KERNEL_LANGUAGES = frozenset({"triton", "helion", "cutlass_dsl", "cutile"})
+_KERNEL_LANGUAGES = frozenset({"triton", "helion", "cutlass_dsl", "cutile", "tilelang"})
 
 
 def _guarded(ctx: FileContext, lib: dict, node: cst.CSTNode | None = None) -> bool:
@@ -98,7 +98,7 @@ def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
     if not qualname or extension_module(qualname, ctx):
         return  # a compiled CUDA extension is a custom kernel (NL303), even one a library ships
     lib = ctx.data.library(qualname)
-    # Triton, Helion, CuTe DSL and cuTile calls live inside kernels, reported once per kernel.
+    # Triton, Helion, CuTe DSL, cuTile and TileLang calls live inside kernels, reported once per kernel.
     if lib is None or lib["name"] in _KERNEL_LANGUAGES:
         return
     ctx.report("NL402", node, api=qualname, **_lib_facts(lib, qualname, ctx, use=True, node=node))
