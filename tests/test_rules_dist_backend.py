@@ -294,3 +294,24 @@ def test_is_nccl_available_is_a_blocker_unless_a_cuda_check_guards_it(tmp_path):
     )
     severities = {f.line: f.severity for f in found if f.rule == "NL206"}
     assert severities == {5: "blocker", 10: "warning"}
+
+
+def test_the_nccl_prefix_searched_in_environment_variable_names_is_no_backend(tmp_path):
+    """DeepSpeed's launcher logs every `NCCL_*` variable: `"NCCL" in k` looks for the prefix in a
+    name. A backend compared by substring (`"nccl" in dist.get_backend()`) is still NL201."""
+    check(
+        tmp_path,
+        """
+        import os
+        import torch.distributed as dist
+
+
+        def log_environment(logger):
+            for k in os.environ:
+                if "NCCL" in k:
+                    logger.info(k)
+            if "nccl" in dist.get_backend():  # expect: NL201
+                logger.info("collectives on GPUs")
+        """,
+        **DIST,
+    )

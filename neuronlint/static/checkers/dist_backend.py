@@ -32,6 +32,18 @@ _DEVICE_BACKEND_MAP = re.compile(r"(?i)^\s*\w+:\w+(\s*,\s*\w+:\w+)*\s*$")
 _CPU_BACKENDS = frozenset({"gloo", "mpi", "ucc"})
 
 
+def _searches_names(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """The literal is what `in` looks for inside another string: `"NCCL" in k`. Backends are named in
+    lower case (`dist.get_backend()` gives 'nccl'); the upper-case word is the prefix of NCCL's
+    environment variables."""
+    parent = ctx.parent()
+    return (
+        type(parent) is cst.Comparison
+        and parent.left is node
+        and all(type(c.operator) is cst.In for c in parent.comparisons)
+    )
+
+
 def _falls_back(node: cst.CSTNode, ctx: FileContext) -> bool:
     """`"nccl" if torch.cuda.is_available() else "gloo"`, `"NCCL" if has_gpu else "GLOO"`: without
     CUDA the other backend is chosen, so on Neuron the collectives silently run through gloo on the CPU."""
@@ -88,6 +100,8 @@ class DistBackend(Checker):
             role = literal_role(node, ctx)
             if role not in (ROLE_VALUE, ROLE_TEST):
                 return  # a dispatch-table key, a `choices=`/`Literal[...]` option, an attribute name, text
+            if value == "NCCL" and _searches_names(node, ctx):
+                return  # `if "NCCL" in k:` over `os.environ`: the NCCL_* variables' names, not a backend
             ctx.report(
                 "NL201",
                 node,
