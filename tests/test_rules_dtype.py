@@ -328,3 +328,32 @@ def test_numpy_to_torch_dtype_tables_are_not_uses(tmp_path):
         }
         """,
     )
+
+
+def test_a_cast_registered_as_module_state_is_device_state(tmp_path):
+    """torchmetrics' FID keeps float64 sums as metric state: `self.add_state("s",
+    torch.zeros(n).double())` makes a CPU fill, but the metric's `.to(device)` moves its state
+    with it, as it moves buffers and parameters. A cast of a fill kept in a local stays host data.
+    `torch.linalg.eigvals` always returns complex values (NL502)."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+        from torchmetrics import Metric
+
+
+        class FrechetDistance(Metric):
+            def __init__(self, n):
+                super().__init__()
+                self.add_state("real_sum", torch.zeros(n).double(), dist_reduce_fx="sum")  # expect: NL501
+                self.register_buffer("cov", torch.zeros(n, n).double())  # expect: NL501
+                self.scale = nn.Parameter(torch.ones(n).double())  # expect: NL501
+                table = torch.zeros(n).double()
+                self.names = [str(v) for v in table.tolist()]
+
+            def compute(self, sigma1, sigma2):
+                return torch.linalg.eigvals(sigma1 @ sigma2).sqrt().real.sum(dim=-1)  # expect: NL502
+        """,
+        select=["dtype"],
+    )

@@ -1271,3 +1271,40 @@ def test_a_branch_on_a_bound_size_of_data_sized_rows_is_reported_where_the_size_
         """,
         select=["dynamic-shape"],
     )
+
+
+def test_masks_made_by_calls_and_named_filters_index_by_the_data(tmp_path):
+    """Gaussian splatting's densification: `grads[grads.isnan()] = 0.0` writes through a mask a
+    call makes (as `.bool()`, `.eq(y)`, `torch.isin(...)` do), and `update_filter`/
+    `visibility_filter` are the renderer's boolean masks of visible points. A function numba
+    compiles for the CPU (`@numba.jit(nopython=True)`, mmdetection3d's circle NMS) works on numpy
+    arrays on the host, whatever its annotations say."""
+    check(
+        tmp_path,
+        """
+        import numba
+        import torch
+        from torch import Tensor
+
+
+        class Gaussians:
+            def densify(self):
+                grads = self.xyz_gradient_accum / self.denom
+                grads[grads.isnan()] = 0.0  # expect: NL602
+                kept = grads[torch.isin(self.ids, self.vocab)]  # expect: NL602
+                return kept
+
+            def add_stats(self, points, update_filter):
+                self.denom[update_filter] += 1  # expect: NL602
+
+
+        @numba.jit(nopython=True)
+        def circle_nms(dets: Tensor, thresh: float) -> Tensor:
+            keep = []
+            for i in range(dets.shape[0]):
+                if dets[i, 2] > thresh:
+                    keep.append(i)
+            return keep
+        """,
+        select=["dynamic-shape"],
+    )

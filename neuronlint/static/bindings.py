@@ -179,7 +179,7 @@ _ORDERING = (cst.Equal, cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessTha
 _TEXT = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
-def _is_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
+def is_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
     """Whether a value is a boolean mask: a comparison, `~m`, `a & b` of masks, `.bool()`, `x.eq(y)`."""
     if type(value) is cst.Comparison:
         operands = [value.left, *(c.comparator for c in value.comparisons)]
@@ -189,7 +189,7 @@ def _is_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
     if type(value) is cst.UnaryOperation and type(value.operator) is cst.BitInvert:
         return True
     if type(value) is cst.BinaryOperation and type(value.operator) in (cst.BitAnd, cst.BitOr):
-        return _is_mask(value.left, ctx) or _is_mask(value.right, ctx) or _names_mask(value.left, ctx)
+        return is_mask(value.left, ctx) or is_mask(value.right, ctx) or _names_mask(value.left, ctx)
     if type(value) is cst.Call:
         func = value.func
         if _keeps_mask(value, ctx):
@@ -260,7 +260,7 @@ def _keeps_mask(value: cst.Call, ctx: FileContext) -> bool:
     else:
         return False
     # `(scores >= t).squeeze()`: a comparison (or any mask expression) reshaped is still a mask
-    return _names_mask(source, ctx) or _is_mask(source, ctx)
+    return _names_mask(source, ctx) or is_mask(source, ctx)
 
 
 def _unpacks_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -279,7 +279,7 @@ def _mask_operand(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 def _mask_value(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """A name bound to a mask, or an expression that makes one (a name is known by its binding only)."""
-    return _names_mask(node, ctx) or (type(node) is not cst.Name and _is_mask(node, ctx))
+    return _names_mask(node, ctx) or (type(node) is not cst.Name and is_mask(node, ctx))
 
 
 def _names_mask(node: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -601,7 +601,7 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("numpy", "")  # `keep = series.str.lower() == name`, `m = arr > 0`: a host mask
         if tp is cst.Comparison and _compares_reduction(value, ctx):
             return ("tensor", "")  # `needs_mask = lengths.min() < K`: one boolean, still on the device
-        return ("mask", "") if _is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
+        return ("mask", "") if is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
     if tp in _DISPLAYS:
         if tp is cst.ListComp and (_makes_device_tensor(value.elt, ctx) or _reduces_items(value, ctx)):
             return TENSOR_LIST  # `gathered = [torch.zeros_like(t) for _ in range(world_size)]`
@@ -825,7 +825,7 @@ def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool
         return ("numpy", "")
     if ctx.is_host_value(value):
         return ("host", "")
-    if _is_mask(value, ctx):
+    if is_mask(value, ctx):
         return ("mask", "")
     if _per_image(value, ctx):
         return PER_IMAGE
@@ -1427,6 +1427,9 @@ _KERNEL_DECORATORS = {
     "tilelang.language.prim_func": "tilelang",
     "tilelang.jit": "tilelang",
 }
+# numba's CPU compilers (`numba.cuda.jit` makes a CUDA kernel instead): what they compile runs on
+# numpy arrays on the host (mmdetection3d's `@numba.jit(nopython=True) def circle_nms(dets, ...)`).
+_CPU_JIT = frozenset({"numba.jit", "numba.njit"})
 _BUILD_EXTENSION = "cpp_extension.BuildExtension"
 _NKI_PREFIXES = ("nki.", "neuronxcc.nki.", "nkilib.")
 # torch-neuronx's wrappers that make an NKI kernel callable from PyTorch (`nki_jit()(kernel)`).
@@ -1965,6 +1968,8 @@ class Bindings(Checker):
             ctx.bind(name, ("other", None))
         outer = ctx.scope
         site = _function_site(node, outer)
+        if site != SITE_TEST and any(d in _CPU_JIT for d in decorators):
+            site = SITE_HOST  # numba's CPU JIT compiles the function for numpy arrays on the host
         scope = Scope("function", site=site, by_path=outer.by_path and site == outer.site)
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):

@@ -302,6 +302,23 @@ def _moved_to_device(ctx: FileContext) -> bool:
     return not ctx.names_cpu(target)
 
 
+# Calls that make a tensor state of a module, which `.to(device)` moves with it: a cast inside
+# one (`self.add_state("sum", torch.zeros(n).double())`, torchmetrics' FID) makes device state.
+_STATE_REGISTRATIONS = frozenset({"register_buffer", "add_state", "register_parameter"})
+
+
+def _module_state(ctx: FileContext) -> bool:
+    """Whether the call being visited is an argument of `self.register_buffer(...)`,
+    `self.add_state(...)` or `nn.Parameter(...)`."""
+    arg, call = ctx.parent(), ctx.parent(2)
+    if type(arg) is not cst.Arg or type(call) is not cst.Call:
+        return False
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value in _STATE_REGISTRATIONS:
+        return True
+    return ctx.qualname(func) == "torch.nn.Parameter"
+
+
 def _called_on_host_data(entry: dict, node: cst.CSTNode, ctx: FileContext) -> bool:
     """For a `receiver = "device"` name row: the function is called on host data
     (`torch.unique(torch.Tensor(np_labels))`, `torch.nonzero(mask_np)`), which is CPU work."""
@@ -515,7 +532,7 @@ class ApiNames(Checker):
             # work. Other rows (`.cuda()`) apply to any receiver that is not a numpy/pandas object.
             # A cast whose result goes to a device (`torch.tensor(ids).long().to(device)`) makes a
             # device tensor of that dtype.
-            if not ("dtype" in entry.get("facts", ()) and _moved_to_device(ctx)):
+            if not ("dtype" in entry.get("facts", ()) and (_moved_to_device(ctx) or _module_state(ctx))):
                 return
         if method in HOST_COPY_METHODS and in_step_closure(ctx):
             return  # the recommended XLA pattern: the read runs after the step, off the device's path

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from neuronlint.static.bindings import FILTERED_LIST
+from neuronlint.static.bindings import FILTERED_LIST, is_mask
 from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.checkers.custom_kernel import extension_module
 from neuronlint.static.context import (
@@ -55,8 +55,9 @@ _VALUE_FUNCTIONS = frozenset(f"torch.{n}" for n in _VALUE_METHODS | {"is_nonzero
 _PLAIN_OBJECTS = frozenset(
     {"math", "np", "os", "sys", "re", "self", "args", "cfg", "config", "opt", "hparams"}
 )
-# A name that says it holds a boolean mask (`mask`, `padding_mask`, `valid_masks`, `valid`).
-_MASK_NAME = re.compile(r"(^|_)(mask|masks|msk|valid)\d*$", re.IGNORECASE)
+# A name that says it holds a boolean mask (`mask`, `padding_mask`, `valid_masks`, `valid`,
+# `visibility_filter` in Gaussian-splatting trainers).
+_MASK_NAME = re.compile(r"(^|_)(mask|masks|msk|valid|filter)\d*$", re.IGNORECASE)
 _NOT_LITERAL_INDEXED = (
     cst.SimpleString,
     cst.ConcatenatedString,
@@ -403,8 +404,8 @@ def _mask_index(expr: cst.BaseExpression, ctx: FileContext, by_name: bool = True
         ):
             return expr.value
         return None
-    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "bool":
-        return _short(expr, ctx)
+    if type(expr) is cst.Call and is_mask(expr, ctx):
+        return _short(expr, ctx)  # `x[m.bool()]`, `grads[grads.isnan()]`, `x[torch.isin(ids, vocab)]`
     if (
         type(expr) is cst.Attribute
         and by_name
