@@ -629,6 +629,38 @@ def test_openmmlab_extension_loader_and_its_ops(tmp_path):
     )
 
 
+def test_deepspeed_op_builders_load_compiled_ops(tmp_path):
+    """DeepSpeed's `FusedAdamBuilder().load()` compiles its op (or finds it prebuilt) and imports
+    it: the load is the extension's import, and every use of the module it returns, through a
+    name, an instance attribute or an alias of one of its functions, is a custom kernel. A `load()`
+    of anything else (a checkpoint, a builder of another package) is not."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from deepspeed.ops.op_builder import FusedAdamBuilder, RaggedUtilsBuilder
+        from mypkg.builders import CacheBuilder
+
+
+        class FusedAdam(torch.optim.Optimizer):
+            def __init__(self, params):
+                fused_adam_cuda = FusedAdamBuilder().load()  # expect: NL303
+                self.multi_tensor_adam = fused_adam_cuda.multi_tensor_adam  # expect: NL303
+                self.cache = CacheBuilder().load()
+
+
+        class RaggedWrapper:
+            def __init__(self, ids):
+                self._utils_module = RaggedUtilsBuilder().load()  # expect: NL303
+                host_alloc = self._utils_module.allocate_fast_host_buffer  # expect: NL303
+                self._ids_shadow = host_alloc(ids)  # expect: NL303
+                self.state = torch.load("state.pt")
+        """,
+        name="deepspeed/ops/adam/fused_adam.py",
+        select=["custom-kernel"],
+    )
+
+
 def test_fbgemm_and_torchvision_operators_are_compiled_extensions(tmp_path):
     """`torch.ops.fbgemm.*` (FBGEMM_GPU) and `torch.ops.torchvision.*` are registered by those
     packages' compiled libraries, with CPU and CUDA kernels: custom operators, not PyTorch's own

@@ -573,6 +573,15 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp in _STRING_VALUES:
         strings = ctx.strings(value)
         return ("str", strings) if strings else None
+    if (
+        tp is cst.Call
+        and not value.args
+        and type(value.func) is cst.Attribute
+        and value.func.attr.value == "load"
+    ):
+        if (loaded := loaded_extension(value, ctx)) is not None:
+            ctx.extension_modules.add(loaded)  # `fused_adam_cuda = FusedAdamBuilder().load()`
+            return ("module", loaded)
     if tp is cst.Call and value.args:
         forced = _cuda_amp_partial(value, ctx)
         if forced is None and (forced := _built_extension(value, ctx)) is not None:
@@ -781,14 +790,27 @@ def _builds_cuda(call: cst.Call, ctx: FileContext) -> bool:
 EXTENSION_LOADER = "ext_loader.load_ext"
 
 
-def loaded_extension(call: cst.Call, ctx: FileContext) -> str | None:
+def loaded_extension(call: cst.Call, ctx: FileContext, qualname: str | None = None) -> str | None:
     """`ext_module = ext_loader.load_ext("_ext", ["nms", ...])`: OpenMMLab's loader of its compiled
-    ops (`mmcv._ext`), imported by name; the module's name, or None for any other call."""
-    qualname = ctx.qualname(call.func)
+    ops (`mmcv._ext`), imported by name; `FusedAdamBuilder().load()`: DeepSpeed's op builder, which
+    compiles its op (or finds it prebuilt) and imports it. The module's name, or None for any other
+    call. `qualname` is the callee's, when the caller has it."""
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value == "load" and type(func.value) is cst.Call:
+        builder = ctx.qualname(func.value.func) or ""
+        if builder.startswith(_OP_BUILDER_PACKAGES) and builder.endswith("Builder"):
+            return f"{builder.rpartition('.')[2]}().load()"
+        return None
+    if qualname is None:
+        qualname = ctx.qualname(func)
     if qualname is None or not qualname.endswith(EXTENSION_LOADER):
         return None
     names = ctx.strings(arg_value(call, 0, "name"))
     return names[0] if names and len(names) == 1 and names[0] else None
+
+
+# DeepSpeed's op builders, as the package exports them and as DeepSpeed's own tree imports them.
+_OP_BUILDER_PACKAGES = ("deepspeed.ops.op_builder.", "op_builder.")
 
 
 def _built_extension(call: cst.Call, ctx: FileContext) -> str | None:

@@ -14,7 +14,6 @@ import libcst as cst
 from neuronlint.static.bindings import (
     EXTENSION_BUILDER,
     EXTENSION_BUILDERS,
-    EXTENSION_LOADER,
     dotted,
     loaded_extension,
 )
@@ -303,6 +302,7 @@ class CustomKernel(Checker):
         "_cuda",
         "grid",
         "load_ext",
+        "op_builder",
     )
     # The extension modules and kernels a file defines (FileContext) are what cross-file linking reads.
     feeds = ("NL303", "NL306", "NL308")
@@ -337,7 +337,7 @@ class CustomKernel(Checker):
             binding = ctx.lookup(node.func.value)  # `extension(...)`, CppExtension or CUDAExtension
             if binding is not None and binding[0] == EXTENSION_BUILDER:
                 callee = binding[1]
-        loaded = loaded_extension(node, ctx) if callee.endswith(EXTENSION_LOADER) else None
+        loaded = loaded_extension(node, ctx, callee)
         if loaded is not None:
             # the loader imports the compiled module: its line is the import's finding
             ctx.extension_modules.add(loaded)
