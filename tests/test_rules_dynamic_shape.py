@@ -1308,3 +1308,27 @@ def test_masks_made_by_calls_and_named_filters_index_by_the_data(tmp_path):
         """,
         select=["dynamic-shape"],
     )
+
+
+def test_arithmetic_inside_int_of_a_read_is_a_read(tmp_path):
+    """nerfstudio's rejection sampler: `samples_needed = int(batch_size - torch.sum(valid).item())`
+    is a number read from the device (the read sits inside the arithmetic), so the next batch of
+    samples is sized by the data (NL604). `int(3 * 4)` reads nothing."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def sample(batch_size, valid, device):
+            while True:
+                samples_needed = int(batch_size - torch.sum(valid).item())  # expect: NL701
+                rand_samples = torch.rand((samples_needed, 2), device=device)  # expect: NL604
+                valid = rand_samples[:, 0] > 0.5
+                if batch_size > 4:
+                    break
+            n = int(3 * 4)
+            return torch.zeros(n, device=device)
+        """,
+        select=["dynamic-shape", "host-sync"],
+    )

@@ -1122,3 +1122,35 @@ def test_coco_evaluator_stats_are_numpy(tmp_path):
             return stats
         """,
     )
+
+
+def test_an_attribute_a_device_count_is_added_to_is_a_device_tensor(tmp_path):
+    """RWKV's trainer counts tokens with `self.tokens += (y >= 0).sum()`: from then on
+    `self.tokens` is a device tensor, so the warm-up test on it decides on a device value (NL603)
+    and `float(self.tokens)` copies it to the host every step (NL705). A Python counter
+    (`self.steps += 1`) stays a number."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class Trainer:
+            def __init__(self, model, config):
+                self.model, self.config = model, config
+                self.tokens = 0
+                self.steps = 0
+
+            def train(self, loader):
+                for x, y in loader:
+                    x, y = x.to("cuda"), y.to("cuda")
+                    self.model(x, y).backward()
+                    self.tokens += (y >= 0).sum()
+                    self.steps += 1
+                    if self.tokens < self.config.warmup_tokens:  # expect: NL603
+                        lr = float(self.tokens) / self.config.warmup_tokens  # expect: NL705
+                    if self.steps > 10:
+                        return lr
+        """,
+        select=["host-sync", "dynamic-shape"],
+    )

@@ -82,6 +82,9 @@ def _host_read(value: cst.BaseExpression, ctx: FileContext | None = None) -> str
             if type(argument) is cst.Call and type(argument.func) is cst.Attribute:
                 if argument.func.attr.value in _REDUCTIONS:
                     return f"{func.value}(<tensor>)"
+            elif ctx is not None and type(argument) is cst.BinaryOperation:
+                # `int(batch_size - torch.sum(valid).item())`: arithmetic on a read is a read
+                return _derived_read(argument, ctx)
             elif (
                 ctx is not None
                 and type(argument) in (cst.Name, cst.Attribute)
@@ -1853,6 +1856,9 @@ class Bindings(Checker):
             _note_self_attribute(
                 target, ctx.is_host_attribute(target) and ctx.is_python_data(node.value), ctx
             )
+            if ctx.is_tensor(node.value) and not ctx.is_host_value(node.value):
+                # `self.tokens = 0` then `self.tokens += (y >= 0).sum()`: a device tensor from then on
+                _tensor_attribute(target, node.value, ctx)
         if type(target) is cst.Name and ctx.is_tensor(node.value) and not ctx.is_host_value(node.value):
             previous = ctx.lookup(target.value)
             # `total = 0` then `total += mask.sum()`: a number plus a device tensor is a device tensor
