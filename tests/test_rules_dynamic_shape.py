@@ -1332,3 +1332,32 @@ def test_arithmetic_inside_int_of_a_read_is_a_read(tmp_path):
         """,
         select=["dynamic-shape", "host-sync"],
     )
+
+
+def test_a_count_of_detections_passed_in_decides_on_the_data(tmp_path):
+    """NMS helpers (detectron2's `batched_nms_rotated`, mmcv's `nms_rotated`) test whether the boxes
+    their caller kept are empty: `boxes`, `bboxes`, `dets`, `detections`, `proposals` parameters hold
+    what a score threshold or NMS kept, so a branch on their count (`.numel()`, `.shape[0]`,
+    `.size(0)`, `len()`) decides on the data. A coordinate dimension (`boxes.shape[-1]`,
+    `boxes.size(1)`), a shape `assert`, and other parameters (`scores`) are not."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def batched_nms(boxes: torch.Tensor, scores: torch.Tensor, dets, iou_threshold: float):
+            assert boxes.shape[-1] == 4
+            assert dets.shape[0] == scores.shape[0]
+            if boxes.numel() == 0:  # expect: NL603
+                return boxes
+            if dets.shape[0] > 100:  # expect: NL603
+                dets = dets[:100]
+            if len(dets) == 0:  # expect: NL603
+                return dets
+            if boxes.size(1) == 5 or scores.numel() == 0:
+                return scores
+            return dets
+        """,
+        select=["dynamic-shape"],
+    )

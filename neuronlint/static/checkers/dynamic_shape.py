@@ -213,13 +213,39 @@ _NUMBER_BUILTINS = frozenset({"int", "float", "bool", "round", "abs", "min", "ma
 _SIZE_METHODS = frozenset({"numel", "size", "nelement", "__len__"})
 
 
-def _sized_by_data(node: cst.BaseExpression, ctx: FileContext) -> str | None:
-    """'keep (from nms)' when `node` names a tensor whose size depends on its data."""
+def _sized_by_data(node: cst.BaseExpression, ctx: FileContext, detections: bool = False) -> str | None:
+    """'keep (from nms)' when `node` names a tensor whose size depends on its data. With
+    `detections`, also a parameter named for detection results (`boxes`, `dets`), which the
+    caller's filtering sized (`if dets.shape[0] == 0: return dets`)."""
     if type(node) is cst.Name:
         binding = ctx.lookup(node.value)
         if binding is not None and binding[0] == "tensor" and binding[1]:
             return f"{node.value}, from {binding[1]}"
+        if (
+            detections
+            and binding in (None, ("other", None), ("tensor", ""))
+            and _DETECTIONS.match(node.value)
+        ):
+            if ctx.parameter(node.value) is not None:
+                return f"{node.value}, detections passed in"
     return None
+
+
+def _counts_rows(call: cst.Call) -> bool:
+    """`x.numel()`, `x.nelement()`, `x.size(0)`: a count the data decides for kept rows, unlike
+    `x.size(-1)`, a box's coordinates."""
+    if not call.args:
+        return call.func.attr.value in ("numel", "nelement")
+    return len(call.args) == 1 and type(call.args[0].value) is cst.Integer and call.args[0].value.value == "0"
+
+
+def _first(subscript: cst.Subscript) -> bool:
+    index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
+    return type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0"
+
+
+# Parameters that hold detection results: boxes and detections kept by a score threshold or NMS.
+_DETECTIONS = re.compile(r"^(\w+_)?(boxes|bboxes|dets|detections|proposals)$")
 
 
 def _reads_size(node: cst.CSTNode) -> bool:
@@ -247,7 +273,11 @@ class _Read(NamedTuple):
 
 
 def _value_read(
-    expr: cst.BaseExpression, ctx: FileContext, host_reads: bool, sizes: bool = False
+    expr: cst.BaseExpression,
+    ctx: FileContext,
+    host_reads: bool,
+    sizes: bool = False,
+    detections: bool = False,
 ) -> _Read | None:
     """The tensor-value read inside an expression, e.g. '.item()', 'torch.any' or a tensor's name.
 
@@ -255,7 +285,8 @@ def _value_read(
     in a value position: the whole expression, an operand, or the argument of `int()`/`min()`...,
     never a call argument such as `len(x)` or `isinstance(x, ...)`, nor under `.shape`. With
     `host_reads`, a name holding a number already read from a tensor (`n = t.max().item()`) counts;
-    with `sizes`, a name holding the size of a tensor the data sized (`n = len(keep)`).
+    with `sizes`, a name holding the size of a tensor the data sized (`n = len(keep)`); with
+    `detections`, the count of a parameter named for detection results (`if boxes.numel() == 0:`).
     The read's node is where a finding about it sits (the line of `.all()` in a multi-line test).
     """
     stack: list[tuple[cst.BaseExpression, bool]] = [(expr, True)]
@@ -277,12 +308,12 @@ def _value_read(
                 if func.attr.value in _VALUE_METHODS and _maybe_tensor(receiver, ctx):
                     return _Read(f".{func.attr.value}()", node)
                 if func.attr.value in _SIZE_METHODS:
-                    sized = _sized_by_data(receiver, ctx)
+                    sized = _sized_by_data(receiver, ctx, detections and _counts_rows(node))
                     if sized is not None:
                         return _Read(f"{sized}: .{func.attr.value}()", node)
                 stack.append((receiver, False))
             if type(func) is cst.Name and func.value == "len" and len(node.args) == 1:
-                sized = _sized_by_data(node.args[0].value, ctx)
+                sized = _sized_by_data(node.args[0].value, ctx, detections)
                 if sized is not None:
                     return _Read(f"len({sized})", node)
             numeric = type(func) is cst.Name and func.value in _NUMBER_BUILTINS
@@ -297,7 +328,12 @@ def _value_read(
         elif type(node) is cst.UnaryOperation:
             stack.append((node.expression, value_position))
         elif type(node) is cst.Subscript:
-            stack.append((node.value, value_position))
+            value = node.value
+            if detections and type(value) is cst.Attribute and value.attr.value == "shape" and _first(node):
+                sized = _sized_by_data(value.value, ctx, detections=True)  # `dets.shape[0]`
+                if sized is not None:
+                    return _Read(f"{sized}: .shape[0]", node)
+            stack.append((value, value_position))
             # `if not is_thing[label.item()]:` looks up by a value read from a tensor
             stack.extend((e.slice.value, False) for e in node.slice if type(e.slice) is cst.Index)
         elif type(node) is cst.NamedExpr:
@@ -346,7 +382,13 @@ def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) ->
     # A number read earlier (`n = t.sum().item()`) decides a branch of the traced graph only inside
     # forward()/step functions; in a training loop such branches are ordinary host logic, and so is
     # a periodic test of a step counter read from a buffer (`steps = int(self.steps.item())`).
-    read = _value_read(test, ctx, host_reads=ctx.site == SITE_STEP and not _periodic(test), sizes=True)
+    read = _value_read(
+        test,
+        ctx,
+        host_reads=ctx.site == SITE_STEP and not _periodic(test),
+        sizes=True,
+        detections=construct != "assert",  # a shape check of boxes passed in decides nothing
+    )
     if read is not None and read.kept is not None:
         ctx.release(read.kept, construct=construct)  # on the line that reads the size
     elif read is not None:
