@@ -485,15 +485,15 @@ def test_branches_on_sizes_of_data_sized_tensors(tmp_path):
         import torch
 
 
-        def select(scores, boxes, threshold):
+        def select(scores, anchors, threshold):
             idx = torch.nonzero(scores > threshold).squeeze(1)  # expect: NL601
             if len(idx) == 0:  # expect: NL603
                 return None
-            picked = boxes[scores > threshold]  # expect: NL602
+            picked = anchors[scores > threshold]  # expect: NL602
             if picked.shape[0] > 100:  # expect: NL603
                 picked = picked[:100]
-            if boxes.shape[0] > 100 and scores.numel() > 0:
-                boxes = boxes[:100]
+            if anchors.shape[0] > 100 and scores.numel() > 0:
+                anchors = anchors[:100]
             return idx, picked
         """,
     )
