@@ -635,28 +635,9 @@ def _size_of_data(value: cst.Call | cst.Subscript, ctx: FileContext) -> Binding 
     """`n = len(keep)`, `num = boxes.shape[0]`, `k = dets.numel()` of a tensor whose size depends
     on its data: a SIZE binding. A branch on the name decides on the data; the finding sits where
     the size is read (the labels' line), so it is made here and kept until a branch releases it."""
-    if type(value) is cst.Call:
-        func = value.func
-        if type(func) is cst.Name:
-            if func.value != "len" or len(value.args) != 1 or ctx.lookup("len") is not None:
-                return None
-            sized = value.args[0].value
-        elif type(func) is cst.Attribute and func.attr.value in _FIRST_DIMENSION_SIZES:
-            sized = func.value  # `x.numel()`, `x.size(0)`; not `x.size(1)`, a dimension the data keeps
-            if value.args and (len(value.args) != 1 or not _is_zero(value.args[0].value)):
-                return None
-            if func.attr.value == "size" and not value.args:
-                return None  # `x.size()`, the whole shape
-        else:
-            return None
-    else:
-        shape = value.value
-        if type(shape) is not cst.Attribute or shape.attr.value != "shape" or len(value.slice) != 1:
-            return None
-        index = value.slice[0].slice
-        if type(index) is not cst.Index or not _is_zero(index.value):
-            return None
-        sized = shape.value
+    sized = counted_rows(value)
+    if sized is None or (type(value) is cst.Call and type(value.func) is cst.Name and ctx.lookup("len")):
+        return None
     op = data_dependent(sized, ctx)
     if op is None:
         return None
@@ -666,7 +647,27 @@ def _size_of_data(value: cst.Call | cst.Subscript, ctx: FileContext) -> Binding 
     return (SIZE, (text, key))
 
 
-_FIRST_DIMENSION_SIZES = frozenset({"numel", "nelement", "size"})
+def counted_rows(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The tensor whose rows `value` counts: `len(x)`, `x.numel()`, `x.nelement()`, `x.size(0)`,
+    `x.shape[0]`; None for anything else, such as `x.size(1)` or `x.shape[-1]` (a dimension the
+    data keeps) and `x.size()` (the whole shape)."""
+    if type(value) is cst.Call:
+        func, args = value.func, value.args
+        if type(func) is cst.Name:
+            return args[0].value if func.value == "len" and len(args) == 1 else None
+        if type(func) is not cst.Attribute:
+            return None
+        method = func.attr.value
+        if method in ("numel", "nelement") and not args:
+            return func.value
+        if method == "size" and len(args) == 1 and _is_zero(args[0].value):
+            return func.value
+        return None
+    if type(value) is cst.Subscript and len(value.slice) == 1:
+        shape, index = value.value, value.slice[0].slice
+        if type(shape) is cst.Attribute and shape.attr.value == "shape":
+            return shape.value if type(index) is cst.Index and _is_zero(index.value) else None
+    return None
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from neuronlint.static.bindings import FILTERED_LIST, is_mask
+from neuronlint.static.bindings import FILTERED_LIST, counted_rows, is_mask
 from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.checkers.custom_kernel import extension_module
 from neuronlint.static.context import (
@@ -231,19 +231,6 @@ def _sized_by_data(node: cst.BaseExpression, ctx: FileContext, detections: bool 
     return None
 
 
-def _counts_rows(call: cst.Call) -> bool:
-    """`x.numel()`, `x.nelement()`, `x.size(0)`: a count the data decides for kept rows, unlike
-    `x.size(-1)`, a box's coordinates."""
-    if not call.args:
-        return call.func.attr.value in ("numel", "nelement")
-    return len(call.args) == 1 and type(call.args[0].value) is cst.Integer and call.args[0].value.value == "0"
-
-
-def _first(subscript: cst.Subscript) -> bool:
-    index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
-    return type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0"
-
-
 # Parameters that hold detection results: boxes and detections kept by a score threshold or NMS.
 _DETECTIONS = re.compile(r"^(\w+_)?(boxes|bboxes|dets|detections|proposals)$")
 
@@ -308,7 +295,7 @@ def _value_read(
                 if func.attr.value in _VALUE_METHODS and _maybe_tensor(receiver, ctx):
                     return _Read(f".{func.attr.value}()", node)
                 if func.attr.value in _SIZE_METHODS:
-                    sized = _sized_by_data(receiver, ctx, detections and _counts_rows(node))
+                    sized = _sized_by_data(receiver, ctx, detections and counted_rows(node) is not None)
                     if sized is not None:
                         return _Read(f"{sized}: .{func.attr.value}()", node)
                 stack.append((receiver, False))
@@ -329,8 +316,8 @@ def _value_read(
             stack.append((node.expression, value_position))
         elif type(node) is cst.Subscript:
             value = node.value
-            if detections and type(value) is cst.Attribute and value.attr.value == "shape" and _first(node):
-                sized = _sized_by_data(value.value, ctx, detections=True)  # `dets.shape[0]`
+            if detections and (rows := counted_rows(node)) is not None:
+                sized = _sized_by_data(rows, ctx, detections=True)  # `dets.shape[0]`
                 if sized is not None:
                     return _Read(f"{sized}: .shape[0]", node)
             stack.append((value, value_position))
