@@ -821,8 +821,9 @@ def _built_extension(call: cst.Call, ctx: FileContext) -> str | None:
     """`fused = load("fused", sources=[...])`: the name holds the compiled extension module named
     "fused", whose every call or attribute use is a custom-kernel finding, as if it were imported;
     so does the module an extension loader returns (`loaded_extension`)."""
-    if ctx.qualname(call.func) not in EXTENSION_BUILDERS:
-        return loaded_extension(call, ctx)
+    qualname = ctx.qualname(call.func) or ""
+    if qualname not in EXTENSION_BUILDERS:
+        return loaded_extension(call, ctx, qualname)
     if not _builds_cuda(call, ctx):
         return None  # a host-only C++ extension (`load_inline(cpp_sources=...)`): its build is the finding
     names = ctx.strings(arg_value(call, 0, "name"))
@@ -977,7 +978,7 @@ def _filters_in_loop(ctx: FileContext) -> bool:
     return False
 
 
-_REGISTERS = frozenset({"register_buffer", "register_parameter"})
+REGISTERS = frozenset({"register_buffer", "register_parameter"})
 
 
 def _register_attribute(node: cst.Call, ctx: FileContext) -> None:
@@ -995,7 +996,7 @@ def _register_attribute(node: cst.Call, ctx: FileContext) -> None:
         scope.tensor_attrs.add(names[0])
 
 
-_PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 def _tensor_attribute(target: cst.Attribute, value: cst.BaseExpression, ctx: FileContext) -> None:
@@ -1005,7 +1006,7 @@ def _tensor_attribute(target: cst.Attribute, value: cst.BaseExpression, ctx: Fil
     scope = ctx.class_scope()
     if scope is None or scope.tensor_attrs is None:
         return
-    if type(value) is cst.Call and ctx.qualname(value.func) in _PARAMETERS or ctx.is_tensor(value):
+    if type(value) is cst.Call and ctx.qualname(value.func) in PARAMETERS or ctx.is_tensor(value):
         if not ctx.is_host_value(value) or ctx.cpu_fill(value):  # a fill: see _bind_value
             scope.tensor_attrs.add(target.attr.value)
 
@@ -1903,7 +1904,7 @@ class Bindings(Checker):
                     ctx.bind(receiver.value, ("host", ""))
             elif previous == EMPTY_LIST and method == "append" and _filters_in_loop(ctx):
                 ctx.bind(receiver.value, FILTERED_LIST)
-        elif method in _REGISTERS:
+        elif method in REGISTERS:
             _register_attribute(node, ctx)
         elif method in ("to", "cuda") and not ctx.moves_to_device:
             ctx.moves_to_device = _moves_to_device(node, ctx)

@@ -16,7 +16,7 @@ from typing import Any
 
 import libcst as cst
 
-from neuronlint.static.bindings import dotted
+from neuronlint.static.bindings import PARAMETERS, REGISTERS, dotted
 from neuronlint.static.calls import name_of
 from neuronlint.static.checkers.host_sync import (
     HOST_COPY_METHODS,
@@ -304,7 +304,7 @@ def _moved_to_device(ctx: FileContext) -> bool:
 
 # Calls that make a tensor state of a module, which `.to(device)` moves with it: a cast inside
 # one (`self.add_state("sum", torch.zeros(n).double())`, torchmetrics' FID) makes device state.
-_STATE_REGISTRATIONS = frozenset({"register_buffer", "add_state", "register_parameter"})
+_STATE_REGISTRATIONS = REGISTERS | {"add_state"}
 
 
 def _module_state(ctx: FileContext) -> bool:
@@ -316,7 +316,7 @@ def _module_state(ctx: FileContext) -> bool:
     func = call.func
     if type(func) is cst.Attribute and func.attr.value in _STATE_REGISTRATIONS:
         return True
-    return ctx.qualname(func) == "torch.nn.Parameter"
+    return ctx.qualname(func) in PARAMETERS
 
 
 def _called_on_host_data(entry: dict, node: cst.CSTNode, ctx: FileContext) -> bool:

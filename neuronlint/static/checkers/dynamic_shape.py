@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from neuronlint.static.bindings import FILTERED_LIST, counted_rows, is_mask
+from neuronlint.static.bindings import FILTERED_LIST, counted_rows, data_dependent, is_mask
 from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.checkers.custom_kernel import extension_module
 from neuronlint.static.context import (
@@ -218,12 +218,12 @@ def _sized_by_data(node: cst.BaseExpression, ctx: FileContext, detections: bool 
     `detections`, also a parameter named for detection results (`boxes`, `dets`), which the
     caller's filtering sized (`if dets.shape[0] == 0: return dets`)."""
     if type(node) is cst.Name:
-        binding = ctx.lookup(node.value)
-        if binding is not None and binding[0] == "tensor" and binding[1]:
-            return f"{node.value}, from {binding[1]}"
+        op = data_dependent(node, ctx)
+        if op is not None:
+            return f"{node.value}, from {op}"
         if (
             detections
-            and binding in (None, ("other", None), ("tensor", ""))
+            and ctx.lookup(node.value) in (None, ("other", None), ("tensor", ""))
             and _DETECTIONS.match(node.value)
         ):
             if ctx.parameter(node.value) is not None:
