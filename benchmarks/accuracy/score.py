@@ -69,6 +69,7 @@ SETS = {
     "fresh25": {"X"},
     "fresh26": {"Y"},
     "fresh27": {"Z"},
+    "fresh28": {"AA"},
 }
 
 
