@@ -70,6 +70,7 @@ SETS = {
     "fresh26": {"Y"},
     "fresh27": {"Z"},
     "fresh28": {"AA"},
+    "fresh29": {"AB"},
 }
 
 
