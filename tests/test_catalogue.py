@@ -129,3 +129,17 @@ def test_every_firing_case_contains_a_trigger_of_its_checker(rule_id: str, case)
     assert any(w in text for w in words for text in texts), (
         f"{rule_id}: the case contains none of the trigger words of {[c.__name__ for c in checkers]}"
     )
+
+
+def test_every_api_row_gives_the_facts_its_message_needs() -> None:
+    """A row of the [[api]] table is reported with its own facts only (`_entry_facts`): its rule's
+    message must not need a fact another emitter of the same rule gives (NL201's `{symbol}` for
+    `torch.distributed.Backend.NCCL` once rendered as the literal text `{symbol}`)."""
+    missing = []
+    for entry in TABLES.get("api", ()):
+        facts = set(IMPLICIT) | set(ApiNames.declared({"api": [entry]})[entry["rule"]])
+        rule = DB.rules[entry["rule"]]
+        needed = _placeholders(rule.message)
+        if not needed <= facts:
+            missing.append((entry["name"], entry["rule"], sorted(needed - facts)))
+    assert not missing, missing

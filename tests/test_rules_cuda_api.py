@@ -716,3 +716,24 @@ def test_fsdp_device_id_ordinals(tmp_path):
         """,
         select=["cuda-api"],
     )
+
+
+def test_a_device_string_named_like_an_ordinal(tmp_path):
+    """Janus's `cuda_device = "cuda" if torch.cuda.is_available() else "cpu"` holds a device string:
+    `.to(cuda_device)` is no integer ordinal (the choice of "cuda" is reported where it is made).
+    An unbound `cuda_device` still reads as one."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+        cuda_device = "cuda" if torch.cuda.is_available() else "cpu"  # expect: NL101, NL106
+
+
+        def generate(ids, gpu):
+            tokens = torch.zeros(4, dtype=torch.int).to(cuda_device)
+            other = torch.zeros(4).to(gpu)  # expect: NL112
+            return tokens, other
+        """,
+        select=["cuda-api"],
+    )

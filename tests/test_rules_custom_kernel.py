@@ -451,10 +451,10 @@ def test_every_name_that_reads_as_an_extension_is_found_by_the_early_exit_patter
     wherever it stands (alone, in a dotted name, after non-ASCII letters, in the module name)."""
     import re
 
-    from neuronlint.static.checkers.custom_kernel import (
-        _EXTENSION_IDENTIFIER,
+    from neuronlint.static.extension_names import (
         _KNOWN_EXTENSIONS,
         _TOP_LEVEL_EXTENSIONS,
+        EXTENSION_IDENTIFIER,
         _extension_name,
     )
     from tests.conftest import FIXTURES, ROOT
@@ -471,10 +471,10 @@ def test_every_name_that_reads_as_an_extension_is_found_by_the_early_exit_patter
     assert {"_C", "amp_C", "fused_adam_cuda", "x_cuda_kernel", "éx_cuda"} <= set(accepted)
     for word in accepted:
         for text in (word, f"import {word}\n", f"a.{word}.b", f"({word})", f"from . import {word} as e"):
-            assert _EXTENSION_IDENTIFIER.search(text.encode()), (word, text)
+            assert EXTENSION_IDENTIFIER.search(text.encode()), (word, text)
     # what the early exit skips: the letters inside other words
     for text in ("MY_CONST = 1", "self._CACHE", "def to_cudaX(): pass", "xcuda"):
-        assert _EXTENSION_IDENTIFIER.search(text.encode()) is None, text
+        assert EXTENSION_IDENTIFIER.search(text.encode()) is None, text
 
 
 def test_a_compiled_extension_is_a_blocker_unless_its_import_is_optional(tmp_path):
@@ -676,6 +676,27 @@ def test_fbgemm_and_torchvision_operators_are_compiled_extensions(tmp_path):
             dense = torch.ops.fbgemm.jagged_2d_to_dense(values, offsets, max_length)  # expect: NL303
             pooled = torch.ops.torchvision.roi_align(dense, offsets, 1.0, 7, 7, 2, True)  # expect: NL303
             return torch.ops.aten.relu(pooled)
+        """,
+        select=["custom-kernel"],
+    )
+
+
+def test_an_extension_imported_with_importlib(tmp_path):
+    """openfold's `attn_core_inplace_cuda = importlib.import_module("attn_core_inplace_cuda")`
+    imports the compiled extension its setup.py builds: the line is the import's finding and every
+    use of the module is a custom kernel. `importlib.import_module` of a Python module is not."""
+    check(
+        tmp_path,
+        """
+        import importlib
+
+        attn_core_inplace_cuda = importlib.import_module("attn_core_inplace_cuda")  # expect: NL303
+        helpers = importlib.import_module("openfold.utils.helpers")
+
+
+        def attention(q, k, v):
+            attn_core_inplace_cuda.forward_(q, k, v)  # expect: NL303
+            return helpers.softmax(q)
         """,
         select=["custom-kernel"],
     )

@@ -989,7 +989,8 @@ def test_items_of_a_device_tensor_a_loop_runs_over_are_tensors(tmp_path):
 
 def test_a_mask_named_after_a_reshape_filters_and_sizes_by_the_data(tmp_path):
     # YOLOX's postprocess: the mask is a comparison reshaped (`(...).squeeze()`), bound to a name,
-    # and the filtered detections' size decides a branch (NeMo's cross-entropy does the same).
+    # and the filtered detections' size decides a branch (NeMo's cross-entropy does the same). A
+    # tensor made with that size is no second finding: the mask that sized it is the finding.
     check(
         tmp_path,
         """
@@ -1002,7 +1003,7 @@ def test_a_mask_named_after_a_reshape_filters_and_sizes_by_the_data(tmp_path):
             if not detections.size(0):  # expect: NL603
                 return None
             kept = image_pred[image_pred[:, 4] > conf_thre]  # expect: NL602
-            return torch.zeros(kept.size(0), 4)  # expect: NL604
+            return torch.zeros(kept.size(0), 4)
         """,
     )
 
@@ -1358,6 +1359,208 @@ def test_a_count_of_detections_passed_in_decides_on_the_data(tmp_path):
             if boxes.size(1) == 5 or scores.numel() == 0:
                 return scores
             return dets
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_a_gather_by_a_data_sized_index_is_sized_by_the_data(tmp_path):
+    """`boxes = boxes[keep]` after `keep = nms(...)` has as many rows as NMS kept, as `boxes[idx]`
+    after `idx = m.nonzero()` and `order[ids + 1]` do; a branch on their count decides on the data.
+    detectron2's `batched_nms` (torchvision's under detectron2.layers) is NMS too. A gather by a
+    plain index tensor (`x[perm]`) keeps a static size."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from detectron2.layers import batched_nms
+
+
+        def postprocess(boxes, scores, classes, perm):
+            keep = batched_nms(boxes, scores, classes, 0.5)  # expect: NL601
+            boxes = boxes[keep]
+            if boxes.shape[0] == 0:  # expect: NL603
+                return boxes
+            top = scores[keep[:100]]
+            if len(top) > 3:  # expect: NL603
+                return top
+            idx = (scores > 0.3).nonzero().squeeze(1)  # expect: NL601
+            picked = boxes[idx + 0]
+            if picked.numel() == 0:  # expect: NL603
+                return None
+            shuffled = scores[perm]
+            if shuffled.shape[0] == 0:
+                return None
+            return picked
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_concatenated_data_sized_parts_are_sized_by_the_data(tmp_path):
+    """mmdetection3d's per-class NMS appends `bboxes[keep]` to a list and concatenates it, and
+    YOLO's NMS concatenates the kept candidates with extra rows (`torch.cat((x, v), 0)`): the result
+    has as many rows as the data kept. A list of fixed-size tensors, or a join along another
+    dimension, keeps a static size."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def per_class(dets, extra, feats):
+            bboxes = []
+            for d in dets:
+                keep = d[:, 4] > 0.5
+                bboxes.append(d[keep])  # expect: NL602
+            bboxes = torch.cat(bboxes)
+            if bboxes.shape[0] > 100:  # expect: NL603
+                bboxes = bboxes[:100]
+            x = dets[0][dets[0][:, 4] > 0.5]  # expect: NL602
+            x = torch.cat((x, extra), 0)
+            if not x.shape[0]:  # expect: NL603
+                return x
+            parts = [f.mean(0) for f in feats]
+            pooled = torch.cat(parts)
+            if pooled.shape[0] > 4:
+                return pooled
+            wide = torch.cat((x, x), dim=1)
+            return wide
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_a_while_test_on_what_the_loop_body_assigns(tmp_path):
+    """The body decides a `while` test from the second pass on: a greedy NMS loop shrinks `order`
+    by the data (`order = order[ids + 1]` with `ids` from `nonzero`), and petals' speculative
+    decoding sets `finished = unfinished.max() == 0`, a device value. A loop that halves a tensor
+    by slicing, or sets a Python flag, decides nothing on the data; neither does a numpy NMS."""
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        def greedy_nms(boxes, scores, thr):
+            order = scores.argsort(descending=True)
+            keep = []
+            while order.numel() > 0:  # expect: NL603
+                keep.append(order[0])
+                ovr = boxes[order[1:]].sum(1)
+                ids = (ovr <= thr).nonzero().squeeze(1)  # expect: NL601
+                order = order[ids + 1]
+            return keep
+
+
+        def generate(model, input_ids):
+            unfinished = torch.ones(4, device=input_ids.device)
+            finished = False
+            while not finished:  # expect: NL603
+                out = model(input_ids)
+                unfinished = unfinished & (out > 0)
+                finished = unfinished.max() == 0
+
+
+        def halve(x, n):
+            done = False
+            while x.shape[0] > 1 and not done:
+                x = x[::2]
+                done = n > 3
+            return x
+
+
+        def numpy_nms(dets, thr):
+            order = dets[:, 4].argsort()[::-1]
+            while order.size > 0:
+                inds = np.where(dets[order, 0] <= thr)[0]
+                order = order[inds + 1]
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_masks_by_row_and_numpy_arrays_a_docstring_names(tmp_path):
+    """`xc[xi]`, a row of a mask, is a mask, as is `(x[:, 5:6] == c).any(1)`, a per-row reduction of
+    one. yolov5's `ap_per_class` says in its docstring that its arguments are numpy arrays (`tp:
+    True positives (nparray, nx1 or nx10).`): its masks index host arrays."""
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        def nms(prediction, classes, conf_thres):
+            xc = prediction[..., 4] > conf_thres
+            for xi, x in enumerate(prediction):
+                x = x[xc[xi]]  # expect: NL602
+                if not x.shape[0]:  # expect: NL603
+                    continue
+                x = x[(x[:, 5:6] == torch.tensor(classes, device=x.device)).any(1)]  # expect: NL602
+            return x
+
+
+        def ap_per_class(tp, conf, pred_cls, target_cls):
+            \"\"\"Compute the average precision.
+            # Arguments
+                tp:  True positives (nparray, nx1 or nx10).
+                conf:  Objectness value from 0-1 (nparray).
+                pred_cls:  Predicted object classes (nparray).
+                target_cls:  True object classes (nparray).
+            \"\"\"
+            i = np.argsort(-conf)
+            tp, conf, pred_cls = tp[i], conf[i], pred_cls[i]
+            for c in np.unique(target_cls):
+                i = pred_cls == c
+                fpc = (1 - tp[i]).cumsum(0)
+                return fpc
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_a_top_k_count_read_from_a_tensor(tmp_path):
+    """SimOTA's dynamic-k matching (DiffusionDet, YOLOX, mmpose) takes as many candidates per ground
+    truth as a tensor says: `torch.topk(cost, k=dynamic_ks[i].item())` and `cost.topk(n)` with `n`
+    read from a tensor are NL604. A configured `k` is not."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def dynamic_k_matching(cost, ious, num_gt, top_k: int):
+            dynamic_ks = torch.clamp(ious.sum(0).int(), min=1)
+            for gt_idx in range(num_gt):
+                _, pos = torch.topk(cost[:, gt_idx], k=dynamic_ks[gt_idx].item(), largest=False)  # expect: NL604
+                n = dynamic_ks[gt_idx].item()
+                _, also = cost[:, gt_idx].topk(n)  # expect: NL604
+            _, fixed = torch.topk(cost, top_k, dim=0)
+            return pos, also, fixed
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_a_tensor_made_with_the_size_of_a_data_sized_one_is_no_second_finding(tmp_path):
+    """`correct = torch.zeros(pred.shape[0], niou)` after `pred` came out of NMS: the size is the
+    data's, reported where `pred` is made; the new tensor adds no shape of its own (as a reshape by
+    `kept.shape[0]` adds none). A size read from a tensor's values still is NL604."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from torchvision.ops import nms
+
+
+        def evaluate(boxes, scores, lengths, niou):
+            keep = nms(boxes, scores, 0.5)  # expect: NL601
+            pred = boxes[keep]
+            correct = torch.zeros(pred.shape[0], niou, dtype=torch.bool)
+            padded = torch.zeros(lengths.max().item(), 4)  # expect: NL604
+            return correct, padded
         """,
         select=["dynamic-shape"],
     )

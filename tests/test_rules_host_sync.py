@@ -1154,3 +1154,26 @@ def test_an_attribute_a_device_count_is_added_to_is_a_device_tensor(tmp_path):
         """,
         select=["host-sync", "dynamic-shape"],
     )
+
+
+def test_layers_and_blocks_moved_to_the_cpu_are_modules(tmp_path):
+    """FlatQuant's layer-by-layer calibration offloads each decoder layer when done: `layers[0] =
+    layers[0].cpu()`, `model.model.embed_tokens.cpu()`, `layers[i] = layer.to("cpu")` move weights
+    and read no value. A hidden state copied to the host still is a copy."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def calibrate(model, layers, inps):
+            layers[0] = layers[0].cpu()
+            model.model.embed_tokens = model.model.embed_tokens.cpu()
+            for i, layer in enumerate(layers):
+                out = layer(inps)
+                layers[i] = layer.to("cpu")
+                hidden = out.cpu()  # expect: NL703
+            return hidden
+        """,
+        select=["host-sync"],
+    )

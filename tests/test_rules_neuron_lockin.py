@@ -400,3 +400,22 @@ def test_undecorated_helpers_written_in_the_nki_language_are_kernel_code(tmp_pat
         select=["neuron-lockin"],
     )
     assert only([f for f in found if f.line == 13], "NL905").severity.value == "warning"
+
+
+def test_version_reads_are_metadata_not_uses(tmp_path):
+    """`torch_neuronx.__version__` records which SDK a model was compiled with; nothing of Neuron
+    is used, so leaving Neuron rewrites nothing there. The import and `torch_neuronx.trace` are
+    the lock-in."""
+    check(
+        tmp_path,
+        """
+        import torch_neuronx  # expect: NL903
+
+
+        def metadata(model, example):
+            versions = {"torch_neuronx": torch_neuronx.__version__}
+            traced = torch_neuronx.trace(model, example)  # expect: NL903
+            return versions, traced
+        """,
+        **LOCKIN,
+    )

@@ -30,6 +30,7 @@ from neuronlint.static.context import (
     Scope,
     host_by_name,
 )
+from neuronlint.static.extension_names import names_extension
 from neuronlint.static.host_returns import IN_PLACE_CONVERSIONS
 from neuronlint.static.module_names import names_module
 from neuronlint.static.nodes import children_of
@@ -197,6 +198,8 @@ def is_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
         func = value.func
         if _keeps_mask(value, ctx):
             return True
+        if type(func) is cst.Attribute and func.attr.value in ("any", "all") and value.args:
+            return is_mask(func.value, ctx)  # `(x[:, 5:6] == classes).any(1)`: a mask per row
         if type(func) is cst.Attribute and func.attr.value in _MASK_METHODS:
             qualname = ctx.qualname(func)
             if qualname is None:
@@ -282,6 +285,8 @@ def _mask_operand(node: cst.BaseExpression, ctx: FileContext) -> bool:
 
 def _mask_value(node: cst.BaseExpression, ctx: FileContext) -> bool:
     """A name bound to a mask, or an expression that makes one (a name is known by its binding only)."""
+    if type(node) is cst.Subscript:
+        return _names_mask(node.value, ctx)  # `xc[xi]`: the rows of a mask are a mask
     return _names_mask(node, ctx) or (type(node) is not cst.Name and is_mask(node, ctx))
 
 
@@ -373,6 +378,8 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
             either = {kind[1], previous[1] if previous else None} <= _EXTENSION_CLASSES
             ctx.bind(name, (EXTENSION_BUILDER, kind[1]) if either else ("other", None))
             return
+        if kind[0] == "tensor":
+            _loop_carried(name, kind, ctx)
         if kind[0] == "str" and _in_other_branch(ctx):
             previous = ctx.scope.bindings.get(name)
             if previous is not None and previous[0] == "str":
@@ -401,6 +408,29 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         return  # `if classify: pred = apply_classifier(pred, ...)`: without it, pred is as it was
     # Any other assignment shadows whatever the name meant before.
     ctx.bind(name, ("other", None))
+
+
+def loop_key(loop: cst.While, name: str, counted: bool) -> str:
+    """The key of the finding a `while` test on `name` waits under (checkers/dynamic_shape.py):
+    on its row count (`counted`), or on its value."""
+    return f"loop:{id(loop)}:{name}:{'rows' if counted else 'value'}"
+
+
+def _loop_carried(name: str, kind: Binding, ctx: FileContext) -> None:
+    """An assignment inside a `while` loop whose test reads `name`: a device tensor decides the test
+    by its value (`finished = unfinished.max() == 0` for `while not finished:`), a tensor the data
+    sized decides it by its size (`order = order[ids + 1]` for `while order.numel() > 0:`)."""
+    for ancestor in reversed(ctx.parents):
+        if type(ancestor) is cst.While:
+            ctx.release(
+                loop_key(ancestor, name, counted=False), read=f"{name}, a tensor assigned in the loop"
+            )
+            if kind[1]:
+                ctx.release(
+                    loop_key(ancestor, name, counted=True), read=f"{name}, from {kind[1]} in the loop"
+                )
+        elif type(ancestor) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            return
 
 
 def _fill_dict(name: str, value: cst.BaseExpression, ctx: FileContext) -> None:
@@ -731,7 +761,7 @@ def _compares_reduction(value: cst.Comparison, ctx: FileContext) -> bool:
             and not side.args
             and type(side.func) is cst.Attribute
             and side.func.attr.value in _FULL_REDUCTIONS
-            and ctx.is_tensor(side.func.value)
+            and (ctx.is_tensor(side.func.value) or _names_mask(side.func.value, ctx))
             and not ctx.is_host_value(side.func.value)
         ):
             return True
@@ -797,7 +827,8 @@ EXTENSION_LOADER = "ext_loader.load_ext"
 def loaded_extension(call: cst.Call, ctx: FileContext, qualname: str | None = None) -> str | None:
     """`ext_module = ext_loader.load_ext("_ext", ["nms", ...])`: OpenMMLab's loader of its compiled
     ops (`mmcv._ext`), imported by name; `FusedAdamBuilder().load()`: DeepSpeed's op builder, which
-    compiles its op (or finds it prebuilt) and imports it. The module's name, or None for any other
+    compiles its op (or finds it prebuilt) and imports it; `importlib.import_module("fused_cuda")`
+    of a name that reads as a compiled extension. The module's name, or None for any other
     call. `qualname` is the callee's, when the caller has it."""
     func = call.func
     if type(func) is cst.Attribute and func.attr.value == "load" and type(func.value) is cst.Call:
@@ -807,6 +838,11 @@ def loaded_extension(call: cst.Call, ctx: FileContext, qualname: str | None = No
         return None
     if qualname is None:
         qualname = ctx.qualname(func)
+    if qualname == "importlib.import_module" and len(call.args) == 1:
+        # `attn_core_inplace_cuda = importlib.import_module("attn_core_inplace_cuda")`
+        names = ctx.strings(call.args[0].value)
+        module = names[0] if names and len(names) == 1 else ""
+        return module if names_extension(module) and not module.startswith("torch.") else None
     if qualname is None or not qualname.endswith(EXTENSION_LOADER):
         return None
     names = ctx.strings(arg_value(call, 0, "name"))
@@ -866,15 +902,18 @@ def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool
 
 # Ops whose result's size depends on the data (NL601), as methods and as functions.
 _SIZE_BY_DATA_METHODS = frozenset({"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"})
-_SIZE_BY_DATA_FUNCTIONS = frozenset(
-    {
-        *(f"torch.{name}" for name in _SIZE_BY_DATA_METHODS),
-        "torchvision.ops.nms",
-        "torchvision.ops.batched_nms",
-        "torchvision.ops.boxes.nms",
-        "torchvision.ops.boxes.batched_nms",
-    }
+_SIZE_BY_DATA_FUNCTIONS = frozenset(f"torch.{name}" for name in _SIZE_BY_DATA_METHODS)
+# The NMS family in rules/apis.toml (torchvision's, detectron2's, MMCV's): as many boxes as survive.
+_NMS_FAMILY = frozenset(
+    {"nms", "batched_nms", "nms_rotated", "batched_nms_rotated", "nms_quadri", "soft_nms", "nms_match"}
 )
+
+
+def _suppresses(qualname: str, ctx: FileContext) -> bool:
+    entry = ctx.data.api(qualname)
+    return entry is not None and entry["rule"] == "NL601" and entry.get("facts", {}).get("op") in _NMS_FAMILY
+
+
 # Methods that keep the number of elements of what they are called on.
 _SIZE_KEEPING = frozenset(
     {
@@ -914,21 +953,42 @@ def _mask_selects(node: cst.Subscript, ctx: FileContext) -> bool:
 
 def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     """The op that makes a value's size depend on the data: `torch.nonzero(m)[:, 0]`, `x[mask]`,
-    `nms(boxes, scores, 0.5)`, `t.unique().long()`, or a name bound to one; None otherwise."""
+    `nms(boxes, scores, 0.5)`, `t.unique().long()`, `boxes[keep]` with `keep` one of those,
+    `torch.cat(parts)` of a list filled with them, or a name bound to one; None otherwise."""
     node = value
     while True:
         if type(node) is cst.Subscript:
-            if _mask_selects(node, ctx) and not ctx.is_host_value(node.value):
+            if ctx.is_host_value(node.value):
+                return None
+            if _mask_selects(node, ctx):
                 # `x[x > 0]`, `x[keep]` with `keep` bound to a mask, `targets[targets[:, 0] == i, 1:]`
                 return "boolean mask"
+            if (op := _gathered_by_data(node, ctx)) is not None:
+                return op  # `boxes[keep]`: as many rows as the index holds
+            if _per_image(node.value, ctx) and all(type(e.slice) is cst.Index for e in node.slice):
+                return _PER_IMAGE_OPS_NAME  # `det = output[i]`: one image's kept boxes
             node = node.value
+        elif type(node) is cst.BinaryOperation:
+            # `ids + 1`, `boxes[keep] * scale`: an elementwise result keeps its operands' size
+            op = data_dependent(node.left, ctx)
+            return op if op is not None else data_dependent(node.right, ctx)
         elif type(node) is cst.Call:
             func = node.func
             qualname = ctx.qualname(func)
-            if qualname in _SIZE_BY_DATA_FUNCTIONS:
+            if qualname in _SIZE_BY_DATA_FUNCTIONS or (qualname is not None and _suppresses(qualname, ctx)):
                 return qualname.rpartition(".")[2]
             if qualname == "torch.where" and len(node.args) == 1:
                 return "where"
+            if qualname in _CONCATENATIONS and node.args and _joins_rows(node):
+                parts = node.args[0].value
+                if type(parts) is cst.Name:
+                    binding = ctx.lookup(parts.value)  # `torch.cat(bboxes)`, filled with `d[keep]`
+                    return binding[1][len(_PARTS) :] if _sized_parts(binding) else None
+                if type(parts) in (cst.Tuple, cst.List):
+                    # `torch.cat((x, v), 0)` with `x = x[keep]`: its rows and v's
+                    ops = (data_dependent(e.value, ctx) for e in parts.elements if type(e) is cst.Element)
+                    return next((op for op in ops if op is not None), None)
+                return None
             if qualname is not None or type(func) is not cst.Attribute:
                 return None
             method = func.attr.value
@@ -942,6 +1002,40 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             return binding[1] or None if binding is not None and binding[0] == "tensor" else None
         else:
             return None
+
+
+def _joins_rows(call: cst.Call) -> bool:
+    """A concatenation along the rows: no `dim`, or `dim` 0."""
+    dim = arg_value(call, 1, "dim")
+    return dim is None or _is_zero(dim)
+
+
+def _gathered_by_data(node: cst.Subscript, ctx: FileContext) -> str | None:
+    """The op behind an index tensor whose size the data decides (`boxes[keep]` after `keep =
+    nms(...)`, `order[ids + 1]` after `ids = ...nonzero()`): the gather has as many rows as it."""
+    for element in node.slice:
+        index = element.slice
+        if type(index) is cst.Index and type(index.value) in (
+            cst.Name,
+            cst.Subscript,
+            cst.BinaryOperation,
+            cst.Call,
+        ):
+            op = data_dependent(index.value, ctx)
+            if op is not None:
+                return op
+    return None
+
+
+# Joins whose size is the sum of their parts' sizes.
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
+# A list filled with tensors whose size the data decides (`bboxes.append(d[keep])`): an ("other",
+# ...) binding, so an untracked value for every other question; its concatenation is data-sized.
+_PARTS = "parts:"
+
+
+def _sized_parts(binding: Binding | None) -> bool:
+    return binding is not None and binding[0] == "other" and str(binding[1]).startswith(_PARTS)
 
 
 def _host_kind(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] | None:
@@ -1306,7 +1400,7 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
         elif kind is None and data_dependent(iterable, ctx) in _INDEX_OPS:
             kind = INDEX  # `for i in keep_by_nms`: an integer index of a kept box, not a mask
         elif kind is None and _per_image(iterable, ctx):
-            kind = ("tensor", "non_max_suppression")  # `for det in nms_out`: one image's kept boxes
+            kind = ("tensor", _PER_IMAGE_OPS_NAME)  # `for det in nms_out`: one image's kept boxes
         elif kind is None and type(iterable) is cst.Name and ctx.lookup(iterable.value) == TENSOR_LIST:
             kind = ("tensor", "")  # `for tensor in gathered_tensors`: one gathered tensor
         elif kind is None and _device_rows(iterable, ctx):
@@ -1414,7 +1508,8 @@ _INDEX_OPS = frozenset({"nms", "batched_nms", "nonzero", "argwhere", "where"})
 # Detection post-processing that returns a list of one tensor of kept boxes per image (YOLO's
 # `non_max_suppression(pred, conf_thres, iou_thres)`, whatever module defines it): the list has one
 # entry per image, each entry as many rows as the data kept.
-_PER_IMAGE_OPS = frozenset({"non_max_suppression"})
+_PER_IMAGE_OPS_NAME = "non_max_suppression"
+_PER_IMAGE_OPS = frozenset({_PER_IMAGE_OPS_NAME})
 PER_IMAGE: Binding = ("per-image", "")
 
 
@@ -1893,6 +1988,12 @@ class Bindings(Checker):
             previous = ctx.lookup(receiver.value)
             value = node.args[0].value
             if (
+                method == "append"
+                and (previous == EMPTY_LIST or _sized_parts(previous))
+                and (op := data_dependent(value, ctx)) is not None
+            ):
+                ctx.bind(receiver.value, ("other", _PARTS + op))  # `bboxes.append(dets[keep])`
+            elif (
                 previous == EMPTY_LIST
                 and method == "append"
                 and _filters_in_loop(ctx)

@@ -323,6 +323,41 @@ def _names_dtype_variable(node: cst.BaseExpression, ctx: FileContext) -> bool:
     return False
 
 
+# A docstring line that says a parameter is a numpy array: `tp:  True positives (nparray, nx1)`,
+# `boxes (np.ndarray): ...`, `scores: numpy array of shape (N,)`; not one that also allows a
+# tensor (`src : torch.Tensor or numpy.ndarray`).
+_DOCUMENTED_ARRAY = re.compile(
+    r"^\s*(\w+)\s*(?:\(|:)[^\n]*?\b(?:nparray|np\.ndarray|numpy\.ndarray|ndarray|numpy arrays?)\b",
+    re.IGNORECASE,
+)
+
+
+def _docstring_source(function: cst.FunctionDef) -> str:
+    """The source text of the function's docstring, quotes included, or "". Not LibCST's
+    `get_docstring`: it evaluates the literal with `ast.literal_eval`, whose nested helper functions
+    leave reference cycles behind on every call."""
+    body = function.body
+    if type(body) is not cst.IndentedBlock or not body.body:
+        return ""
+    first = body.body[0]
+    if type(first) is not cst.SimpleStatementLine or type(first.body[0]) is not cst.Expr:
+        return ""
+    value = first.body[0].value
+    return value.value if type(value) is cst.SimpleString else ""
+
+
+def _documented_arrays(function: cst.FunctionDef) -> Iterator[str]:
+    """The parameters the function's docstring says are numpy arrays (yolov5's `ap_per_class`)."""
+    docstring = _docstring_source(function)
+    if "array" not in docstring:
+        return
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params)}
+    for line in docstring.splitlines():
+        match = _DOCUMENTED_ARRAY.match(line)
+        if match and match.group(1) in params and "tensor" not in line.lower():
+            yield match.group(1)
+
+
 def _root_name(node: cst.BaseExpression) -> str | None:
     """The name an attribute, subscript or method chain starts from (`out["boxes"].tensor` -> out)."""
     while type(node) in (cst.Attribute, cst.Subscript, cst.Call):
@@ -957,7 +992,7 @@ class FileContext:
         """The names; not those the function copies to the host itself (`cost = cost.cpu()`,
         `Image.fromarray(mask.cpu().numpy())`: before that copy they hold device values). None in a
         function that tests types (`isinstance(box, np.ndarray)`): it takes tensors and arrays."""
-        found: set[str] = set()
+        found: set[str] = set(_documented_arrays(function))
         copied: set[str] = set()
         stack: list[cst.CSTNode] = [function.body]
         while stack:
@@ -993,8 +1028,9 @@ class FileContext:
                         if type(value) in (cst.List, cst.Tuple):
                             values += [e.value for e in value.elements]  # `np.array([u[m], v[m]])`
                             continue
-                        while type(value) is cst.Subscript:
-                            value = value.value
+                        while type(value) in (cst.Subscript, cst.UnaryOperation):
+                            # `np.mean(s[s > -1])`, `np.argsort(-conf)`
+                            value = value.value if type(value) is cst.Subscript else value.expression
                         if type(value) is cst.Name:
                             found.add(value.value)
             stack.extend(children_of(node))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from neuronlint.neuron_packages import NKI_DEVICE_LANGUAGE, neuron_module
+from neuronlint.static.extension_names import extension_component
 from neuronlint.static.registry import Checker, Emitter
 
 
@@ -444,8 +445,6 @@ def _wraps_built_extension(result: dict[str, Any], extensions: frozenset[str]) -
 def _python_defined(module: str, modules: Mapping[str, frozenset[str]]) -> bool:
     """Whether the extension-like name of a compiled-extension finding is one the scanned tree
     defines in Python: a module `x_cuda.py`, or a top-level `_C = CN()` / `def dtw_cuda(...)`."""
-    from neuronlint.static.checkers.custom_kernel import extension_component
-
     end = extension_component(module)
     if not end:
         return False

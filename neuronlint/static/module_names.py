@@ -11,7 +11,8 @@ import libcst as cst
 # reads no value (before an export or a CPU evaluation).
 _MODULE_NAME = re.compile(
     r"(^|_)(model|module|net|network|encoder|decoder|backbone|head|transformer|unet|vae|pipe|"
-    r"pipeline|policy|critic|classifier|embedder|submodule|teacher|student|ema_model)s?$",
+    r"pipeline|policy|critic|classifier|embedder|submodule|teacher|student|ema_model|embed_tokens|"
+    r"lm_head)s?$|^(layer|block)s?$",
     re.IGNORECASE,
 )
 
@@ -29,7 +30,7 @@ _MODEL_MAKER = re.compile(
 
 
 def names_module(receiver: cst.BaseExpression) -> bool:
-    """`model`, `self.encoder`, `ddp_model.module`, `Auto*.from_pretrained(...)`,
+    """`model`, `self.encoder`, `ddp_model.module`, `layers[0]`, `Auto*.from_pretrained(...)`,
     `create_model(cfg)`: the receiver is an `nn.Module` by its name or by the loader that made it."""
     if type(receiver) is cst.Call:
         func = receiver.func
@@ -39,5 +40,12 @@ def names_module(receiver: cst.BaseExpression) -> bool:
         if name == "deepcopy" and len(receiver.args) == 1:
             return names_module(receiver.args[0].value)  # `copy.deepcopy(ema_net)`
         return isinstance(name, str) and bool(_MODEL_MAKER.match(name))
+    if type(receiver) is cst.Subscript:
+        # `layers[0]`, `self.blocks[i]`: one of a list of modules; not an entry of a state dict
+        # (`tp_models[j]["model"][key]`)
+        index = receiver.slice[0].slice
+        if type(receiver.value) not in (cst.Name, cst.Attribute) or type(index) is not cst.Index:
+            return False
+        return type(index.value) in (cst.Name, cst.Integer) and names_module(receiver.value)
     name = receiver.attr.value if type(receiver) is cst.Attribute else getattr(receiver, "value", None)
     return isinstance(name, str) and bool(_MODULE_NAME.search(name))

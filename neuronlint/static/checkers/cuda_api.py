@@ -250,6 +250,8 @@ def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
         name = name_of(node).lower()
         if not _ORDINAL_NAME.search(name):
             return False
+        if type(node) is cst.Name and (binding := ctx.lookup(node.value)) is not None and binding[0] == "str":
+            return False  # `cuda_device = "cuda" if ... else "cpu"`: a device string, not an ordinal
         if type(node) is cst.Name and _DEVICE_OR_ORDINAL.search(name):
             if _unshown_parameter(node.value, ctx) or _assigned_a_device(node.value, ctx):
                 return False

@@ -13,9 +13,9 @@ import libcst as cst
 
 from neuronlint.static.bindings import absolute_module, dotted
 from neuronlint.static.calls import is_true, name_of
-from neuronlint.static.checkers.custom_kernel import _extension_import, extension_module
 from neuronlint.static.context import FileContext, snippet_of
 from neuronlint.static.data import library_facts
+from neuronlint.static.extension_names import extension_module, names_extension
 from neuronlint.static.optional_imports import optional_guard
 from neuronlint.static.registry import Checker, on
 
@@ -183,7 +183,7 @@ class CudaOnlyLib(Checker):
         for alias in node.names:
             module = dotted(alias.name)
             lib = ctx.data.library(module)
-            if lib is not None and not _extension_import(module):
+            if lib is not None and not names_extension(module):
                 ctx.report("NL401", alias, **_lib_facts(lib, module, ctx))
                 _note_optional(node, lib, ctx)
 
@@ -200,7 +200,7 @@ class CudaOnlyLib(Checker):
                 if lib is not None:
                     module = f"{module}.{dotted(alias.name)}"
                     break
-        if lib is not None and not _extension_import(module):
+        if lib is not None and not names_extension(module):
             ctx.report("NL401", node.module, **_lib_facts(lib, module, ctx))
             _note_optional(node, lib, ctx)
 

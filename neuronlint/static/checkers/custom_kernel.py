@@ -7,8 +7,6 @@ that are not plain names: `kernel[grid](...)` launches, extension names declared
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from neuronlint.static.bindings import (
@@ -19,6 +17,12 @@ from neuronlint.static.bindings import (
 )
 from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import FileContext
+from neuronlint.static.extension_names import (
+    EXTENSION_IDENTIFIER,
+    extension_component,
+    extension_module,
+    names_extension,
+)
 from neuronlint.static.optional_imports import optional_guard
 from neuronlint.static.registry import Checker, on
 
@@ -146,79 +150,6 @@ _OP_DEFINITIONS = frozenset(
     }
 )
 
-# Compiled CUDA extensions that libraries ship under names without the `_C`/`*_cuda` pattern.
-# `_custom_ops` is vLLM's thin Python layer over the kernels it compiles into `torch.ops._C`
-# (`vllm/_custom_ops.py`): `ops.rms_norm(...)` runs a compiled kernel, as `vllm._C` does.
-_KNOWN_EXTENSIONS = frozenset(
-    {
-        "amp_C",
-        "syncbn",
-        "flash_attn_2_cuda",
-        "flash_attn_cuda",
-        "fused_mix_prec_layer_norm_cuda",
-        "_custom_ops",
-    }
-)
-# Top-level modules that flash-attention's and apex's optional CUDA builds install (`csrc/rotary`,
-# `csrc/layer_norm`, ...). Their names are ordinary words (`self.rotary_emb` is a module attribute
-# in most models), so only the first component of an absolute name counts: `import rotary_emb`,
-# `rotary_emb.apply_rotary(...)`, never `pkg.rotary_emb` or `from .rotary_emb import ...`.
-_TOP_LEVEL_EXTENSIONS = frozenset(
-    {
-        "rotary_emb",
-        "dropout_layer_norm",
-        "fused_dense_lib",
-        "xentropy_cuda_lib",
-        "fused_softmax_lib",
-        "ft_attention",
-        "fmhalib",
-        "fast_layer_norm",
-    }
-)
-
-
-# Helpers named after CUDA, not compiled modules: `move_to_cuda`, `require_cuda`, `skip_if_no_cuda`.
-_HELPER_PREFIXES = (
-    "to_",
-    "move_",
-    "require_",
-    "requires_",
-    "skip_",
-    "is_",
-    "has_",
-    "use_",
-    "get_",
-    "set_",
-    "check_",
-    "enable_",
-    "disable_",
-    "maybe_",
-    "with_",
-    "on_",
-    "only_",
-    "run_",
-)
-
-
-def _extension_name(last: str) -> bool:
-    """Whether one name component reads as a compiled extension module."""
-    if last in ("_C", "_cuda") or last in _KNOWN_EXTENSIONS:
-        return True
-    if not last.endswith(("_cuda", "_cuda_kernel")) or last.endswith("to_cuda"):
-        return False
-    return not last.lower().startswith(_HELPER_PREFIXES)
-
-
-# Every identifier that reads as an extension (_extension_name), as a whole word: a qualified name
-# has such a component only where the file's bytes or its module name spell one (a file whose only
-# `_C` is inside `MY_CONST` or `_CACHE` has none: 184 of pytorch/ao's 633 files hold the bare
-# letters, 82 the word).
-_EXTENSION_IDENTIFIER = re.compile(
-    rb"(?<![A-Za-z0-9_])(?:_C|[A-Za-z0-9_]*_cuda(?:_kernel)?|"
-    + rb"|".join(re.escape(n.encode()) for n in sorted(_KNOWN_EXTENSIONS | _TOP_LEVEL_EXTENSIONS))
-    + rb")(?![A-Za-z0-9_])"
-)
-
 
 def _report_extension_import(module: str, node: cst.CSTNode, ctx: FileContext) -> None:
     """NL303 at the import of a compiled extension. Where the import is optional (`try: import
@@ -229,42 +160,6 @@ def _report_extension_import(module: str, node: cst.CSTNode, ctx: FileContext) -
         ctx.optional_imports.add(module)
     ctx.report("NL303", node, module=module, kind="compiled extension", guarded=guarded)
     _required(module, ctx)
-
-
-def _extension_at(parts: list[str], end: int) -> bool:
-    """Whether component `end` (1-based) of a dotted name reads as a compiled extension module."""
-    return _extension_name(parts[end - 1]) or (end == 1 and parts[0] in _TOP_LEVEL_EXTENSIONS)
-
-
-def _extension_import(module: str) -> bool:
-    parts = module.split(".")
-    return _extension_at(parts, len(parts))
-
-
-def extension_module(qualname: str, ctx: FileContext | None = None) -> str | None:
-    """The compiled CUDA extension module a dotted name lies in (`scaled_masked_softmax_cuda.forward`
-    -> `scaled_masked_softmax_cuda`, `vllm._C.ops.x` -> `vllm._C`), or None. A repository's own `_C`,
-    `*_cuda` modules, well-known library extensions (`amp_C`, `flash_attn_2_cuda`) and the modules
-    this file builds (`CUDAExtension(name=...)`, `cpp_extension.load(name=...)`) count; PyTorch's own
-    `torch._C` does not, nor does a function that merely has `cuda` in its name (`move_to_cuda`)."""
-    if qualname.startswith("torch.") or qualname == "torch":
-        return None
-    parts = qualname.split(".")
-    built = ctx.extension_modules if ctx is not None else ()
-    for end in range(1, len(parts) + 1):
-        module = ".".join(parts[:end])
-        if module in built:
-            return module
-        if _extension_at(parts, end) and end < len(parts):
-            return module  # something is used from it: `ext.forward`, `_C.ops.x`
-    return None
-
-
-def extension_component(module: str) -> int:
-    """How many leading components of a dotted name reach the first one that reads as a compiled
-    extension (`pkg._C.ops.f` -> 2, `whisper.timing.dtw_cuda` -> 3); 0 when none does."""
-    parts = module.split(".")
-    return next((end for end in range(1, len(parts) + 1) if _extension_at(parts, end)), 0)
 
 
 # The kernel kind of a module that imports a compiled extension at its top level (outside `try`/`if`)
@@ -392,7 +287,7 @@ class CustomKernel(Checker):
     def import_extension(self, node: cst.Import, ctx: FileContext) -> None:
         for alias in node.names:
             module = dotted(alias.name)
-            if _extension_import(module) and not module.startswith("torch."):
+            if names_extension(module) and not module.startswith("torch."):
                 _report_extension_import(module, alias, ctx)
             elif module == _CPP_EXTENSION or module.startswith(_CPP_EXTENSION + "."):
                 ctx.report("NL302", alias, api=_CPP_EXTENSION, builder="import")
@@ -417,14 +312,14 @@ class CustomKernel(Checker):
             ctx.report("NL302", node.module or node, api=_CPP_EXTENSION, builder=builder)
             return
         for full, where in candidates:
-            if full and where is not None and _extension_import(full) and not full.startswith("torch."):
+            if full and where is not None and names_extension(full) and not full.startswith("torch."):
                 _report_extension_import(full, where, ctx)
                 return
 
     @on(cst.Name, cst.Attribute)
     def extension_use(self, node: cst.Name | cst.Attribute, ctx: FileContext) -> None:
         """Every call or attribute use of a compiled extension (`ext.forward(x)`, `_C.ops.f(x)`)."""
-        if not ctx.extension_modules and not ctx.mentions_pattern(_EXTENSION_IDENTIFIER):
+        if not ctx.extension_modules and not ctx.mentions_pattern(EXTENSION_IDENTIFIER):
             return  # no qualified name of this file can have a component that reads as an extension
         is_name = type(node) is cst.Name  # `type() is`: a failing isinstance() on LibCST's classes is slow
         if is_name and ctx.lookup(node.value) is None:

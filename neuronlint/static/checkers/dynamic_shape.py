@@ -7,13 +7,13 @@ adds what needs the call's arguments or the surrounding syntax.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import libcst as cst
 
-from neuronlint.static.bindings import FILTERED_LIST, counted_rows, data_dependent, is_mask
+from neuronlint.static.bindings import FILTERED_LIST, counted_rows, data_dependent, is_mask, loop_key
 from neuronlint.static.calls import arg_value, kwarg, positional
-from neuronlint.static.checkers.custom_kernel import extension_module
 from neuronlint.static.context import (
     SITE_STEP,
     SIZE,
@@ -22,6 +22,7 @@ from neuronlint.static.context import (
     FileContext,
     filters_own_columns,
 )
+from neuronlint.static.extension_names import extension_module
 from neuronlint.static.registry import Checker, on
 from neuronlint.static.tensor_returns import WHOLE
 
@@ -121,7 +122,7 @@ def _factory_size(node: cst.Call, func: cst.Attribute, name: str, ctx: FileConte
     elif ctx.qualname(func) != f"torch.{name}":
         return
     sizes = [a.value for a in node.args if a.keyword is None and not a.star][: _FACTORIES[name]]
-    _report_sizes(sizes, ctx)
+    _report_sizes(sizes, ctx, values_only=True)
 
 
 def _report_sizes(sizes: list[cst.BaseExpression], ctx: FileContext, values_only: bool = False) -> None:
@@ -182,6 +183,23 @@ def _linspace_steps(node: cst.Call, ctx: FileContext) -> None:
 # Methods whose result is a tensor's shape, not its values: static once the input shape is.
 _SHAPE_QUERIES = frozenset({"size", "numel", "dim", "nelement"})
 _COUNT_NAME = re.compile(r"(^|_)(lengths|lens|counts|sizes|repeats|durations|dur)$")
+
+
+def _topk_count(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None:
+    """`torch.topk(cost, k=dynamic_ks[i].item())`, `cost.topk(k)` with `k` read from a tensor (the
+    SimOTA matchers' dynamic k): as many results as the data says."""
+    qualname = ctx.qualname(func)
+    if qualname == "torch.topk":
+        k = arg_value(node, 1, "k")
+    elif qualname is None and _maybe_tensor(func.value, ctx):
+        k = arg_value(node, 0, "k")
+    else:
+        return
+    if k is None or type(k) is cst.Integer:
+        return
+    read = _value_read(k, ctx, host_reads=True)
+    if read is not None and not _reads_size(read.node):
+        ctx.report("NL604", k, read=read.text, bound="top-k count")
 
 
 def _tensor_valued(expr: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -365,7 +383,7 @@ def _periodic(test: cst.BaseExpression) -> bool:
     return type(test) is cst.BinaryOperation and type(test.operator) is cst.Modulo
 
 
-def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) -> None:
+def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) -> bool:
     # A number read earlier (`n = t.sum().item()`) decides a branch of the traced graph only inside
     # forward()/step functions; in a training loop such branches are ordinary host logic, and so is
     # a periodic test of a step counter read from a buffer (`steps = int(self.steps.item())`).
@@ -383,6 +401,31 @@ def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) ->
     elif (pending := _pending_operand(test, ctx)) is not None:
         key, name = pending  # `if eval_loss < best:`, eval_loss from a helper defined further down
         ctx.defer(key, "NL603", test, construct=construct, read=name)
+    else:
+        return False
+    return True
+
+
+def _loop_names(test: cst.BaseExpression) -> Iterator[tuple[str, bool, cst.BaseExpression]]:
+    """The names a loop test reads: those whose row count it reads (`order.shape[0]`, `len(order)`,
+    `order.numel()`; True) and those it reads as values (`not finished`, `loss > tol`; False), each
+    with the node that reads it."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) in (cst.Call, cst.Subscript) and type(rows := counted_rows(node)) is cst.Name:
+            yield rows.value, True, node
+        elif type(node) is cst.Name:
+            yield node.value, False, node
+        elif type(node) is cst.Comparison:
+            if all(isinstance(c.operator, _IDENTITY) for c in node.comparisons):
+                continue  # `while x is not None:`
+            stack.append(node.left)
+            stack.extend(c.comparator for c in node.comparisons)
+        elif type(node) in (cst.BooleanOperation, cst.BinaryOperation):
+            stack.extend((node.left, node.right))
+        elif type(node) is cst.UnaryOperation:
+            stack.append(node.expression)
 
 
 def _pending_operand(test: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] | None:
@@ -610,6 +653,8 @@ class DynamicShape(Checker):
                 _split_sizes(node, func, ctx)
             elif name == "linspace" and ctx.qualname(func) == "torch.linspace":
                 _linspace_steps(node, ctx)
+            elif name == "topk":
+                _topk_count(node, func, ctx)
             elif name in _NMS_OPS:
                 _compiled_nms(node, func, ctx)
         elif type(func) is cst.Name and func.value in ("where", "repeat_interleave"):
@@ -685,7 +730,14 @@ class DynamicShape(Checker):
 
     @on(cst.While)
     def while_(self, node: cst.While, ctx: FileContext) -> None:
-        _control_flow(node.test, "while", ctx)
+        if _control_flow(node.test, "while", ctx):
+            return
+        # What the body assigns decides the test from the second pass on: `while order.shape[0]:`
+        # with `order = order[ids + 1]` runs until the data empties the tensor, `while not
+        # finished:` with `finished = unfinished.max() == 0` reads a device value. Reported when the
+        # body is seen to assign such a value (bindings._loop_carried).
+        for name, counted, read in _loop_names(node.test):
+            ctx.defer(loop_key(node, name, counted), "NL603", read, construct="while", read=name)
 
     @on(cst.Assert)
     def assert_(self, node: cst.Assert, ctx: FileContext) -> None:

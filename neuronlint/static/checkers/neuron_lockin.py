@@ -106,6 +106,10 @@ def _device_module(node: cst.Attribute, ctx: FileContext) -> bool:
     return True
 
 
+# A package's metadata: reading it uses nothing of the package (a kernel's `__name__` names it).
+_PACKAGE_METADATA = frozenset({"__version__", "__file__", "__path__"})
+
+
 def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, str, str] | None:
     """(qualname, rule, what) when `node` is the whole of a reference to a name imported from a
     Neuron package (`xm.mark_step`, `xr.world_size()`, `pl.MpDeviceLoader`, a bare `ColumnParallelLinear`,
@@ -128,6 +132,8 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
             return None
     if ctx.enclosing(cst.Annotation) is not None:
         return None
+    if qualname.rpartition(".")[2] in _PACKAGE_METADATA:
+        return None  # `torch_neuronx.__version__`: the package's metadata, nothing of Neuron is used
     found = neuron_module(qualname)
     if found is None or ctx.data.api(qualname) is not None:
         return None  # rows of the api table (deprecated XLA APIs, NL908) are reported by it

@@ -1,0 +1,122 @@
+"""Names that read as compiled CUDA extension modules: a repository's own `_C` and `*_cuda`
+modules, the ones libraries ship (`amp_C`, `flash_attn_2_cuda`), and the modules a file builds. Kept
+apart from the custom-kernel checker because bindings reads them too (`importlib.import_module`)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from neuronlint.static.context import FileContext
+
+
+# Compiled CUDA extensions that libraries ship under names without the `_C`/`*_cuda` pattern.
+# `_custom_ops` is vLLM's thin Python layer over the kernels it compiles into `torch.ops._C`
+# (`vllm/_custom_ops.py`): `ops.rms_norm(...)` runs a compiled kernel, as `vllm._C` does.
+_KNOWN_EXTENSIONS = frozenset(
+    {
+        "amp_C",
+        "syncbn",
+        "flash_attn_2_cuda",
+        "flash_attn_cuda",
+        "fused_mix_prec_layer_norm_cuda",
+        "_custom_ops",
+    }
+)
+# Top-level modules that flash-attention's and apex's optional CUDA builds install (`csrc/rotary`,
+# `csrc/layer_norm`, ...). Their names are ordinary words (`self.rotary_emb` is a module attribute
+# in most models), so only the first component of an absolute name counts: `import rotary_emb`,
+# `rotary_emb.apply_rotary(...)`, never `pkg.rotary_emb` or `from .rotary_emb import ...`.
+_TOP_LEVEL_EXTENSIONS = frozenset(
+    {
+        "rotary_emb",
+        "dropout_layer_norm",
+        "fused_dense_lib",
+        "xentropy_cuda_lib",
+        "fused_softmax_lib",
+        "ft_attention",
+        "fmhalib",
+        "fast_layer_norm",
+    }
+)
+
+
+# Helpers named after CUDA, not compiled modules: `move_to_cuda`, `require_cuda`, `skip_if_no_cuda`.
+_HELPER_PREFIXES = (
+    "to_",
+    "move_",
+    "require_",
+    "requires_",
+    "skip_",
+    "is_",
+    "has_",
+    "use_",
+    "get_",
+    "set_",
+    "check_",
+    "enable_",
+    "disable_",
+    "maybe_",
+    "with_",
+    "on_",
+    "only_",
+    "run_",
+)
+
+
+def _extension_name(last: str) -> bool:
+    """Whether one name component reads as a compiled extension module."""
+    if last in ("_C", "_cuda") or last in _KNOWN_EXTENSIONS:
+        return True
+    if not last.endswith(("_cuda", "_cuda_kernel")) or last.endswith("to_cuda"):
+        return False
+    return not last.lower().startswith(_HELPER_PREFIXES)
+
+
+# Every identifier that reads as an extension (_extension_name), as a whole word: a qualified name
+# has such a component only where the file's bytes or its module name spell one (a file whose only
+# `_C` is inside `MY_CONST` or `_CACHE` has none: 184 of pytorch/ao's 633 files hold the bare
+# letters, 82 the word).
+EXTENSION_IDENTIFIER = re.compile(
+    rb"(?<![A-Za-z0-9_])(?:_C|[A-Za-z0-9_]*_cuda(?:_kernel)?|"
+    + rb"|".join(re.escape(n.encode()) for n in sorted(_KNOWN_EXTENSIONS | _TOP_LEVEL_EXTENSIONS))
+    + rb")(?![A-Za-z0-9_])"
+)
+
+
+def _extension_at(parts: list[str], end: int) -> bool:
+    """Whether component `end` (1-based) of a dotted name reads as a compiled extension module."""
+    return _extension_name(parts[end - 1]) or (end == 1 and parts[0] in _TOP_LEVEL_EXTENSIONS)
+
+
+def names_extension(module: str) -> bool:
+    """Whether a module's dotted name reads as a compiled extension (`fused_cuda`, `pkg._C`)."""
+    parts = module.split(".")
+    return _extension_at(parts, len(parts))
+
+
+def extension_module(qualname: str, ctx: FileContext | None = None) -> str | None:
+    """The compiled CUDA extension module a dotted name lies in (`scaled_masked_softmax_cuda.forward`
+    -> `scaled_masked_softmax_cuda`, `vllm._C.ops.x` -> `vllm._C`), or None. A repository's own `_C`,
+    `*_cuda` modules, well-known library extensions (`amp_C`, `flash_attn_2_cuda`) and the modules
+    this file builds (`CUDAExtension(name=...)`, `cpp_extension.load(name=...)`) count; PyTorch's own
+    `torch._C` does not, nor does a function that merely has `cuda` in its name (`move_to_cuda`)."""
+    if qualname.startswith("torch.") or qualname == "torch":
+        return None
+    parts = qualname.split(".")
+    built = ctx.extension_modules if ctx is not None else ()
+    for end in range(1, len(parts) + 1):
+        module = ".".join(parts[:end])
+        if module in built:
+            return module
+        if _extension_at(parts, end) and end < len(parts):
+            return module  # something is used from it: `ext.forward`, `_C.ops.x`
+    return None
+
+
+def extension_component(module: str) -> int:
+    """How many leading components of a dotted name reach the first one that reads as a compiled
+    extension (`pkg._C.ops.f` -> 2, `whisper.timing.dtw_cuda` -> 3); 0 when none does."""
+    parts = module.split(".")
+    return next((end for end in range(1, len(parts) + 1) if _extension_at(parts, end)), 0)
