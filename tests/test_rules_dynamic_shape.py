@@ -1368,12 +1368,15 @@ def test_a_gather_by_a_data_sized_index_is_sized_by_the_data(tmp_path):
     """`boxes = boxes[keep]` after `keep = nms(...)` has as many rows as NMS kept, as `boxes[idx]`
     after `idx = m.nonzero()` and `order[ids + 1]` do; a branch on their count decides on the data.
     detectron2's `batched_nms` (torchvision's under detectron2.layers) is NMS too. A gather by a
-    plain index tensor (`x[perm]`) keeps a static size."""
+    plain index tensor (`x[perm]`) keeps a static size, and MMCV's NMS of a numpy array runs on the
+    host."""
     check(
         tmp_path,
         """
+        import numpy as np
         import torch
         from detectron2.layers import batched_nms
+        from mmcv.ops import nms_match
 
 
         def postprocess(boxes, scores, classes, perm):
@@ -1392,6 +1395,12 @@ def test_a_gather_by_a_data_sized_index_is_sized_by_the_data(tmp_path):
             if shuffled.shape[0] == 0:
                 return None
             return picked
+
+
+        def match_on_the_host(dets: np.ndarray):
+            groups = nms_match(np.asarray(dets), 0.5)
+            if len(groups) == 2:
+                return groups
         """,
         select=["dynamic-shape"],
     )

@@ -975,8 +975,12 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
         elif type(node) is cst.Call:
             func = node.func
             qualname = ctx.qualname(func)
-            if qualname in _SIZE_BY_DATA_FUNCTIONS or (qualname is not None and _suppresses(qualname, ctx)):
+            if qualname in _SIZE_BY_DATA_FUNCTIONS:
                 return qualname.rpartition(".")[2]
+            if qualname is not None and _suppresses(qualname, ctx):
+                # `nms_match(np_dets, t)`: MMCV's ops take numpy arrays too, and run on the host
+                host = bool(node.args) and ctx.is_host_value(node.args[0].value)
+                return None if host else qualname.rpartition(".")[2]
             if qualname == "torch.where" and len(node.args) == 1:
                 return "where"
             if qualname in _CONCATENATIONS and node.args and _joins_rows(node):
