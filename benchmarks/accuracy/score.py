@@ -71,6 +71,8 @@ SETS = {
     "fresh27": {"Z"},
     "fresh28": {"AA"},
     "fresh29": {"AB"},
+    "fresh30": {"AC"},
+    "fresh31": {"AD"},
 }
 
 
