@@ -1568,8 +1568,30 @@ def test_a_tensor_made_with_the_size_of_a_data_sized_one_is_no_second_finding(tm
             keep = nms(boxes, scores, 0.5)  # expect: NL601
             pred = boxes[keep]
             correct = torch.zeros(pred.shape[0], niou, dtype=torch.bool)
+            kept = scores[scores > 0.5]  # expect: NL602
+            ranks = torch.arange(kept.numel())
             padded = torch.zeros(lengths.max().item(), 4)  # expect: NL604
-            return correct, padded
+            return correct, ranks, padded
         """,
         select=["dynamic-shape"],
+    )
+
+
+def test_a_number_read_inside_max_of_python_numbers_is_a_read(tmp_path):
+    """`size = int(max(0, length.item()))` reads the length from the tensor; slicing by it sizes the
+    result by the data, as `size = int(length.item())` does."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def decode(length, payload, limit: int):
+            size = int(max(0, length.item()))  # expect: NL701
+            values = payload[:size]  # expect: NL604
+            n = max(0, limit)
+            head = payload[:n]
+            return values, head
+        """,
+        select=["dynamic-shape", "host-sync"],
     )

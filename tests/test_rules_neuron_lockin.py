@@ -419,3 +419,34 @@ def test_version_reads_are_metadata_not_uses(tmp_path):
         """,
         **LOCKIN,
     )
+
+
+def test_uses_of_a_module_a_helper_imports_and_returns(tmp_path):
+    """A lazy-import helper (`def _load_xla_model(): import torch_xla.core.xla_model as xm; return
+    xm`) hands the module to its callers: `xm = _load_xla_model()` then `xm.mark_step()` is a use
+    of torch_xla, as after a top-level import; the `return xm` that hands it over is none. A
+    helper returning something else hands nothing."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def _load_xla_model():
+            import torch_xla.core.xla_model as xm  # expect: NL901
+            return xm
+
+
+        def _load_config():
+            import json as js
+            return js.loads("{}")
+
+
+        def sync(device):
+            xm = _load_xla_model()
+            xm.mark_step()  # expect: NL908
+            cfg = _load_config()
+            return cfg.get("x")
+        """,
+        **LOCKIN,
+    )

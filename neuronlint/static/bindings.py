@@ -83,6 +83,8 @@ def _host_read(value: cst.BaseExpression, ctx: FileContext | None = None) -> str
             if type(argument) is cst.Call and type(argument.func) is cst.Attribute:
                 if argument.func.attr.value in _REDUCTIONS:
                     return f"{func.value}(<tensor>)"
+            elif ctx is not None and type(argument) is cst.Call:
+                return _reduced_read(argument, ctx)  # `int(max(0, length.item()))`
             elif ctx is not None and type(argument) is cst.BinaryOperation:
                 # `int(batch_size - torch.sum(valid).item())`: arithmetic on a read is a read
                 return _derived_read(argument, ctx)
@@ -124,8 +126,8 @@ _REDUCING_BUILTINS = frozenset({"max", "min", "sum"})
 
 
 def _reduced_read(call: cst.Call, ctx: FileContext) -> str | None:
-    """`max(sizes)` / `max(n, m)` after `sizes = [x.item() for x in gathered]`: a number read from a
-    tensor value, as its operands are."""
+    """`max(sizes)` / `max(n, m)` after `sizes = [x.item() for x in gathered]`, `max(0, t.item())`: a
+    number read from a tensor value, as its operands are."""
     func = call.func
     if (
         type(func) is not cst.Name
@@ -134,10 +136,14 @@ def _reduced_read(call: cst.Call, ctx: FileContext) -> str | None:
     ):
         return None
     for arg in call.args:
-        if type(arg.value) is cst.Name and arg.keyword is None:
+        if arg.keyword is not None:
+            continue
+        if type(arg.value) is cst.Name:
             binding = ctx.lookup(arg.value.value)
             if binding is not None and binding[0] == "read":
                 return binding[1]
+        elif (read := _host_read(arg.value)) is not None:
+            return read  # `max(0, length.item())`
     return None
 
 
@@ -362,6 +368,9 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         kind = ctx.returned(value, WHOLE)  # `loss = compute_loss(model, batch)`
     if kind is None and _computed_loss(name, value, ctx):
         kind = ("tensor", "")
+    if kind is None and type(value) is cst.Call and type(value.func) is cst.Name:
+        if (module := ctx.module_factories.get(value.func.value)) is not None:
+            kind = ("module", module)  # `xm = _load_xla_model()`: the module the helper imports
     if kind is None and type(value) is cst.Call and _moved_tensor(name, value, ctx):
         kind = ("tensor", "")  # `x = x.to(device)`, `y = batch["labels"].cuda()`
     if kind is None and type(value) is cst.Call and _gathered(value, ctx) == [True]:
@@ -1533,6 +1542,35 @@ def _bind_kind_or_shadow(target: cst.Name, kind: tuple[str, str] | None, ctx: Fi
         _shadow(target, ctx)
 
 
+# `    import torch_xla.core.xla_model as xm` inside a function: only a file that has one can
+# define a function returning a module it imports (the walk of its body is skipped otherwise).
+_INDENTED_IMPORT_AS = re.compile(rb"\n[ \t]+import [\w.]+ as \w+")
+
+
+def _returned_module(function: cst.FunctionDef) -> str | None:
+    """The module a function imports and returns (`import torch_xla.core.xla_model as xm` ...
+    `return xm`, every `return` giving that name), or None. Nested functions and classes are theirs."""
+    imported: dict[str, str] = {}
+    returned: set[str] = set()
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if type(node) is cst.Import:
+            for alias in node.names:
+                if alias.asname is not None and type(alias.asname.name) is cst.Name:
+                    imported[alias.asname.name.value] = dotted(alias.name)
+        elif type(node) is cst.Return:
+            if type(node.value) is not cst.Name:
+                return None
+            returned.add(node.value.value)
+        stack.extend(children_of(node))
+    if len(returned) != 1:
+        return None
+    return imported.get(returned.pop())
+
+
 def _decorator_names(node: cst.FunctionDef, ctx: FileContext) -> list[str]:
     out = []
     for dec in node.decorators:
@@ -2102,6 +2140,12 @@ class Bindings(Checker):
         elif ctx.lookup(name) is not None:
             ctx.bind(name, ("other", None))
         outer = ctx.scope
+        if (
+            outer.kind == "module"
+            and ctx.mentions_pattern(_INDENTED_IMPORT_AS)
+            and (module := _returned_module(node)) is not None
+        ):
+            ctx.module_factories[name] = module
         site = _function_site(node, outer)
         if site != SITE_TEST and any(d in _CPU_JIT for d in decorators):
             site = SITE_HOST  # numba's CPU JIT compiles the function for numpy arrays on the host

@@ -432,6 +432,9 @@ class FileContext:
         self.imports: set[str] = set()  # absolute module names imported by this file
         self.defines_kernels: list[str] = []  # kinds of GPU kernels this file defines
         self.extension_modules: set[str] = set()  # names of compiled extensions this file builds
+        # module-level functions that import a module and return it (`def _load_xm(): import
+        # torch_xla.core.xla_model as xm; return xm`): function name -> the module (bindings.py)
+        self.module_factories: dict[str, str] = {}
         # attributes a class of this file declares as tensors (`seqlens: Optional[torch.Tensor] = None`
         # in a dataclass): `params.seqlens[i]` reads a tensor's value
         self.tensor_fields: set[str] = set()

@@ -110,6 +110,12 @@ def _device_module(node: cst.Attribute, ctx: FileContext) -> bool:
 _PACKAGE_METADATA = frozenset({"__version__", "__file__", "__path__"})
 
 
+def _hands_module_over(ctx: FileContext) -> bool:
+    """Whether the function being visited imports a module and returns it (bindings' module_factories)."""
+    function = ctx.enclosing(cst.FunctionDef)
+    return function is not None and function.name.value in ctx.module_factories
+
+
 def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, str, str] | None:
     """(qualname, rule, what) when `node` is the whole of a reference to a name imported from a
     Neuron package (`xm.mark_step`, `xr.world_size()`, `pl.MpDeviceLoader`, a bare `ColumnParallelLinear`,
@@ -128,6 +134,8 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
     if type(node) is cst.Name:
         if type(parent) is cst.Param and parent.name is node:
             return None
+        if type(parent) is cst.Return and _hands_module_over(ctx):
+            return None  # `return xm` in a lazy-import helper: its callers' uses are the findings
         if type(parent) is cst.Arg and parent.keyword is node:
             return None
     if ctx.enclosing(cst.Annotation) is not None:
