@@ -975,12 +975,15 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             if (op := _gathered_by_data(node, ctx)) is not None:
                 return op  # `boxes[keep]`: as many rows as the index holds
             if _per_image(node.value, ctx) and all(type(e.slice) is cst.Index for e in node.slice):
-                return _PER_IMAGE_OPS_NAME  # `det = output[i]`: one image's kept boxes
+                return _PER_IMAGE_OP  # `det = output[i]`: one image's kept boxes
             node = node.value
         elif type(node) is cst.BinaryOperation:
-            # `ids + 1`, `boxes[keep] * scale`: an elementwise result keeps its operands' size
-            op = data_dependent(node.left, ctx)
-            return op if op is not None else data_dependent(node.right, ctx)
+            # `ids + 1`, `boxes[keep] * scale`: an elementwise result keeps its operands' size (the
+            # left operand is followed in the loop: long chains `a + b + c ...` nest to the left)
+            op = data_dependent(node.right, ctx)
+            if op is not None:
+                return op
+            node = node.left
         elif type(node) is cst.Call:
             func = node.func
             qualname = ctx.qualname(func)
@@ -1413,7 +1416,7 @@ def _loop_target(target: cst.BaseExpression, iterable: cst.BaseExpression, ctx: 
         elif kind is None and data_dependent(iterable, ctx) in _INDEX_OPS:
             kind = INDEX  # `for i in keep_by_nms`: an integer index of a kept box, not a mask
         elif kind is None and _per_image(iterable, ctx):
-            kind = ("tensor", _PER_IMAGE_OPS_NAME)  # `for det in nms_out`: one image's kept boxes
+            kind = ("tensor", _PER_IMAGE_OP)  # `for det in nms_out`: one image's kept boxes
         elif kind is None and type(iterable) is cst.Name and ctx.lookup(iterable.value) == TENSOR_LIST:
             kind = ("tensor", "")  # `for tensor in gathered_tensors`: one gathered tensor
         elif kind is None and _device_rows(iterable, ctx):
@@ -1521,8 +1524,8 @@ _INDEX_OPS = frozenset({"nms", "batched_nms", "nonzero", "argwhere", "where"})
 # Detection post-processing that returns a list of one tensor of kept boxes per image (YOLO's
 # `non_max_suppression(pred, conf_thres, iou_thres)`, whatever module defines it): the list has one
 # entry per image, each entry as many rows as the data kept.
-_PER_IMAGE_OPS_NAME = "non_max_suppression"
-_PER_IMAGE_OPS = frozenset({_PER_IMAGE_OPS_NAME})
+_PER_IMAGE_OP = "non_max_suppression"
+_PER_IMAGE_OPS = frozenset({_PER_IMAGE_OP})
 PER_IMAGE: Binding = ("per-image", "")
 
 
