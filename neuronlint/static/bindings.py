@@ -919,7 +919,9 @@ _NMS_FAMILY = frozenset(
 
 
 def _suppresses(qualname: str, ctx: FileContext) -> bool:
-    entry = ctx.data.api(qualname)
+    # The NMS rows are `kind = "name"` rows: one dict lookup, not the prefix and stem search of
+    # `ctx.data.api`, since this runs for the callee of every assignment of a call.
+    entry = ctx.data.api_exact.get(qualname)
     return entry is not None and entry["rule"] == "NL601" and entry.get("facts", {}).get("op") in _NMS_FAMILY
 
 

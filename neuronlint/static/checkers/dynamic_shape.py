@@ -125,7 +125,9 @@ def _factory_size(node: cst.Call, func: cst.Attribute, name: str, ctx: FileConte
     _report_sizes(sizes, ctx, values_only=True)
 
 
-def _report_sizes(sizes: list[cst.BaseExpression], ctx: FileContext, values_only: bool = False) -> None:
+def _report_sizes(
+    sizes: list[cst.BaseExpression], ctx: FileContext, values_only: bool = False, bound: str = "tensor size"
+) -> None:
     """NL604 on the first size (or element of a size tuple) that reads a tensor value. With
     `values_only`, the size of a tensor the data already sized (`x[mask].shape[0]`) does not count:
     reshaping by it adds no new shape beyond the one reported where that tensor is made."""
@@ -136,7 +138,7 @@ def _report_sizes(sizes: list[cst.BaseExpression], ctx: FileContext, values_only
             continue
         read = _value_read(size, ctx, host_reads=True)
         if read is not None and not (values_only and _reads_size(read.node)):
-            ctx.report("NL604", size, read=read.text, bound="tensor size")
+            ctx.report("NL604", size, read=read.text, bound=bound)
             return
 
 
@@ -195,11 +197,8 @@ def _topk_count(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None:
         k = arg_value(node, 0, "k")
     else:
         return
-    if k is None or type(k) is cst.Integer:
-        return
-    read = _value_read(k, ctx, host_reads=True)
-    if read is not None and not _reads_size(read.node):
-        ctx.report("NL604", k, read=read.text, bound="top-k count")
+    if k is not None:
+        _report_sizes([k], ctx, values_only=True, bound="top-k count")
 
 
 def _tensor_valued(expr: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -406,31 +405,9 @@ def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) ->
     return True
 
 
-def _loop_names(test: cst.BaseExpression) -> Iterator[tuple[str, bool, cst.BaseExpression]]:
-    """The names a loop test reads: those whose row count it reads (`order.shape[0]`, `len(order)`,
-    `order.numel()`; True) and those it reads as values (`not finished`, `loss > tol`; False), each
-    with the node that reads it."""
-    stack = [test]
-    while stack:
-        node = stack.pop()
-        if type(node) in (cst.Call, cst.Subscript) and type(rows := counted_rows(node)) is cst.Name:
-            yield rows.value, True, node
-        elif type(node) is cst.Name:
-            yield node.value, False, node
-        elif type(node) is cst.Comparison:
-            if all(isinstance(c.operator, _IDENTITY) for c in node.comparisons):
-                continue  # `while x is not None:`
-            stack.append(node.left)
-            stack.extend(c.comparator for c in node.comparisons)
-        elif type(node) in (cst.BooleanOperation, cst.BinaryOperation):
-            stack.extend((node.left, node.right))
-        elif type(node) is cst.UnaryOperation:
-            stack.append(node.expression)
-
-
-def _pending_operand(test: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] | None:
-    """A name the test compares or combines (not `is None`) that holds a result of the module's own
-    function the walk has not judged yet: its defer key and the name (static/tensor_returns.py)."""
+def _test_operands(test: cst.BaseExpression, arithmetic: bool = False) -> Iterator[cst.BaseExpression]:
+    """The operands a test compares or combines, through `not`, `and`/`or` and comparisons (not an
+    identity test, `x is None`, which reads no value); with `arithmetic`, through `+`, `-`... too."""
     stack = [test]
     while stack:
         node = stack.pop()
@@ -438,11 +415,34 @@ def _pending_operand(test: cst.BaseExpression, ctx: FileContext) -> tuple[str, s
             if not all(isinstance(c.operator, _IDENTITY) for c in node.comparisons):
                 stack.append(node.left)
                 stack.extend(c.comparator for c in node.comparisons)
-        elif type(node) is cst.BooleanOperation:
+        elif type(node) is cst.BooleanOperation or (arithmetic and type(node) is cst.BinaryOperation):
             stack.extend((node.left, node.right))
         elif type(node) is cst.UnaryOperation:
             stack.append(node.expression)
-        elif type(node) is cst.Call:
+        else:
+            yield node
+
+
+# Names no assignment can rebind (`while True:`): a loop's body never decides them.
+_CONSTANTS = frozenset({"True", "False", "None"})
+
+
+def _loop_names(test: cst.BaseExpression) -> Iterator[tuple[str, bool, cst.BaseExpression]]:
+    """The names a loop test reads: those whose row count it reads (`order.shape[0]`, `len(order)`,
+    `order.numel()`; True) and those it reads as values (`not finished`, `loss > tol`; False), each
+    with the node that reads it."""
+    for node in _test_operands(test, arithmetic=True):
+        if type(node) in (cst.Call, cst.Subscript) and type(rows := counted_rows(node)) is cst.Name:
+            yield rows.value, True, node
+        elif type(node) is cst.Name and node.value not in _CONSTANTS:
+            yield node.value, False, node
+
+
+def _pending_operand(test: cst.BaseExpression, ctx: FileContext) -> tuple[str, str] | None:
+    """A name the test compares or combines (not `is None`) that holds a result of the module's own
+    function the walk has not judged yet: its defer key and the name (static/tensor_returns.py)."""
+    for node in _test_operands(test):
+        if type(node) is cst.Call:
             # `if self.ready():` with `ready` defined further down
             returned = ctx.returned(node, WHOLE)
             if returned is not None and returned[0] == "other":
