@@ -73,6 +73,8 @@ SETS = {
     "fresh29": {"AB"},
     "fresh30": {"AC"},
     "fresh31": {"AD"},
+    "fresh32": {"AE"},
+    "fresh33": {"AF"},
 }
 
 
