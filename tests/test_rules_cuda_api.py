@@ -369,6 +369,11 @@ def test_integer_device_ordinals(tmp_path):
             d = torch.device(0)  # expect: NL112
             t = torch.zeros(3, device=args.gpu)  # expect: NL112
             return model, x, d, t
+
+        def worker(i, num_gpus, num_shards):
+            d = torch.device(i % num_gpus)  # expect: NL112
+            shard = i % num_shards
+            return d, shard
     """,
         **CUDA_API,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from neuronlint.findings import Severity
 from tests.annotated_source import check, only
 from tests.conftest import scan_paths
 
@@ -700,3 +701,39 @@ def test_an_extension_imported_with_importlib(tmp_path):
         """,
         select=["custom-kernel"],
     )
+
+
+def test_extensions_imported_through_a_try_import_helper_and_per_width_builds(tmp_path):
+    """AutoAWQ's `awq_ext, msg = try_import("awq_ext")` imports its compiled extension through a
+    helper that returns None when the import fails (a warning, as a `try:` import is); AutoGPTQ's
+    `autogptq_cuda_256` / `autogptq_cuda_64` are one build per tile width, used through an attribute
+    the layer sets. A helper importing a Python module imports no extension."""
+    findings = check(
+        tmp_path,
+        """
+        import torch
+        from awq.utils.module import try_import
+
+        awq_ext, msg = try_import("awq_ext")  # expect: NL303
+        triton_gemm, _ = try_import("awq.modules.triton.gemm")
+        try:
+            import autogptq_cuda_256  # expect: NL303
+        except ImportError:
+            autogptq_cuda_256 = None
+
+
+        class QuantLinear(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.autogptq_cuda = autogptq_cuda_256
+
+            def forward(self, x, w):
+                self.autogptq_cuda.vecquant4matmul(x, w)  # expect: NL303
+                if awq_ext is not None:
+                    return awq_ext.gemm_forward_cuda(x, w)  # expect: NL303
+                return triton_gemm.gemm(x, w)
+        """,
+        select=["custom-kernel"],
+    )
+    helper_import = next(f for f in findings if "`awq_ext` is" in f.message)
+    assert helper_import.severity is Severity.WARNING

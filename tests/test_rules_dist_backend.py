@@ -315,3 +315,29 @@ def test_the_nccl_prefix_searched_in_environment_variable_names_is_no_backend(tm
         """,
         **DIST,
     )
+
+
+def test_mmcv_parallel_wrappers_are_torchs(tmp_path):
+    """MMCV 1.x's `MMDataParallel` subclasses `torch.nn.DataParallel` (NL203) and
+    `MMDistributedDataParallel` subclasses DDP: its `device_ids=[torch.cuda.current_device()]` pins
+    CUDA ordinals as DDP's does (NL202). BEVFormer's and Vim's training APIs."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from mmcv.parallel import MMDataParallel, MMDistributedDataParallel
+
+
+        def wrap(model, cfg, distributed):
+            if distributed:
+                model = MMDistributedDataParallel(  # expect: NL205
+                    model,
+                    device_ids=[torch.cuda.current_device()],  # expect: NL202
+                    broadcast_buffers=False,
+                )
+            else:
+                model = MMDataParallel(model, device_ids=cfg.gpu_ids)  # expect: NL203
+            return model
+        """,
+        **DIST,
+    )

@@ -1595,3 +1595,71 @@ def test_a_number_read_inside_max_of_python_numbers_is_a_read(tmp_path):
         """,
         select=["dynamic-shape", "host-sync"],
     )
+
+
+def test_sizes_from_gathered_counts_and_legacy_typed_constructors(tmp_path):
+    """The all_gather of pickled data copied into most detection and diffusion repositories:
+    `torch.LongTensor([n])` is a tensor, so `if local_size != max_size:` branches on one; the
+    buffers `torch.ByteTensor(size=(max_size,))` are sized by numbers read from the gathered sizes.
+    A typed constructor given data (`torch.LongTensor([0])`) has no size to report."""
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def all_gather(tensor, world_size, device):
+            local_size = torch.LongTensor([tensor.numel()]).to(device)
+            size_list = [torch.LongTensor([0]).to(device) for _ in range(world_size)]
+            dist.all_gather(size_list, local_size)
+            size_list = [int(size.item()) for size in size_list]  # expect: NL701
+            max_size = max(size_list)
+            buffers = [torch.ByteTensor(size=(max_size,)) for _ in size_list]  # expect: NL604
+            if local_size != max_size:  # expect: NL603
+                padding = torch.ByteTensor(size=(max_size - local_size,))  # expect: NL604
+                tensor = torch.cat((tensor, padding), dim=0)
+            empty = torch.empty(size=(max_size, 4))  # expect: NL604
+            return buffers, tensor, empty
+        """,
+        select=["dynamic-shape", "host-sync"],
+    )
+
+
+def test_a_slice_bounded_by_a_whole_tensor_reduction_bound_to_a_name(tmp_path):
+    """MiniGPT-4's `input_len = input_atts[i].sum()`: a 0-d tensor, so `x[:input_len]` is sized by
+    the data, as `x[:input_atts[i].sum()]` written in place is. A reduction of an array the
+    docstring names, or one along a dimension (`sum(dim=-1)`), is not such a bound."""
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        def concat(input_embs, input_atts, output_embs):
+            out = []
+            for i in range(input_embs.size(0)):
+                input_len = input_atts[i].sum()
+                head = input_embs[i][:input_len]  # expect: NL604
+                out.append(torch.cat([head, output_embs[i], input_embs[i][input_len:]]))  # expect: NL604
+            return out
+
+
+        def per_class(pred_cls, target_cls, tp):
+            \"\"\"Precision per class.
+            # Arguments
+                pred_cls:  Predicted object classes (nparray).
+                target_cls:  True object classes (nparray).
+            \"\"\"
+            for c in np.unique(target_cls):
+                i = pred_cls == c
+                n_p = i.sum()
+                if n_p == 0:
+                    continue
+                tp_c = tp[:n_p]
+            lengths = tp.sum(dim=-1)
+            return tp[:, : lengths.size(0)]
+        """,
+        select=["dynamic-shape"],
+    )

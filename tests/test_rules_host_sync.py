@@ -1177,3 +1177,35 @@ def test_layers_and_blocks_moved_to_the_cpu_are_modules(tmp_path):
         """,
         select=["host-sync"],
     )
+
+
+def test_a_conversion_that_expects_bad_text_parses_a_string(tmp_path):
+    """NeMo's metric post-processing: `try: pred = int(pred)` / `except ValueError:` parses a
+    model's generated answer, although another branch bound `pred` to a tensor. A conversion under
+    a handler of anything else, or in the handler itself, still reads a tensor."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def cast(pred, label, metric, logits, device):
+            if metric == "corr":
+                pred = torch.FloatTensor([float(pred)]).to(device)
+            elif metric == "acc":
+                try:
+                    pred = int(pred)
+                except ValueError:
+                    pred = 0
+            try:
+                n = int(logits.max())  # expect: NL705
+            except RuntimeError:
+                n = 0
+            try:
+                label = label.strip()
+            except ValueError:
+                m = float(logits.sum())  # expect: NL705
+            return pred, n
+        """,
+        select=["host-sync"],
+    )

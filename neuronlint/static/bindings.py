@@ -316,6 +316,17 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
             for element, item in zip(elements, values, strict=True):
                 _bind_value(element, item, ctx)
             return
+        if (
+            type(value) is cst.Call
+            and type(elements[0]) is cst.Name
+            and (loaded := loaded_extension(value, ctx)) is not None
+        ):
+            # `awq_ext, msg = try_import("awq_ext")`: the module, and what the helper says about it
+            ctx.extension_modules.add(loaded)
+            ctx.bind(elements[0].value, ("module", loaded))
+            for element in elements[1:]:
+                _shadow(element, ctx)
+            return
         kind = _host_kind(value, ctx) if value is not None else None
         if kind is None and value is not None and _unpacks_mask(value, ctx):
             kind = ("mask", "")  # `j, k = ((gxy % 1 < g) & (gxy > 1)).T`: each row of a mask is one
@@ -650,6 +661,8 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp is cst.Comparison or tp is cst.UnaryOperation:
         if ctx.is_numpy(value):
             return ("numpy", "")  # `keep = series.str.lower() == name`, `m = arr > 0`: a host mask
+        if tp is cst.Comparison and ctx.is_host_value(value):
+            return ("host", "")  # `i = pred_cls == c` of an array the docstring names: a host mask
         if tp is cst.Comparison and _compares_reduction(value, ctx):
             return ("tensor", "")  # `needs_mask = lengths.min() < K`: one boolean, still on the device
         return ("mask", "") if is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
@@ -847,8 +860,9 @@ def loaded_extension(call: cst.Call, ctx: FileContext, qualname: str | None = No
         return None
     if qualname is None:
         qualname = ctx.qualname(func)
-    if qualname == "importlib.import_module" and len(call.args) == 1:
-        # `attn_core_inplace_cuda = importlib.import_module("attn_core_inplace_cuda")`
+    if _imports_by_name(qualname, func) and len(call.args) == 1:
+        # `attn_core_inplace_cuda = importlib.import_module("attn_core_inplace_cuda")`, AutoAWQ's
+        # `awq_ext, msg = try_import("awq_ext")`
         names = ctx.strings(call.args[0].value)
         module = names[0] if names and len(names) == 1 else ""
         return module if names_extension(module) and not module.startswith("torch.") else None
@@ -856,6 +870,18 @@ def loaded_extension(call: cst.Call, ctx: FileContext, qualname: str | None = No
         return None
     names = ctx.strings(arg_value(call, 0, "name"))
     return names[0] if names and len(names) == 1 and names[0] else None
+
+
+def _imports_by_name(qualname: str | None, func: cst.BaseExpression) -> bool:
+    """`importlib.import_module`, or a project's helper that imports a module by name
+    (`try_import`, `safe_import`, `import_module`): whether a string argument names the module."""
+    if qualname == "importlib.import_module":
+        return True
+    name = (qualname or name_of(func)).rpartition(".")[2]
+    return name in _IMPORT_HELPERS
+
+
+_IMPORT_HELPERS = frozenset({"try_import", "safe_import", "import_module", "optional_import"})
 
 
 # DeepSpeed's op builders, as the package exports them and as DeepSpeed's own tree imports them.
@@ -904,9 +930,28 @@ def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool
     op = data_dependent(value, ctx)
     if op is not None:
         return ("tensor", op)  # a tensor whose size depends on its data: `keep = nms(boxes, scores, t)`
-    if ctx.is_tensor(value):
+    if ctx.is_tensor(value) or _scalar_reduction(value, ctx):
         return ("tensor", "")
     return None
+
+
+# Whole-tensor reductions: with no argument, one number that stays on the device until read.
+_SCALAR_REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin", "count_nonzero", "amax", "amin"})
+# Receivers that are modules or configuration, never arrays.
+_NOT_ARRAYS = frozenset({"self", "math", "np", "os", "sys", "args", "cfg", "config", "opt"})
+
+
+def _scalar_reduction(value: cst.BaseExpression, ctx: FileContext) -> bool:
+    """`input_len = input_atts[i].sum()` in a torch module: a 0-d tensor, as `if atts.sum() > 0:`
+    written in place is read from one. numpy and host values are told apart first (`_value_kind`)."""
+    if type(value) is not cst.Call or value.args or type(value.func) is not cst.Attribute:
+        return False
+    if value.func.attr.value not in _SCALAR_REDUCTIONS or "torch" not in ctx.imports_seen():
+        return False
+    receiver = value.func.value
+    while type(receiver) is cst.Subscript:
+        receiver = receiver.value
+    return type(receiver) is cst.Name and receiver.value not in _NOT_ARRAYS
 
 
 # Ops whose result's size depends on the data (NL601), as methods and as functions.

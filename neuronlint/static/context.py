@@ -1689,6 +1689,8 @@ _NOT_TENSOR_FUNCTIONS = frozenset(
 )
 _TENSOR_NAMESPACES = frozenset({"torch.nn.functional", "torch.linalg", "torch.special", "torch.fft"})
 # Functions outside torch that return one tensor made from a tensor argument.
+# Element kinds of torch's legacy tensor classes (`torch.ByteTensor` ... `torch.BFloat16Tensor`).
+LEGACY_TENSOR_KINDS = ("Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double", "Bool", "BFloat16")
 _TENSOR_FUNCTIONS = frozenset(
     {
         "torch_xla.core.xla_model.all_reduce",
@@ -1699,6 +1701,8 @@ _TENSOR_FUNCTIONS = frozenset(
         "torchvision.ops.batched_nms",
         "torchvision.ops.boxes.nms",
         "torchvision.ops.boxes.batched_nms",
+        # the legacy typed constructors: `torch.LongTensor([n])`, `torch.ByteTensor(size=(n,))`
+        *(f"torch.{kind}Tensor" for kind in LEGACY_TENSOR_KINDS),
     }
 )
 

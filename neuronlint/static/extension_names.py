@@ -13,10 +13,17 @@ if TYPE_CHECKING:
 
 # Compiled CUDA extensions that libraries ship under names without the `_C`/`*_cuda` pattern.
 # `_custom_ops` is vLLM's thin Python layer over the kernels it compiles into `torch.ops._C`
-# (`vllm/_custom_ops.py`): `ops.rms_norm(...)` runs a compiled kernel, as `vllm._C` does.
+# (`vllm/_custom_ops.py`): `ops.rms_norm(...)` runs a compiled kernel, as `vllm._C` does. `awq_ext`
+# is AutoAWQ's kernel build (AutoAWQ_kernels), `awq_inference_engine` llm-awq's, and
+# `exllama_kernels` / `exllamav2_kernels` AutoGPTQ's ExLlama builds. (A general `*_ext` pattern would
+# take Python packages such as `nvidia_resiliency_ext` for compiled modules.)
 _KNOWN_EXTENSIONS = frozenset(
     {
         "amp_C",
+        "awq_ext",
+        "awq_inference_engine",
+        "exllama_kernels",
+        "exllamav2_kernels",
         "syncbn",
         "flash_attn_2_cuda",
         "flash_attn_cuda",
@@ -65,10 +72,16 @@ _HELPER_PREFIXES = (
 )
 
 
+# `autogptq_cuda_256`, `autogptq_cuda_64`: one build of an extension per tile width.
+_BUILD_SUFFIX = re.compile(r"_\d+$")
+
+
 def _extension_name(last: str) -> bool:
-    """Whether one name component reads as a compiled extension module."""
+    """Whether one name component reads as a compiled extension module: `_C`, `*_cuda`,
+    `*_cuda_kernel` and `*_cuda_<n>` (one build per width)."""
     if last in ("_C", "_cuda") or last in _KNOWN_EXTENSIONS:
         return True
+    last = _BUILD_SUFFIX.sub("", last)
     if not last.endswith(("_cuda", "_cuda_kernel")) or last.endswith("to_cuda"):
         return False
     return not last.lower().startswith(_HELPER_PREFIXES)
@@ -79,7 +92,7 @@ def _extension_name(last: str) -> bool:
 # `_C` is inside `MY_CONST` or `_CACHE` has none: 184 of pytorch/ao's 633 files hold the bare
 # letters, 82 the word).
 EXTENSION_IDENTIFIER = re.compile(
-    rb"(?<![A-Za-z0-9_])(?:_C|[A-Za-z0-9_]*_cuda(?:_kernel)?|"
+    rb"(?<![A-Za-z0-9_])(?:_C|[A-Za-z0-9_]*_cuda(?:_kernel|_[0-9]+)?|"
     + rb"|".join(re.escape(n.encode()) for n in sorted(_KNOWN_EXTENSIONS | _TOP_LEVEL_EXTENSIONS))
     + rb")(?![A-Za-z0-9_])"
 )

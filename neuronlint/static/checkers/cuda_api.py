@@ -243,9 +243,16 @@ def _assigned_a_device(name: str, ctx: FileContext) -> bool:
     return bool(values) and all(type(v) is cst.Call and name_of(v.func) in _DEVICE_MAKERS for v in values)
 
 
+# A count of GPUs or devices: `num_gpus`, `n_gpu`, `torch.cuda.device_count()`, `num_devices`.
+_DEVICE_COUNT = re.compile(r"gpu|device_count|num_devices|n_devices")
+
+
 def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     if type(node) is cst.Integer:
         return True
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo:
+        # `torch.device(i % num_gpus)`: round-robin over the GPUs (Real-ESRGAN's video workers)
+        return bool(_DEVICE_COUNT.search(ctx.code(node.right).lower()))
     if type(node) in (cst.Name, cst.Attribute) and ctx.qualname(node) is None:
         name = name_of(node).lower()
         if not _ORDINAL_NAME.search(name):

@@ -155,11 +155,16 @@ def _report_extension_import(module: str, node: cst.CSTNode, ctx: FileContext) -
     """NL303 at the import of a compiled extension. Where the import is optional (`try: import
     fused_cuda` / `except ImportError`) a path without it exists, and the file's uses of it are
     optional too (ctx.optional_imports)."""
-    guarded = optional_guard(ctx, [module], node) is not None
+    guarded = optional_guard(ctx, [module], node) is not None or _tries_import(node)
     if guarded:
         ctx.optional_imports.add(module)
     ctx.report("NL303", node, module=module, kind="compiled extension", guarded=guarded)
     _required(module, ctx)
+
+
+def _tries_import(node: cst.CSTNode) -> bool:
+    """`try_import("awq_ext")`: a helper named for catching the failed import (it returns None)."""
+    return type(node) is cst.Call and name_of(node.func).startswith(("try_", "safe_", "optional_"))
 
 
 # The kernel kind of a module that imports a compiled extension at its top level (outside `try`/`if`)

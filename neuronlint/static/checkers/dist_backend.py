@@ -22,7 +22,12 @@ _ENV = re.compile(
     r"^((TORCH_)?NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES|PYTORCH_CUDA_ALLOC_CONF|CUDA_LAUNCH_BLOCKING|CUDA_DEVICE_MAX_CONNECTIONS|PYTORCH_NVML_BASED_CUDA_CHECK)$"
 )
 _CUDA_TEST = re.compile(r"(?i)is_available|cuda|gpu")
-_DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
+# torch's DDP, and MMCV 1.x's subclass of it (its `device_ids=` pins CUDA ordinals the same way).
+_DDP = (
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+    "mmcv.parallel.MMDistributedDataParallel",
+)
 
 
 # A per-device backend string, `init_process_group("cpu:gloo,cuda:nccl")`: NCCL for the CUDA devices.

@@ -15,6 +15,7 @@ import libcst as cst
 from neuronlint.static.bindings import FILTERED_LIST, counted_rows, data_dependent, is_mask, loop_key
 from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.context import (
+    LEGACY_TENSOR_KINDS,
     SITE_STEP,
     SIZE,
     TENSOR_LIBRARIES,
@@ -122,7 +123,12 @@ def _factory_size(node: cst.Call, func: cst.Attribute, name: str, ctx: FileConte
     elif ctx.qualname(func) != f"torch.{name}":
         return
     sizes = [a.value for a in node.args if a.keyword is None and not a.star][: _FACTORIES[name]]
-    _report_sizes(sizes, ctx, values_only=True)
+    _report_sizes(sizes or _size_keyword(node), ctx, values_only=True)
+
+
+def _size_keyword(node: cst.Call) -> list[cst.BaseExpression]:
+    """`torch.empty(size=(n, d))`, `torch.ByteTensor(size=(max_size,))`: the sizes given by keyword."""
+    return [a.value for a in node.args if a.keyword is not None and a.keyword.value == "size"]
 
 
 def _report_sizes(
@@ -142,6 +148,8 @@ def _report_sizes(
             return
 
 
+# `torch.ByteTensor(size=(n,))`: sized by keyword (positional arguments may be data or sizes).
+_LEGACY_CONSTRUCTORS = frozenset(f"{kind}Tensor" for kind in LEGACY_TENSOR_KINDS)
 # Tensor methods whose positional arguments are the sizes of the result.
 _RESHAPES = frozenset({"view", "reshape", "expand"})
 
@@ -655,6 +663,8 @@ class DynamicShape(Checker):
                 _linspace_steps(node, ctx)
             elif name == "topk":
                 _topk_count(node, func, ctx)
+            elif name in _LEGACY_CONSTRUCTORS and ctx.qualname(func) == f"torch.{name}":
+                _report_sizes(_size_keyword(node), ctx, values_only=True)  # given data, no size keyword
             elif name in _NMS_OPS:
                 _compiled_nms(node, func, ctx)
         elif type(func) is cst.Name and func.value in ("where", "repeat_interleave"):

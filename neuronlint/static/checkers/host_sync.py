@@ -323,6 +323,21 @@ def _keyed_by_name(receiver: cst.BaseExpression) -> bool:
 _NUMBER_CONVERSIONS = frozenset({"float", "int"})
 
 
+def _parses_text(ctx: FileContext) -> bool:
+    """`try: pred = int(pred)` / `except ValueError:`: a conversion that expects to fail on bad text
+    parses a string (a model's generated answer), whatever the name held on another path; a
+    tensor's `int()` raises no ValueError."""
+    for ancestor in reversed(ctx.parents):
+        if type(ancestor) is cst.Try:
+            return any(
+                handler.type is not None and "ValueError" in ctx.code(handler.type)
+                for handler in ancestor.handlers
+            )
+        if isinstance(ancestor, (cst.BaseCompoundStatement, cst.ExceptHandler, cst.Else, cst.Finally)):
+            return False  # the conversion runs in another block: a handler, `else:` or a nested one
+    return False
+
+
 class HostSync(Checker):
     """`.to("cpu")` copies (NL703) and printed device tensors (NL704); .item()/.cpu()... are [[api]] rows."""
 
@@ -367,6 +382,8 @@ class HostSync(Checker):
         elif name in _NUMBER_CONVERSIONS and len(node.args) == 1 and ctx.lookup(name) is None:
             arg = node.args[0]
             if arg.keyword is not None or arg.star or ctx.in_error_path() or in_step_closure(ctx):
+                return
+            if _parses_text(ctx):
                 return
             read = _read_of(arg.value, ctx)
             if read is not None:
