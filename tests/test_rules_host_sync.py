@@ -1191,7 +1191,7 @@ def test_a_conversion_that_expects_bad_text_parses_a_string(tmp_path):
 
         def cast(pred, label, metric, logits, device):
             if metric == "corr":
-                pred = torch.FloatTensor([float(pred)]).to(device)
+                pred = torch.tensor([float(pred)], device=device)
             elif metric == "acc":
                 try:
                     pred = int(pred)

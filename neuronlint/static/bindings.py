@@ -872,16 +872,17 @@ def loaded_extension(call: cst.Call, ctx: FileContext, qualname: str | None = No
     return names[0] if names and len(names) == 1 and names[0] else None
 
 
+_IMPORT_HELPERS = frozenset({"try_import", "safe_import", "import_module", "optional_import"})
+
+
 def _imports_by_name(qualname: str | None, func: cst.BaseExpression) -> bool:
     """`importlib.import_module`, or a project's helper that imports a module by name
-    (`try_import`, `safe_import`, `import_module`): whether a string argument names the module."""
+    (`try_import`, `safe_import`, `optional_import`, `import_module`): whether a string argument
+    names the module."""
     if qualname == "importlib.import_module":
         return True
     name = (qualname or name_of(func)).rpartition(".")[2]
     return name in _IMPORT_HELPERS
-
-
-_IMPORT_HELPERS = frozenset({"try_import", "safe_import", "import_module", "optional_import"})
 
 
 # DeepSpeed's op builders, as the package exports them and as DeepSpeed's own tree imports them.
@@ -937,8 +938,10 @@ def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool
 
 # Whole-tensor reductions: with no argument, one number that stays on the device until read.
 _SCALAR_REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin", "count_nonzero", "amax", "amin"})
-# Receivers that are modules or configuration, never arrays.
-_NOT_ARRAYS = frozenset({"self", "math", "np", "os", "sys", "args", "cfg", "config", "opt"})
+# Receivers that are modules or configuration objects, never tensors (`np.max()`, `self.sum()`).
+PLAIN_OBJECTS = frozenset(
+    {"math", "np", "os", "sys", "re", "self", "args", "cfg", "config", "opt", "hparams"}
+)
 
 
 def _scalar_reduction(value: cst.BaseExpression, ctx: FileContext) -> bool:
@@ -951,7 +954,7 @@ def _scalar_reduction(value: cst.BaseExpression, ctx: FileContext) -> bool:
     receiver = value.func.value
     while type(receiver) is cst.Subscript:
         receiver = receiver.value
-    return type(receiver) is cst.Name and receiver.value not in _NOT_ARRAYS
+    return type(receiver) is cst.Name and receiver.value not in PLAIN_OBJECTS
 
 
 # Ops whose result's size depends on the data (NL601), as methods and as functions.

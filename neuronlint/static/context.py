@@ -1688,9 +1688,10 @@ _NOT_TENSOR_FUNCTIONS = frozenset(
     }
 )
 _TENSOR_NAMESPACES = frozenset({"torch.nn.functional", "torch.linalg", "torch.special", "torch.fft"})
-# Functions outside torch that return one tensor made from a tensor argument.
 # Element kinds of torch's legacy tensor classes (`torch.ByteTensor` ... `torch.BFloat16Tensor`).
 LEGACY_TENSOR_KINDS = ("Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double", "Bool", "BFloat16")
+# Functions outside torch that return one tensor made from a tensor argument, and torch's legacy
+# typed constructors (whose names `makes_tensor` would take for classes).
 _TENSOR_FUNCTIONS = frozenset(
     {
         "torch_xla.core.xla_model.all_reduce",

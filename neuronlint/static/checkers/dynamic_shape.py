@@ -12,7 +12,14 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from neuronlint.static.bindings import FILTERED_LIST, counted_rows, data_dependent, is_mask, loop_key
+from neuronlint.static.bindings import (
+    FILTERED_LIST,
+    PLAIN_OBJECTS,
+    counted_rows,
+    data_dependent,
+    is_mask,
+    loop_key,
+)
 from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.context import (
     LEGACY_TENSOR_KINDS,
@@ -53,10 +60,6 @@ _VALUE_METHODS = frozenset(
     }
 )
 _VALUE_FUNCTIONS = frozenset(f"torch.{n}" for n in _VALUE_METHODS | {"is_nonzero", "equal", "allclose"})
-# Receivers that are modules or configuration objects, never tensors.
-_PLAIN_OBJECTS = frozenset(
-    {"math", "np", "os", "sys", "re", "self", "args", "cfg", "config", "opt", "hparams"}
-)
 # A name that says it holds a boolean mask (`mask`, `padding_mask`, `valid_masks`, `valid`,
 # `visibility_filter` in Gaussian-splatting trainers).
 _MASK_NAME = re.compile(r"(^|_)(mask|masks|msk|valid|filter)\d*$", re.IGNORECASE)
@@ -377,7 +380,7 @@ def _value_read(
 def _maybe_tensor(receiver: cst.BaseExpression, ctx: FileContext) -> bool:
     if isinstance(receiver, _NOT_LITERAL_INDEXED) or ctx.is_host_value(receiver):
         return False
-    return not (type(receiver) is cst.Name and receiver.value in _PLAIN_OBJECTS)
+    return not (type(receiver) is cst.Name and receiver.value in PLAIN_OBJECTS)
 
 
 def _periodic(test: cst.BaseExpression) -> bool:
@@ -536,9 +539,9 @@ def _slices_python_object(ctx: FileContext) -> bool:
         return value.func.value in _SEQUENCE_BUILTINS and ctx.lookup(value.func.value) is None
     while type(value) is cst.Attribute:
         value = value.value
-        if type(value) is cst.Attribute and value.attr.value in _PLAIN_OBJECTS:
+        if type(value) is cst.Attribute and value.attr.value in PLAIN_OBJECTS:
             return True
-    return type(value) is cst.Name and value.value in _PLAIN_OBJECTS and value.value != "self"
+    return type(value) is cst.Name and value.value in PLAIN_OBJECTS and value.value != "self"
 
 
 # Builtins whose result depends on tensor values compared or tested in Python.
