@@ -383,10 +383,8 @@ class HostSync(Checker):
             arg = node.args[0]
             if arg.keyword is not None or arg.star or ctx.in_error_path() or in_step_closure(ctx):
                 return
-            if _parses_text(ctx):
-                return
             read = _read_of(arg.value, ctx)
-            if read is not None:
+            if read is not None and not _parses_text(ctx):
                 what, key = read
                 _report_read(ctx, "NL705", node, key, symbol=f"{name}({what})", **periodic_facts(node, ctx))
 
