@@ -75,6 +75,8 @@ SETS = {
     "fresh31": {"AD"},
     "fresh32": {"AE"},
     "fresh33": {"AF"},
+    "fresh34": {"AG"},
+    "fresh35": {"AH"},
 }
 
 
