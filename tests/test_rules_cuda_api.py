@@ -742,3 +742,40 @@ def test_a_device_string_named_like_an_ordinal(tmp_path):
         """,
         select=["cuda-api"],
     )
+
+
+def test_cuda_autocast_with_a_stand_in_for_old_torch(tmp_path):
+    """RAFT: `try: autocast = torch.cuda.amp.autocast` / `except: class autocast: ...` (a dummy for
+    PyTorch < 1.6). Every torch that has the API takes the `try` path, so each `with autocast(...)`
+    is its use; a name a plain `if` may bind to either is not."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from contextlib import nullcontext
+
+        try:
+            autocast = torch.cuda.amp.autocast  # expect: NL107
+        except:
+            class autocast:
+                def __init__(self, enabled):
+                    pass
+
+                def __enter__(self):
+                    pass
+
+                def __exit__(self, *args):
+                    pass
+
+
+        def forward(model, x, mixed_precision, use_amp):
+            with autocast(enabled=mixed_precision):  # expect: NL107
+                y = model(x)
+            ctx = nullcontext
+            if use_amp:
+                ctx = torch.cuda.amp.autocast  # expect: NL107
+            with ctx():
+                return model(y)
+        """,
+        **CUDA_API,
+    )

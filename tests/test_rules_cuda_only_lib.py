@@ -47,7 +47,6 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("from xfuser.core.distributed import get_sp_group", "xfuser"),
         ("from fbgemm_gpu.quantize_comm import QuantizedCommCodec", "fbgemm_gpu"),
         ("from auto_gptq import AutoGPTQForCausalLM", "auto_gptq"),
-        ("from mmcv.ops import nms_rotated", "mmcv"),
         ("from torch_int.nn.linear import W8A8B8O8Linear", "torch_int"),
     ],
 )
@@ -374,28 +373,3 @@ def test_a_library_imported_below_the_functions_that_use_it(tmp_path):
         """,
     )
     assert only(findings, "NL402").severity.value == "warning"
-
-
-def test_mmcv_ops_are_its_compiled_ops_and_not_the_rest_of_mmcv(tmp_path):
-    """mmdetection3d's box NMS: `mmcv.ops` wraps MMCV's compiled `_ext` (NL401 at the import, NL402
-    at each call, and NMS sizes its result by the data, NL601); its plain-PyTorch ops
-    (`point_sample`) are info; the rest of MMCV (`mmcv.transforms`, `mmcv.cnn`) is no finding."""
-    findings = check(
-        tmp_path,
-        """
-        from mmcv.cnn import ConvModule
-        from mmcv.ops import nms, nms_rotated  # expect: NL401
-        from mmcv.ops import point_sample  # expect: NL401
-        from mmcv.transforms import BaseTransform
-
-
-        def post(boxes, scores, feats, points):
-            keep = nms(boxes, scores, 0.5)  # expect: NL402 NL601
-            dets, idx = nms_rotated(boxes, scores, 0.1)  # expect: NL402 NL601
-            sampled = point_sample(feats, points)  # expect: NL402
-            return keep, dets, sampled, ConvModule, BaseTransform
-        """,
-        select=["cuda-only-lib", "dynamic-shape"],
-    )
-    helper = [f for f in findings if f.rule == "NL402" and "point_sample" in f.message]
-    assert [f.severity.value for f in helper] == ["info"]

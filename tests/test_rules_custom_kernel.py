@@ -737,3 +737,132 @@ def test_extensions_imported_through_a_try_import_helper_and_per_width_builds(tm
     )
     helper_import = next(f for f in findings if "`awq_ext` is" in f.message)
     assert helper_import.severity is Severity.WARNING
+
+
+def test_mmcv_ops_are_compiled_kernels_and_not_a_library(tmp_path):
+    """mmdetection3d's and mmrotate's box NMS: importing `mmcv.ops` loads MMCV's compiled `_ext`, so
+    the import and each use of an op are the compiled extension's (NL303, a blocker), not a
+    library's (NL401/NL402); its plain-PyTorch ops (`point_sample`) are no finding, nor is the rest
+    of MMCV (`mmcv.transforms`, `mmcv.cnn`). NMS also sizes its result by the data (NL601)."""
+    findings = check(
+        tmp_path,
+        """
+        from mmcv.cnn import ConvModule
+        from mmcv.ops import nms, nms_rotated  # expect: NL303
+        from mmcv.ops import point_sample  # expect: NL303
+        from mmcv.ops.convex_iou import convex_giou  # expect: NL303
+        from mmcv.transforms import BaseTransform
+
+
+        def post(boxes, scores, feats, points, pred, target):
+            keep = nms(boxes, scores, 0.5)  # expect: NL303 NL601
+            dets, idx = nms_rotated(boxes, scores, 0.1)  # expect: NL303 NL601
+            sampled = point_sample(feats, points)
+            loss = convex_giou(pred, target)  # expect: NL303
+            return keep, dets, sampled, loss, ConvModule, BaseTransform
+        """,
+        select=["custom-kernel", "cuda-only-lib", "dynamic-shape"],
+    )
+    assert {f.severity for f in findings if f.rule == "NL303"} == {Severity.BLOCKER}
+
+
+def test_a_build_class_chosen_by_a_conditional_expression_names_its_extension(tmp_path):
+    """torchsparse's setup.py picks `CUDAExtension if device == "cuda" else CppExtension` and calls
+    the name with the extension's dotted name; the modules that import `torchsparse.backend` and
+    call it use the compiled extension."""
+    _write(
+        tmp_path,
+        {
+            "setup.py": """
+            import torch
+            from setuptools import setup
+            from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
+
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            extension_type = CUDAExtension if device == "cuda" else CppExtension
+            setup(
+                name="torchsparse",
+                ext_modules=[extension_type("torchsparse.backend", ["backend/pybind_cuda.cu"])],
+                cmdclass={"build_ext": BuildExtension},
+            )
+        """,
+            "torchsparse/__init__.py": "",
+            "torchsparse/nn/__init__.py": "",
+            "torchsparse/nn/devoxelize.py": """
+            import torch
+            import torchsparse.backend
+
+
+            def devoxelize(feats, idx, weights):
+                if feats.device.type == "cuda":
+                    return torchsparse.backend.devoxelize_forward_cuda(feats, idx, weights)
+                return torchsparse.backend.devoxelize_forward_cpu(feats, idx, weights)
+        """,
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL303"])
+    assert [(f.path, f.line) for f in result.active] == [
+        ("torchsparse/nn/devoxelize.py", 2),
+        ("torchsparse/nn/devoxelize.py", 7),
+        ("torchsparse/nn/devoxelize.py", 8),
+    ]
+
+
+def test_a_kernel_package_imported_whole_and_entry_points_handed_to_a_caller(tmp_path):
+    """nvdiffrast's samples `import nvdiffrast.torch as dr` and call `dr.rasterize(...)`: the import
+    reaches the kernels (NL306) as a `from` import of an entry point does; an import of the package
+    whose file uses nothing of it is no finding. DCNv2's tests hand an entry point to `gradcheck`,
+    which calls it (NL308)."""
+    _write(
+        tmp_path,
+        {
+            "setup.py": """
+            from setuptools import setup
+            from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+            setup(name="raster", ext_modules=[CUDAExtension("_raster_c", ["raster.cu"])],
+                  cmdclass={"build_ext": BuildExtension})
+        """,
+            "raster/__init__.py": "",
+            "raster/torch/__init__.py": """
+            from .ops import rasterize, helper
+        """,
+            "raster/torch/ops.py": """
+            import torch
+            import _raster_c
+
+
+            def rasterize(pos, tri):
+                return _raster_c.rasterize_fwd(pos, tri)
+
+
+            def helper(x):
+                return x + 1
+        """,
+            "samples/render.py": """
+            import torch
+            import raster.torch as dr
+            from torch.autograd import gradcheck
+            from raster.torch.ops import rasterize
+
+
+            def render(pos, tri):
+                out = dr.rasterize(pos, tri)
+                gradcheck(rasterize, (pos, tri))
+                return out
+        """,
+            "samples/unused.py": """
+            import raster.torch as dr
+
+            VERSION = dr.__name__
+        """,
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL306", "NL308"])
+    found = sorted((f.path, f.line, f.rule) for f in result.active if f.path.startswith("samples/"))
+    assert found == [
+        ("samples/render.py", 2, "NL306"),
+        ("samples/render.py", 4, "NL306"),
+        ("samples/render.py", 8, "NL308"),
+        ("samples/render.py", 9, "NL308"),
+    ]

@@ -341,3 +341,28 @@ def test_mmcv_parallel_wrappers_are_torchs(tmp_path):
         """,
         **DIST,
     )
+
+
+def test_mmcv_parallel_wrappers_imported_from_their_own_modules(tmp_path):
+    """mmpretrain's benchmark scripts import the same wrappers from the modules that define them
+    (`mmcv.parallel.data_parallel`, `mmcv.parallel.distributed`)."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from mmcv.parallel.data_parallel import MMDataParallel
+        from mmcv.parallel.distributed import MMDistributedDataParallel
+
+
+        def wrap(model, args, distributed):
+            if not distributed:
+                model = MMDataParallel(model, device_ids=[args.gpu_id])  # expect: NL203
+            else:
+                model = MMDistributedDataParallel(  # expect: NL205
+                    model,
+                    device_ids=[torch.cuda.current_device()],  # expect: NL202
+                )
+            return model
+        """,
+        **DIST,
+    )

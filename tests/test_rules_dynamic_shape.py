@@ -1663,3 +1663,84 @@ def test_a_slice_bounded_by_a_whole_tensor_reduction_bound_to_a_name(tmp_path):
         """,
         select=["dynamic-shape"],
     )
+
+
+def test_a_losss_own_preprocess_runs_on_the_device(tmp_path):
+    """YOLOv8/YOLOv9's `ComputeLoss.preprocess(targets, ...)` pads the targets the loss was given on
+    the device: `unique` counts per image size its output and each image's rows. A `preprocess`
+    function outside such a class is data-pipeline code, on the host."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class ComputeLoss:
+            def preprocess(self, targets, batch_size):
+                i = targets[:, 0]
+                _, counts = i.unique(return_counts=True)  # expect: NL601
+                out = torch.zeros(batch_size, counts.max(), 5, device=self.device)  # expect: NL604
+                for j in range(batch_size):
+                    matches = i == j
+                    n = matches.sum()
+                    if n:  # expect: NL603
+                        out[j, :n] = targets[matches, 1:]  # expect: NL604 NL602
+                return out
+
+
+        def preprocess(targets):
+            i = targets[:, 0]
+            return i.unique(return_counts=True)
+        """,
+        select=["dynamic-shape"],
+    )
+
+
+def test_sizes_kept_by_masks_rows_and_unpacked_results(tmp_path):
+    """A row of a mask is a mask (`candidate_inds[i]`, DRN); a mask comparing boxes a mask kept has
+    as many rows as they (`len(inds)`, mmrotate); MMCV's `dets, keep = nms_rotated(...)` and
+    `labels, ids = torch.unique(..., return_inverse=True)` size their results by the data (the
+    inverse indices have the input's size); `.size(-1) == 5` reads a column count, and
+    `.size()[0]` the rows."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from mmcv.ops import nms_rotated
+
+
+        def per_image(box_cls, n, thr):
+            candidate_inds = box_cls > thr
+            for i in range(n):
+                per_candidate_inds = candidate_inds[i]
+                per_box_cls = box_cls[i][per_candidate_inds]  # expect: NL602
+            return per_box_cls
+
+
+        def per_class(merged_bboxes, merged_labels, classes, thr):
+            out = []
+            for cls in range(classes):
+                cls_bboxes = merged_bboxes[merged_labels == cls]  # expect: NL602
+                inds = cls_bboxes[:, -1] > thr
+                if len(inds) == 0:  # expect: NL603
+                    continue
+                if cls_bboxes.size(-1) == 5:
+                    cls_bboxes = cls_bboxes[:, :5]
+                cls_dets, _ = nms_rotated(cls_bboxes[inds, :5], cls_bboxes[inds, -1], 0.1)  # expect: NL601 NL602
+                if cls_dets.size()[0] == 0:  # expect: NL603
+                    continue
+                out.append(cls_dets)
+            return out
+
+
+        def instances(instance_kernel):
+            unique_labels, unique_ids = torch.unique(instance_kernel, sorted=True, return_inverse=True)  # expect: NL601
+            num_instance = unique_labels.size(0)  # expect: NL603
+            if num_instance <= 1:
+                return 0
+            if unique_ids.shape[0] == 0:
+                return 1
+            return num_instance
+        """,
+        select=["dynamic-shape"],
+    )

@@ -1209,3 +1209,21 @@ def test_a_conversion_that_expects_bad_text_parses_a_string(tmp_path):
         """,
         select=["host-sync"],
     )
+
+
+def test_the_absolute_value_of_a_numpy_difference_is_numpy(tmp_path):
+    """torchneuronx's simulator check: `float(abs(np.asarray(got) - want).max())` reduces a numpy
+    array on the host; the same read of a tensor copies it."""
+    check(
+        tmp_path,
+        """
+        import numpy as np
+        import torch
+
+
+        def check_close(got, want, out, target):
+            max_err = float(abs(np.asarray(got) - want).max())
+            dev_err = float(abs(out - target).max())  # expect: NL705
+            return max_err, dev_err
+        """,
+    )

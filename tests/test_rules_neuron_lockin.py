@@ -450,3 +450,40 @@ def test_uses_of_a_module_a_helper_imports_and_returns(tmp_path):
         """,
         **LOCKIN,
     )
+
+
+def test_nki_kernels_wrapped_for_a_benchmark_or_returned_by_a_factory_are_launched_by_name(tmp_path):
+    # trainium-kernel-fusion's study: `benchmark(warmup, iters)(kernel)` and `nki.profile(...)(kernel)`
+    # make runners that launch the kernel on a NeuronCore; torchneuronx's `make_kernel()` returns its
+    # `@nki.jit` function, which the caller launches without a grid.
+    check(
+        tmp_path,
+        """
+        import nki  # expect: NL905
+        from neuronxcc.nki import benchmark  # expect: NL905
+        from neuronxcc import nki as legacy  # expect: NL905
+
+
+        def make_kernel():
+            @nki.jit  # expect: NL905
+            def row_softmax(x_in):
+                return x_in
+
+            return row_softmax
+
+
+        def bench(kernel, x):
+            runner = benchmark(warmup=2, iters=10)(kernel)  # expect: NL905
+            runner(x)  # expect: NL905
+            profiled = legacy.profile(working_directory="out")(kernel)  # expect: NL905
+            profiled(x)  # expect: NL905
+            softmax = make_kernel()
+            return softmax(x)  # expect: NL905
+
+
+        def plain(x):
+            helper = sorted
+            return helper(x)
+        """,
+        select=["neuron-lockin"],
+    )

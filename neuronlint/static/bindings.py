@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from neuronlint.neuron_packages import neuron_module
-from neuronlint.static.calls import arg_value, name_of
+from neuronlint.static.calls import arg_value, is_true, kwarg, name_of
 from neuronlint.static.context import (
     EMPTY_LIST,
     HOST_LIBRARIES,
@@ -198,6 +198,8 @@ def is_mask(value: cst.BaseExpression, ctx: FileContext) -> bool:
         )
     if type(value) is cst.UnaryOperation and type(value.operator) is cst.BitInvert:
         return True
+    if type(value) is cst.Subscript:
+        return _names_mask(value.value, ctx)  # `per_image = candidate_inds[i]`: a row of a mask is one
     if type(value) is cst.BinaryOperation and type(value.operator) in (cst.BitAnd, cst.BitOr):
         return is_mask(value.left, ctx) or is_mask(value.right, ctx) or _names_mask(value.left, ctx)
     if type(value) is cst.Call:
@@ -339,8 +341,13 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         gathered = _gathered(value, ctx) if unpacked else None
         if gathered is not None and len(gathered) != len(elements):
             gathered = None
+        if unpacked and (qualname := ctx.qualname(value.func)) is not None and _suppresses(qualname, ctx):
+            kind = ("tensor", qualname.rpartition(".")[2])  # `dets, keep = nms(...)` (MMCV): both kept boxes
+        unique = _unpacked_unique(value, len(elements), ctx) if unpacked and kind is None else ()
         for position, element in enumerate(elements):
-            if kind is not None and type(element) is cst.Name:
+            if position in unique and type(element) is cst.Name:
+                ctx.bind(element.value, ("tensor", "unique"))
+            elif kind is not None and type(element) is cst.Name:
                 ctx.bind(element.value, kind)
             elif gathered and gathered[position] and type(element) is cst.Name:
                 ctx.bind(element.value, ("tensor", ""))
@@ -374,7 +381,16 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
     if type(target) is not cst.Name or value is None:
         return
     name = target.value
+    if (
+        type(value) is cst.IfExp
+        and {ctx.qualname(value.body), ctx.qualname(value.orelse)} <= _EXTENSION_CLASSES
+    ):
+        # `ext = CUDAExtension if with_cuda else CppExtension`: a builder either way (torchsparse)
+        ctx.bind(name, (EXTENSION_BUILDER, ctx.qualname(value.body)))
+        return
     kind = _kind_of(value, ctx)
+    if kind is None and type(value) is cst.Call and _returns_nki_kernel(value, WHOLE, ctx):
+        kind = ("kernel", "nki")  # `kernel = make_kernel()`, a getter returning its `@nki.jit` function
     if kind is None and type(value) is cst.Call:
         kind = ctx.returned(value, WHOLE)  # `loss = compute_loss(model, batch)`
     if kind is None and _computed_loss(name, value, ctx):
@@ -498,6 +514,20 @@ def _rebinds_in_branch(name: str, kind: Binding, ctx: FileContext) -> bool:
             return False
         if type(node) in (cst.If, cst.Else, cst.Try, cst.ExceptHandler):
             return True
+    return False
+
+
+def _old_torch_fallback(node: cst.ClassDef, ctx: FileContext) -> bool:
+    """`try: autocast = torch.cuda.amp.autocast` / `except: class autocast: ...` (RAFT): a stand-in
+    for a torch that lacks the API. Every torch that has it takes the `try` path, so the name keeps
+    the API and its uses stay its uses."""
+    binding = ctx.lookup(node.name.value)
+    if binding is None or binding[0] != "module" or not binding[1].startswith("torch."):
+        return False
+    for parent in reversed(ctx.parents):
+        if parent is node or type(parent) is cst.IndentedBlock:
+            continue
+        return type(parent) is cst.ExceptHandler
     return False
 
 
@@ -665,7 +695,7 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
             return ("host", "")  # `i = pred_cls == c` of an array the docstring names: a host mask
         if tp is cst.Comparison and _compares_reduction(value, ctx):
             return ("tensor", "")  # `needs_mask = lengths.min() < K`: one boolean, still on the device
-        return ("mask", "") if is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
+        return _mask_kind(value, ctx) if is_mask(value, ctx) else _value_kind(value, ctx, numpy_checked=True)
     if tp in _DISPLAYS:
         if tp is cst.ListComp and (_makes_device_tensor(value.elt, ctx) or _reduces_items(value, ctx)):
             return TENSOR_LIST  # `gathered = [torch.zeros_like(t) for _ in range(world_size)]`
@@ -701,7 +731,7 @@ def _size_of_data(value: cst.Call | cst.Subscript, ctx: FileContext) -> Binding 
 
 def counted_rows(value: cst.BaseExpression) -> cst.BaseExpression | None:
     """The tensor whose rows `value` counts: `len(x)`, `x.numel()`, `x.nelement()`, `x.size(0)`,
-    `x.shape[0]`; None for anything else, such as `x.size(1)` or `x.shape[-1]` (a dimension the
+    `x.shape[0]`, `x.size()[0]`; None for anything else, such as `x.size(1)` or `x.shape[-1]` (a dimension the
     data keeps) and `x.size()` (the whole shape)."""
     if type(value) is cst.Call:
         func, args = value.func, value.args
@@ -717,8 +747,11 @@ def counted_rows(value: cst.BaseExpression) -> cst.BaseExpression | None:
         return None
     if type(value) is cst.Subscript and len(value.slice) == 1:
         shape, index = value.value, value.slice[0].slice
+        first = type(index) is cst.Index and _is_zero(index.value)
         if type(shape) is cst.Attribute and shape.attr.value == "shape":
-            return shape.value if type(index) is cst.Index and _is_zero(index.value) else None
+            return shape.value if first else None
+        if type(shape) is cst.Call and type(shape.func) is cst.Attribute and shape.func.attr.value == "size":
+            return shape.func.value if first and not shape.args else None  # `x.size()[0]`
     return None
 
 
@@ -865,7 +898,7 @@ def loaded_extension(call: cst.Call, ctx: FileContext, qualname: str | None = No
         # `awq_ext, msg = try_import("awq_ext")`
         names = ctx.strings(call.args[0].value)
         module = names[0] if names and len(names) == 1 else ""
-        return module if names_extension(module) and not module.startswith("torch.") else None
+        return module if names_extension(module, ctx) and not module.startswith("torch.") else None
     if qualname is None or not qualname.endswith(EXTENSION_LOADER):
         return None
     names = ctx.strings(arg_value(call, 0, "name"))
@@ -919,13 +952,23 @@ def _cuda_amp_partial(call: cst.Call, ctx: FileContext) -> str | None:
     return None
 
 
+def _mask_kind(value: cst.BaseExpression, ctx: FileContext) -> Binding:
+    """A mask, with the op that sized the tensor it compares, if the data did: `inds = boxes[:, -1] >
+    t` after `boxes = merged[merged_labels == c]` has as many rows as the boxes kept (`len(inds)`)."""
+    if type(value) is cst.Comparison:
+        for operand in (value.left, *(c.comparator for c in value.comparisons)):
+            if (op := data_dependent(operand, ctx)) is not None:
+                return ("mask", op)
+    return ("mask", "")
+
+
 def _value_kind(value: cst.BaseExpression, ctx: FileContext, numpy_checked: bool = False) -> Binding | None:
     if not numpy_checked and ctx.is_numpy(value):
         return ("numpy", "")
     if ctx.is_host_value(value):
         return ("host", "")
     if is_mask(value, ctx):
-        return ("mask", "")
+        return _mask_kind(value, ctx)
     if _per_image(value, ctx):
         return PER_IMAGE
     op = data_dependent(value, ctx)
@@ -964,6 +1007,23 @@ _SIZE_BY_DATA_FUNCTIONS = frozenset(f"torch.{name}" for name in _SIZE_BY_DATA_ME
 _NMS_FAMILY = frozenset(
     {"nms", "batched_nms", "nms_rotated", "batched_nms_rotated", "nms_quadri", "soft_nms", "nms_match"}
 )
+
+
+def _unpacked_unique(call: cst.Call, count: int, ctx: FileContext) -> tuple[int, ...]:
+    """The positions of `values, inverse, counts = torch.unique(x, return_inverse=True,
+    return_counts=True)` (or `x.unique(...)`) that the data sizes: the values, and the counts (last)
+    when asked for; the inverse indices have the input's size."""
+    func = call.func
+    qualname = ctx.qualname(func)
+    if qualname not in ("torch.unique", "torch.unique_consecutive") and not (
+        qualname is None
+        and type(func) is cst.Attribute
+        and func.attr.value in ("unique", "unique_consecutive")
+        and not ctx.is_host_value(func.value)
+    ):
+        return ()
+    counts = kwarg(call, "return_counts")
+    return (0, count - 1) if counts is not None and is_true(counts.value) else (0,)
 
 
 def _suppresses(qualname: str, ctx: FileContext) -> bool:
@@ -1065,7 +1125,7 @@ def data_dependent(value: cst.BaseExpression, ctx: FileContext) -> str | None:
             node = func.value
         elif type(node) is cst.Name:
             binding = ctx.lookup(node.value)
-            return binding[1] or None if binding is not None and binding[0] == "tensor" else None
+            return binding[1] or None if binding is not None and binding[0] in ("tensor", "mask") else None
         else:
             return None
 
@@ -1682,12 +1742,20 @@ def _returns_nki_kernel(call: cst.Call, position: int, ctx: FileContext) -> bool
 
 
 def _makes_nki_kernel(call: cst.Call, ctx: FileContext) -> bool:
-    """`nki_jit()(nki_cumsum)`, `nki.jit(kernel)`: a call that wraps an NKI kernel, whose result is
-    an NKI kernel the code launches by name (`nki_cumsum_func(x, out, axis=1)`)."""
+    """`nki_jit()(nki_cumsum)`, `nki.jit(kernel)`, `nki.benchmark(warmup=2, iters=10)(kernel)`: a call
+    that wraps an NKI kernel, whose result is an NKI kernel the code launches by name
+    (`nki_cumsum_func(x, out, axis=1)`, `bench(x)`)."""
     func = call.func
     wrapper = func.func if type(func) is cst.Call else func
     made = ctx.qualname(wrapper) or ""
-    return made in _NKI_WRAPPERS or (made.startswith(_NKI_PREFIXES) and made.endswith(".jit"))
+    return made in _NKI_WRAPPERS or (
+        made.startswith(_NKI_PREFIXES) and made.rpartition(".")[2] in _NKI_KERNEL_DECORATORS
+    )
+
+
+# NKI's decorators that make a kernel runnable: compiled (`jit`), or run on a NeuronCore for its
+# latency (`benchmark`) or a profile (`profile`), or without a framework (`baremetal`).
+_NKI_KERNEL_DECORATORS = frozenset({"jit", "benchmark", "profile", "baremetal"})
 
 
 def _made_gpu_kernel(call: cst.Call, ctx: FileContext) -> str | None:
@@ -1790,7 +1858,12 @@ def _checks_something(function: cst.FunctionDef) -> bool:
     return False
 
 
-def _function_site(node: cst.FunctionDef, enclosing: Scope) -> str:
+# A loss's own data preparation (`v8DetectionLoss.preprocess(targets, ...)`, copied by YOLOv9) runs on
+# the targets its call moved to the device, not in the input pipeline.
+_LOSS_CLASS = re.compile(r"Loss")
+
+
+def _function_site(node: cst.FunctionDef, enclosing: Scope, ctx: FileContext) -> str:
     name = node.name.value
     if enclosing.site in (SITE_TEST, SITE_DEVICE_LAYER):
         return enclosing.site
@@ -1799,7 +1872,9 @@ def _function_site(node: cst.FunctionDef, enclosing: Scope) -> str:
     if enclosing.site == SITE_HOST or _HOST_FUNCTION.match(name):
         return SITE_HOST
     if _PREPARE_FUNCTION.match(name) and not enclosing.module_class and enclosing.site != SITE_STEP:
-        return SITE_HOST
+        cls = ctx.enclosing(cst.ClassDef) if enclosing.kind == "class" else None
+        if cls is None or not _LOSS_CLASS.search(cls.name.value):
+            return SITE_HOST
     if name == "compute_metrics" and enclosing.kind != "class":
         return SITE_HOST  # the Trainer hook: it is given numpy predictions and labels (EvalPrediction)
     if enclosing.site == SITE_STEP or _STEP_FUNCTION.match(name):
@@ -2199,7 +2274,7 @@ class Bindings(Checker):
             and (module := _returned_module(node)) is not None
         ):
             ctx.module_factories[name] = module
-        site = _function_site(node, outer)
+        site = _function_site(node, outer, ctx)
         if site != SITE_TEST and any(d in _CPU_JIT for d in decorators):
             site = SITE_HOST  # numba's CPU JIT compiles the function for numpy arrays on the host
         scope = Scope("function", site=site, by_path=outer.by_path and site == outer.site)
@@ -2245,7 +2320,7 @@ class Bindings(Checker):
             # `class Build(BuildExtension)`: the subclass is the builder under another name, so its
             # use in `cmdclass={"build_ext": Build}` is a use of BuildExtension.
             ctx.bind(node.name.value, ("module", builder))
-        elif ctx.lookup(node.name.value) is not None:
+        elif ctx.lookup(node.name.value) is not None and not _old_torch_fallback(node, ctx):
             ctx.bind(node.name.value, ("other", None))
         by_path = outer.by_path and site == outer.site
         module_class = _module_class(node)

@@ -32,7 +32,8 @@ from neuronlint.static.tensor_returns import WHOLE, TensorReturns, pending_key
 #   ("read", "<tensor>.item()")  a host number read from a tensor value (`n = lengths.max().item()`)
 #   ("python", "")             a configuration value (`beta = self.args.beta`): Python data, which
 #                              decides no tensor's location in an operation
-#   ("mask", "")               a boolean mask (`m = x > 0`, `~pad`, `x.eq(y)`, `.bool()`)
+#   ("mask", op)               a boolean mask (`m = x > 0`, `~pad`, `x.eq(y)`, `.bool()`); op: what
+#                              sized the tensor it compares, if the data did ("" otherwise)
 #   ("index", "")              an element of an index tensor a loop runs over (`for i in keep_by_nms`)
 #   ("size", (text, key))      a Python number that is the size of a tensor whose size depends on
 #                              its data (`n = len(keep)`); key names the finding kept for a branch on it
@@ -798,6 +799,8 @@ class FileContext:
                 return True
             if by_name and name in _WRAPPERS and node.args and self._wraps_host_data(node):
                 return True  # torch.as_tensor(indices), torch.tensor([1, 2]): a CPU tensor
+            if type(func) is cst.Name and func.value == "abs" and len(node.args) == 1:
+                return self._host_side(node.args[0].value, copies, kinds, by_name)  # `abs(a - b)` of arrays
             if by_name and name in ("copy.deepcopy", "copy.copy") and node.args:
                 return self._host_side(node.args[0].value, copies, kinds, by_name)  # a copy stays put
             if by_name and name == "torch.load" and self._maps_to_cpu(node):

@@ -49,6 +49,47 @@ _TOP_LEVEL_EXTENSIONS = frozenset(
 )
 
 
+# Packages whose Python API is a thin layer over a compiled extension they ship, loaded when the
+# package is imported: MMCV's `mmcv/ops/__init__.py` imports every op module, and each loads the
+# compiled `mmcv._ext` (`ext_loader.load_ext("_ext", [...])`). So an import of the package is the
+# extension's import, and each use of an op is a use of the compiled module; the ops written in plain
+# PyTorch (point_sample.py, cc_attention.py, corner_pool.py, conv2d_gradfix.py,
+# deprecated_wrappers.py, merge_cells.py at mmcv a8073c74) load nothing and are not.
+_EXTENSION_PACKAGES = {
+    "mmcv.ops": frozenset(
+        {
+            "point_sample",
+            "SimpleRoIAlign",
+            "rel_roi_point_to_rel_img_point",
+            "cc_attention",
+            "CrissCrossAttention",
+            "corner_pool",
+            "CornerPool",
+            "conv2d_gradfix",
+            "conv2d",
+            "conv_transpose2d",
+            "deprecated_wrappers",
+            "Conv2d",
+            "ConvTranspose2d",
+            "Linear",
+            "MaxPool2d",
+            "merge_cells",
+        }
+    ),
+}
+
+
+def _in_extension_package(module: str, ctx: FileContext | None) -> str | None:
+    """The extension package a dotted name lies in or names (`mmcv.ops.nms` -> `mmcv.ops`), or None.
+    Inside the package's own distribution (MMCV's `mmcv/` tree) its ops are the code being ported,
+    and their kernels are reported where the package loads them."""
+    package = next((p for p in _EXTENSION_PACKAGES if module == p or module.startswith(p + ".")), None)
+    if package is None or ctx is None:
+        return package
+    own = ctx.module_name.partition(".")[0]
+    return None if own == package.partition(".")[0] else package
+
+
 # Helpers named after CUDA, not compiled modules: `move_to_cuda`, `require_cuda`, `skip_if_no_cuda`.
 _HELPER_PREFIXES = (
     "to_",
@@ -93,7 +134,10 @@ def _extension_name(last: str) -> bool:
 # letters, 82 the word).
 EXTENSION_IDENTIFIER = re.compile(
     rb"(?<![A-Za-z0-9_])(?:_C|[A-Za-z0-9_]*_cuda(?:_kernel|_[0-9]+)?|"
-    + rb"|".join(re.escape(n.encode()) for n in sorted(_KNOWN_EXTENSIONS | _TOP_LEVEL_EXTENSIONS))
+    + rb"|".join(
+        re.escape(n.encode())
+        for n in sorted(_KNOWN_EXTENSIONS | _TOP_LEVEL_EXTENSIONS | set(_EXTENSION_PACKAGES))
+    )
     + rb")(?![A-Za-z0-9_])"
 )
 
@@ -103,10 +147,11 @@ def _extension_at(parts: list[str], end: int) -> bool:
     return _extension_name(parts[end - 1]) or (end == 1 and parts[0] in _TOP_LEVEL_EXTENSIONS)
 
 
-def names_extension(module: str) -> bool:
-    """Whether a module's dotted name reads as a compiled extension (`fused_cuda`, `pkg._C`)."""
+def names_extension(module: str, ctx: FileContext | None = None) -> bool:
+    """Whether a module's dotted name reads as a compiled extension (`fused_cuda`, `pkg._C`), or lies
+    in a package that loads one when imported (`mmcv.ops`, outside MMCV's own tree given `ctx`)."""
     parts = module.split(".")
-    return _extension_at(parts, len(parts))
+    return _extension_at(parts, len(parts)) or _in_extension_package(module, ctx) is not None
 
 
 def extension_module(qualname: str, ctx: FileContext | None = None) -> str | None:
@@ -117,6 +162,10 @@ def extension_module(qualname: str, ctx: FileContext | None = None) -> str | Non
     `torch._C` does not, nor does a function that merely has `cuda` in its name (`move_to_cuda`)."""
     if qualname.startswith("torch.") or qualname == "torch":
         return None
+    package = _in_extension_package(qualname, ctx)
+    if package is not None:
+        op = qualname[len(package) + 1 :].partition(".")[0]
+        return package if op and op not in _EXTENSION_PACKAGES[package] else None
     parts = qualname.split(".")
     built = ctx.extension_modules if ctx is not None else ()
     for end in range(1, len(parts) + 1):

@@ -282,6 +282,19 @@ def kernel_calls(
             "reaches": KERNEL_LAUNCH if launch else reach,
         }
         sites.append(_detection("NL308", call, lines, facts))
+    for call in calls:
+        # `gradcheck(dcn_v2_conv, inputs)`, `partial(DCN, ...)`: an entry point handed to a caller
+        handed = call.args[0] if call.args and isinstance(call.args[0], (ast.Name, ast.Attribute)) else None
+        target = _resolve(_dotted(handed), bound) if handed is not None else None
+        if target is None or handed.lineno in skip:
+            continue
+        reach = entries.get(target[0], {}).get(target[1])
+        if reach is None or reach == KERNEL:
+            continue
+        skip.add(handed.lineno)
+        sites.append(
+            _detection("NL308", handed, lines, {"name": target[1], "module": target[0], "reaches": reach})
+        )
     for call in calls if built else ():
         # `_plugin = custom_ops.get_plugin(...)`, then `_plugin.bias_act(x, ...)`: StyleGAN's ops
         # call functions of the extension that the build helper of another module returned
@@ -389,19 +402,40 @@ def entry_import_lines(
 ) -> set[int]:
     """The lines of `imported` whose `from ... import` binds an entry point of the module it
     imports from, itself or as an autograd Function (`from models.ops.modules import MSDeformAttn`),
-    not only its plain helpers or a class whose methods alone reach a kernel."""
+    not only its plain helpers or a class whose methods alone reach a kernel; and those whose
+    `import` binds the module itself when the file reaches an entry point through it (`import
+    nvdiffrast.torch as dr`, then `dr.rasterize(...)`)."""
     tree = parse_source(source)
     if tree is None:
         return set()
     lines = set()
+    whole: dict[str, tuple[str, int]] = {}  # `import pkg as p`: p -> (pkg's kernel module, import line)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.lineno in imported:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in imported:
             one = ast.Module(body=[node], type_ignores=[])
-            for module, name in _bound(one, imported).values():
+            for local, (module, name) in _bound(one, imported).items():
                 table = entries.get(module, {})
                 if name and (name in table or f"{name}.apply" in table):
                     lines.add(node.lineno)
+                elif not name and isinstance(node, ast.Import):
+                    whole[local] = (module, node.lineno)
+    if whole:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                target = _resolve_whole(_dotted(node), whole)
+                if target is not None and target[1] in entries.get(target[0], {}):
+                    lines.add(target[2])
     return lines
+
+
+def _resolve_whole(dotted: str, whole: Mapping[str, tuple[str, int]]) -> tuple[str, str, int] | None:
+    """(kernel module, first name used in it, import line) of `p.name...` for a module bound whole."""
+    parts = dotted.split(".") if dotted else []
+    for end in range(len(parts) - 1, 0, -1):
+        found = whole.get(".".join(parts[:end]))
+        if found is not None:
+            return found[0], parts[end], found[1]
+    return None
 
 
 def extension_calls(
@@ -521,7 +555,7 @@ def _host_calls(tree: ast.Module) -> list[ast.Call]:
     return calls
 
 
-def _detection(rule: str, call: ast.Call, lines: list[str], facts: dict[str, Any]) -> dict[str, Any]:
+def _detection(rule: str, call: ast.expr, lines: list[str], facts: dict[str, Any]) -> dict[str, Any]:
     text = lines[call.lineno - 1].encode("utf-8") if call.lineno <= len(lines) else b""
     column = len(text[: call.col_offset].decode("utf-8", "replace")) + 1  # offsets are in bytes
     end_offset = call.end_col_offset if call.end_lineno == call.lineno and call.end_col_offset else len(text)

@@ -183,7 +183,7 @@ class CudaOnlyLib(Checker):
         for alias in node.names:
             module = dotted(alias.name)
             lib = ctx.data.library(module)
-            if lib is not None and not names_extension(module):
+            if lib is not None and not names_extension(module, ctx):
                 ctx.report("NL401", alias, **_lib_facts(lib, module, ctx))
                 _note_optional(node, lib, ctx)
 
@@ -200,7 +200,7 @@ class CudaOnlyLib(Checker):
                 if lib is not None:
                     module = f"{module}.{dotted(alias.name)}"
                     break
-        if lib is not None and not names_extension(module):
+        if lib is not None and not names_extension(module, ctx):
             ctx.report("NL401", node.module, **_lib_facts(lib, module, ctx))
             _note_optional(node, lib, ctx)
 

@@ -292,7 +292,7 @@ class CustomKernel(Checker):
     def import_extension(self, node: cst.Import, ctx: FileContext) -> None:
         for alias in node.names:
             module = dotted(alias.name)
-            if names_extension(module) and not module.startswith("torch."):
+            if names_extension(module, ctx) and not module.startswith("torch."):
                 _report_extension_import(module, alias, ctx)
             elif module == _CPP_EXTENSION or module.startswith(_CPP_EXTENSION + "."):
                 ctx.report("NL302", alias, api=_CPP_EXTENSION, builder="import")
@@ -317,7 +317,7 @@ class CustomKernel(Checker):
             ctx.report("NL302", node.module or node, api=_CPP_EXTENSION, builder=builder)
             return
         for full, where in candidates:
-            if full and where is not None and names_extension(full) and not full.startswith("torch."):
+            if full and where is not None and names_extension(full, ctx) and not full.startswith("torch."):
                 _report_extension_import(full, where, ctx)
                 return
 

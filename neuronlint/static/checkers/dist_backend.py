@@ -27,6 +27,7 @@ _DDP = (
     "torch.nn.parallel.DistributedDataParallel",
     "torch.nn.parallel.distributed.DistributedDataParallel",
     "mmcv.parallel.MMDistributedDataParallel",
+    "mmcv.parallel.distributed.MMDistributedDataParallel",
 )
 
 

@@ -322,8 +322,10 @@ def _value_read(
                 receiver = func.value
                 if func.attr.value in _VALUE_METHODS and _maybe_tensor(receiver, ctx):
                     return _Read(f".{func.attr.value}()", node)
-                if func.attr.value in _SIZE_METHODS:
-                    sized = _sized_by_data(receiver, ctx, detections and counted_rows(node) is not None)
+                rows = counted_rows(node)
+                # `x.size(1)`, `x.size(-1) == 5`: a dimension the data does not size (for a 2-D `x`)
+                if func.attr.value in _SIZE_METHODS and (rows is not None or not node.args):
+                    sized = _sized_by_data(receiver, ctx, detections and rows is not None)
                     if sized is not None:
                         return _Read(f"{sized}: .{func.attr.value}()", node)
                 stack.append((receiver, False))
@@ -347,7 +349,8 @@ def _value_read(
             if detections and (rows := counted_rows(node)) is not None:
                 sized = _sized_by_data(rows, ctx, detections=True)  # `dets.shape[0]`
                 if sized is not None:
-                    return _Read(f"{sized}: .shape[0]", node)
+                    rows_read = ".shape[0]" if type(value) is cst.Attribute else ".size()[0]"
+                    return _Read(f"{sized}: {rows_read}", node)
             stack.append((value, value_position))
             # `if not is_thing[label.item()]:` looks up by a value read from a tensor
             stack.extend((e.slice.value, False) for e in node.slice if type(e.slice) is cst.Index)
