@@ -779,3 +779,46 @@ def test_cuda_autocast_with_a_stand_in_for_old_torch(tmp_path):
         """,
         **CUDA_API,
     )
+
+
+def test_a_function_sees_a_module_import_further_down(tmp_path):
+    """AutoGPTQ's setup.py defines `detect_local_sm_architectures()` above `if BUILD_CUDA_EXT:` /
+    `import torch`: the function reads `torch` when it runs, so its device probes are torch's. At
+    the module level a name is only what the lines above bound."""
+    check(
+        tmp_path,
+        """
+        import os
+
+        def detect_local_sm_architectures():
+            arch_list = []
+            for i in range(torch.cuda.device_count()):  # expect: NL106
+                arch_list.append(torch.cuda.get_device_capability(i))  # expect: NL106
+            return arch_list
+
+        BUILD_CUDA_EXT = os.environ.get("BUILD_CUDA_EXT", "1") == "1"
+        if BUILD_CUDA_EXT:
+            try:
+                import torch
+            except ImportError:
+                torch = None
+        """,
+        **CUDA_API,
+    )
+
+
+def test_a_device_map_placing_modules_on_gpu_ordinals(tmp_path):
+    """ChatGLM-6B's multi-GPU loader maps modules to GPU ordinals one by one: each integer is a CUDA
+    device ordinal (one finding per line); a map to "cpu" or "disk" is not."""
+    check(
+        tmp_path,
+        """
+        def auto_configure_device_map(num_gpus):
+            device_map = {'transformer.word_embeddings': 0,  # expect: NL112
+                          'transformer.final_layernorm': 0, 'lm_head': 0}  # expect: NL112
+            offload_map = {"model.layers": "cpu", "lm_head": "disk"}
+            sizes = {"lm_head": 0}
+            return device_map, offload_map, sizes
+        """,
+        **CUDA_API,
+    )

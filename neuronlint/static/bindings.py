@@ -2182,29 +2182,32 @@ class Bindings(Checker):
 
     @on(cst.Module)
     def late_imports(self, node: cst.Module, ctx: FileContext) -> None:
-        """Neuron packages and CUDA-only libraries imported at module level below the functions
-        that use them (`def train(): xm.optimizer_step(opt)` above `if __name__ == "__main__":
-        import torch_xla.core.xla_model as xm`; `amp.scale_loss(...)` above `if args.fp16: from apex
-        import amp`): a function body resolves its globals when it runs, so the names are bound in
-        the module scope from the start; the import statement binds them again. A library imported
-        in a `try` body is optional at its uses too."""
+        """Names imported at module level below the functions that use them: a function body
+        resolves its globals when it runs. Neuron packages and CUDA-only libraries (`def train():
+        xm.optimizer_step(opt)` above `if __name__ == "__main__": import torch_xla.core.xla_model
+        as xm`; `amp.scale_loss(...)` above `if args.fp16: from apex import amp`) are bound in the
+        module scope from the start; the import statement binds them again, and a library imported
+        in a `try` body is optional at its uses too. Every other module-level import is seen from
+        functions only (ctx.late_imports: AutoGPTQ's setup.py probes `torch.cuda` in a function
+        above `if BUILD_CUDA_EXT: import torch`)."""
         for statement, in_try in _module_level_imports(node):
             if type(statement) is cst.Import:
                 for alias in statement.names:
                     full = dotted(alias.name)
+                    if alias.asname is not None and type(alias.asname.name) is cst.Name:
+                        local, binding = alias.asname.name.value, ("module", full)
+                    else:
+                        local, binding = full.split(".")[0], ("module", full.split(".")[0])
                     if not _late_bound(full, ctx):
+                        ctx.late_imports.setdefault(local, binding)
                         continue
                     if _optional_library(full, in_try):
                         ctx.optional_imports.add(full)
-                    if alias.asname is not None and type(alias.asname.name) is cst.Name:
-                        ctx.bind(alias.asname.name.value, ("module", full))
-                    else:
-                        ctx.bind(full.split(".")[0], ("module", full.split(".")[0]))
+                    ctx.bind(local, binding)
             elif not statement.relative and type(statement.names) is not cst.ImportStar:
                 module = dotted(statement.module)
-                if not _late_bound(module, ctx):
-                    continue
-                if _optional_library(module, in_try):
+                bound = _late_bound(module, ctx)
+                if bound and _optional_library(module, in_try):
                     ctx.optional_imports.add(module)
                 for alias in statement.names:
                     name = dotted(alias.name)
@@ -2213,6 +2216,9 @@ class Bindings(Checker):
                         if alias.asname and type(alias.asname.name) is cst.Name
                         else name
                     )
+                    if not bound:
+                        ctx.late_imports.setdefault(local, ("module", f"{module}.{name}"))
+                        continue
                     ctx.bind(local, ("module", f"{module}.{name}"))
                     if _optional_library(module, in_try):
                         ctx.optional_imports.add(f"{module}.{name}")

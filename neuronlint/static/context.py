@@ -418,6 +418,8 @@ class FileContext:
         # no source text of its own, and code() asks the realizer for LibCST's.
         self.realizer: Any = None
         self._mentions: dict[tuple[str, ...] | bytes, bool] = {}
+        # module-level imports the walk binds where they stand, seen from functions from the start
+        self.late_imports: dict[str, Binding] = {}
         self.module_name = (
             module_name  # dotted module name of this file within the scan, e.g. "pkg.models.gpt"
         )
@@ -551,11 +553,16 @@ class FileContext:
         return found
 
     def lookup(self, name: str) -> Binding | None:
-        """What `name` stands for here, by Python's scoping rules (see push_scope)."""
+        """What `name` stands for here, by Python's scoping rules (see push_scope). A function reads
+        the module's globals when it runs, so it also sees a module-level import the walk has not
+        reached yet (AutoGPTQ's setup.py: `def detect_local_sm_architectures():` uses `torch`,
+        imported further down under `if BUILD_CUDA_EXT:`)."""
         for table in self.scopes[-1].visible:
             found = table.get(name)
             if found is not None:
                 return found
+        if self.late_imports and any(s.kind in ("function", "lambda") for s in self.scopes):
+            return self.late_imports.get(name)  # a class body or a comprehension at the top runs at once
         return None
 
     def is_enum(self, classdef: cst.ClassDef) -> bool:

@@ -377,9 +377,10 @@ class CudaApi(Checker):
     @on(cst.DictElement)
     def device_map_ordinal(self, node: cst.DictElement, ctx: FileContext) -> None:
         """`device_map={"": local_rank}`: Hugging Face's device map placing the whole model on one
-        device; an integer there is a CUDA device ordinal, as in `.to(local_rank)`."""
+        device; an integer there is a CUDA device ordinal, as in `.to(local_rank)`. So it is in a
+        map that places modules one by one (ChatGLM's `{'transformer.word_embeddings': 0, ...}`)."""
         key = node.key
-        if type(key) is not cst.SimpleString or key.value not in ('""', "''"):
+        if type(key) not in (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString):
             return
         value = node.value
         if not (_is_ordinal(value, ctx) or _is_index(value, ctx) or _names_process_index(value)):
