@@ -389,7 +389,12 @@ def _bind_value(target: cst.BaseExpression, value: cst.BaseExpression | None, ct
         ctx.bind(name, (EXTENSION_BUILDER, ctx.qualname(value.body)))
         return
     kind = _kind_of(value, ctx)
-    if kind is None and type(value) is cst.Call and _returns_nki_kernel(value, WHOLE, ctx):
+    if (
+        kind is None
+        and type(value) is cst.Call
+        and ctx.mentions(("nki",))
+        and _returns_nki_kernel(value, WHOLE, ctx)
+    ):
         kind = ("kernel", "nki")  # `kernel = make_kernel()`, a getter returning its `@nki.jit` function
     if kind is None and type(value) is cst.Call:
         kind = ctx.returned(value, WHOLE)  # `loss = compute_loss(model, batch)`

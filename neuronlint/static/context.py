@@ -516,6 +516,14 @@ class FileContext:
         functions and comprehensions inside a class do not see class attributes as names."""
         outer = self.scopes[-1]
         enclosing = outer.visible[1:] if outer.kind == "class" else outer.visible
+        if (
+            scope.kind in ("function", "lambda")
+            and self.late_imports
+            and enclosing[-1] is not self.late_imports
+        ):
+            # a function reads the module's globals when it runs: after the module's own table,
+            # the module-level imports the walk has not reached yet (Bindings.late_imports)
+            enclosing = (*enclosing, self.late_imports)
         scope.visible = (scope.bindings, *enclosing)
         self.scopes.append(scope)
         self._qual.clear()
@@ -556,13 +564,12 @@ class FileContext:
         """What `name` stands for here, by Python's scoping rules (see push_scope). A function reads
         the module's globals when it runs, so it also sees a module-level import the walk has not
         reached yet (AutoGPTQ's setup.py: `def detect_local_sm_architectures():` uses `torch`,
-        imported further down under `if BUILD_CUDA_EXT:`)."""
+        imported further down under `if BUILD_CUDA_EXT:`); a class body or a comprehension at the
+        top level runs at once and does not."""
         for table in self.scopes[-1].visible:
             found = table.get(name)
             if found is not None:
                 return found
-        if self.late_imports and any(s.kind in ("function", "lambda") for s in self.scopes):
-            return self.late_imports.get(name)  # a class body or a comprehension at the top runs at once
         return None
 
     def is_enum(self, classdef: cst.ClassDef) -> bool:
