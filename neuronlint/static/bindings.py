@@ -1746,6 +1746,11 @@ def _returns_nki_kernel(call: cst.Call, position: int, ctx: FileContext) -> bool
     return key is not None and ctx.nki_returns.tensor_at(key, position)
 
 
+# NKI's decorators that make a kernel runnable: compiled (`jit`), or run on a NeuronCore for its
+# latency (`benchmark`) or a profile (`profile`), or without a framework (`baremetal`).
+_NKI_KERNEL_DECORATORS = frozenset({"jit", "benchmark", "profile", "baremetal"})
+
+
 def _makes_nki_kernel(call: cst.Call, ctx: FileContext) -> bool:
     """`nki_jit()(nki_cumsum)`, `nki.jit(kernel)`, `nki.benchmark(warmup=2, iters=10)(kernel)`: a call
     that wraps an NKI kernel, whose result is an NKI kernel the code launches by name
@@ -1756,11 +1761,6 @@ def _makes_nki_kernel(call: cst.Call, ctx: FileContext) -> bool:
     return made in _NKI_WRAPPERS or (
         made.startswith(_NKI_PREFIXES) and made.rpartition(".")[2] in _NKI_KERNEL_DECORATORS
     )
-
-
-# NKI's decorators that make a kernel runnable: compiled (`jit`), or run on a NeuronCore for its
-# latency (`benchmark`) or a profile (`profile`), or without a framework (`baremetal`).
-_NKI_KERNEL_DECORATORS = frozenset({"jit", "benchmark", "profile", "baremetal"})
 
 
 def _made_gpu_kernel(call: cst.Call, ctx: FileContext) -> str | None:

@@ -1,6 +1,7 @@
 """Names that read as compiled CUDA extension modules: a repository's own `_C` and `*_cuda`
-modules, the ones libraries ship (`amp_C`, `flash_attn_2_cuda`), and the modules a file builds. Kept
-apart from the custom-kernel checker because bindings reads them too (`importlib.import_module`)."""
+modules, the ones libraries ship (`amp_C`, `flash_attn_2_cuda`), the packages that load one when
+imported (`mmcv.ops`), and the modules a file builds. Kept apart from the custom-kernel checker
+because bindings and cuda_only_lib read them too (`importlib.import_module`, library imports)."""
 
 from __future__ import annotations
 
@@ -158,8 +159,10 @@ def extension_module(qualname: str, ctx: FileContext | None = None) -> str | Non
     """The compiled CUDA extension module a dotted name lies in (`scaled_masked_softmax_cuda.forward`
     -> `scaled_masked_softmax_cuda`, `vllm._C.ops.x` -> `vllm._C`), or None. A repository's own `_C`,
     `*_cuda` modules, well-known library extensions (`amp_C`, `flash_attn_2_cuda`) and the modules
-    this file builds (`CUDAExtension(name=...)`, `cpp_extension.load(name=...)`) count; PyTorch's own
-    `torch._C` does not, nor does a function that merely has `cuda` in its name (`move_to_cuda`)."""
+    this file builds (`CUDAExtension(name=...)`, `cpp_extension.load(name=...)`) count, and so does
+    an op of a package that loads one (`mmcv.ops.nms` -> `mmcv.ops`, not its plain-PyTorch ops);
+    PyTorch's own `torch._C` does not, nor does a function that merely has `cuda` in its name
+    (`move_to_cuda`)."""
     if qualname.startswith("torch.") or qualname == "torch":
         return None
     package = _in_extension_package(qualname, ctx)

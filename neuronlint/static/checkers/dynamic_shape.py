@@ -322,10 +322,14 @@ def _value_read(
                 receiver = func.value
                 if func.attr.value in _VALUE_METHODS and _maybe_tensor(receiver, ctx):
                     return _Read(f".{func.attr.value}()", node)
-                rows = counted_rows(node) if func.attr.value in _SIZE_METHODS else None
-                # `x.size(1)`, `x.size(-1) == 5`: a dimension the data does not size (for a 2-D `x`)
-                if func.attr.value in _SIZE_METHODS and (rows is not None or not node.args):
-                    sized = _sized_by_data(receiver, ctx, detections and rows is not None)
+                if func.attr.value in _SIZE_METHODS:
+                    rows = counted_rows(node)
+                    # `x.size(1)`, `x.size(-1) == 5`: a dimension the data does not size (a 2-D `x`)
+                    sized = (
+                        _sized_by_data(receiver, ctx, detections and rows is not None)
+                        if rows is not None or not node.args
+                        else None
+                    )
                     if sized is not None:
                         return _Read(f"{sized}: .{func.attr.value}()", node)
                 stack.append((receiver, False))
