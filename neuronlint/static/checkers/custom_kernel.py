@@ -162,6 +162,15 @@ def _report_extension_import(module: str, node: cst.CSTNode, ctx: FileContext) -
     _required(module, ctx)
 
 
+def _defines_name(parent: cst.CSTNode | None, name: cst.Name) -> bool:
+    """Whether `name` is what its parent defines or assigns (a function's, class's or parameter's
+    name, an assignment's target), not a use of what the name held."""
+    tp = type(parent)
+    if tp in (cst.FunctionDef, cst.ClassDef, cst.Param):
+        return parent.name is name
+    return tp is cst.AssignTarget and parent.target is name
+
+
 def _tries_import(node: cst.CSTNode) -> bool:
     """`try_import("awq_ext")`: a helper named for catching the failed import (it returns None)."""
     return type(node) is cst.Call and name_of(node.func).startswith(("try_", "safe_", "optional_"))
@@ -332,6 +341,8 @@ class CustomKernel(Checker):
         parent = ctx.parent()
         if type(parent) is cst.Attribute and (parent.value is node or is_name):
             return  # only the outermost attribute of a chain
+        if is_name and _defines_name(parent, node):
+            return  # `def points_in_boxes_part(self):` in a module that imports the op of that name
         qualname = ctx.qualname(node)
         if not qualname or ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
             return
