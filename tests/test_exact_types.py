@@ -11,7 +11,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from neuronlint.static.checkers import api_names
+from neuronlint.static import nodes
 from tests.annotated_source import check
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +56,7 @@ def test_classes_compared_by_type_have_no_subclasses():
     for name in sorted(names):
         cls = getattr(cst, name)
         assert cls.__subclasses__() == [], f"cst.{name} has subclasses; a type() test would miss them"
-    for cls in api_names._NOT_A_USE_TYPES:
+    for cls in nodes._NOT_A_USE:
         assert cls.__subclasses__() == [], cls
 
 

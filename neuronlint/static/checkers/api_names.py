@@ -25,19 +25,8 @@ from neuronlint.static.checkers.host_sync import (
     reads_device_value,
 )
 from neuronlint.static.context import FileContext
+from neuronlint.static.nodes import defines_name
 from neuronlint.static.registry import Checker, on
-
-# Parents under which a Name is a definition or part of an import, not a use of an API.
-# (Under a Param only the parameter's own name is a definition; its default value is a use.)
-_NOT_A_USE = (
-    cst.ImportAlias,
-    cst.AsName,
-    cst.FunctionDef,
-    cst.ClassDef,
-    cst.ImportFrom,
-    cst.Import,
-)
-_NOT_A_USE_TYPES = frozenset(_NOT_A_USE)  # concrete classes without subclasses: `type(x) in` is exact
 
 
 def _entry_facts(entry: dict, qualname: str) -> dict:
@@ -467,7 +456,7 @@ class ApiNames(Checker):
         tp = type(parent)  # `type() is`/`in`: a failing isinstance() on LibCST's classes is slow
         if tp is cst.Attribute and parent.value is node:
             return  # only the outermost attribute of a chain is looked up
-        if tp in _NOT_A_USE_TYPES:
+        if defines_name(parent, node):
             return
         qualname = ctx.qualname(node)
         if qualname is None:
@@ -497,7 +486,7 @@ class ApiNames(Checker):
         parent = ctx.parent()
         if type(parent) is cst.Attribute:
             return  # roots and attribute names are handled with the whole chain
-        if isinstance(parent, _NOT_A_USE) or (type(parent) is cst.Param and parent.name is node):
+        if defines_name(parent, node):
             return
         if type(parent) is cst.Arg and parent.keyword is node:
             return

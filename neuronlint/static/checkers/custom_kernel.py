@@ -23,6 +23,7 @@ from neuronlint.static.extension_names import (
     extension_module,
     names_extension,
 )
+from neuronlint.static.nodes import defines_name
 from neuronlint.static.optional_imports import optional_guard
 from neuronlint.static.registry import Checker, on
 
@@ -160,15 +161,6 @@ def _report_extension_import(module: str, node: cst.CSTNode, ctx: FileContext) -
         ctx.optional_imports.add(module)
     ctx.report("NL303", node, module=module, kind="compiled extension", guarded=guarded)
     _required(module, ctx)
-
-
-def _defines_name(parent: cst.CSTNode | None, name: cst.Name) -> bool:
-    """Whether `name` is what its parent defines or assigns (a function's, class's or parameter's
-    name, an assignment's target), not a use of what the name held."""
-    tp = type(parent)
-    if tp in (cst.FunctionDef, cst.ClassDef, cst.Param):
-        return parent.name is name
-    return tp is cst.AssignTarget and parent.target is name
 
 
 def _tries_import(node: cst.CSTNode) -> bool:
@@ -341,8 +333,12 @@ class CustomKernel(Checker):
         parent = ctx.parent()
         if type(parent) is cst.Attribute and (parent.value is node or is_name):
             return  # only the outermost attribute of a chain
-        if is_name and _defines_name(parent, node):
-            return  # `def points_in_boxes_part(self):` in a module that imports the op of that name
+        if defines_name(parent, node) or (
+            is_name and type(parent) is cst.AssignTarget and parent.target is node
+        ):
+            # `def points_in_boxes_part(self):` in a module that imports the op of that name, or an
+            # assignment rebinding the name: nothing is used from the extension
+            return
         qualname = ctx.qualname(node)
         if not qualname or ctx.enclosing(cst.Import, cst.ImportFrom, cst.Annotation) is not None:
             return

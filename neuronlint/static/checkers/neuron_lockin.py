@@ -18,7 +18,7 @@ from neuronlint.static.literal_roles import (
     ROLE_OPTION,
     literal_role,
 )
-from neuronlint.static.nodes import children_of
+from neuronlint.static.nodes import children_of, defines_name
 from neuronlint.static.registry import Checker, on
 
 # `import torch.neuron`: the namespace the Inf1 package torch-neuron adds to torch
@@ -76,10 +76,6 @@ def _device_use(node: cst.CSTNode, value: str, ctx: FileContext) -> str | None:
     return "device"
 
 
-# Parents under which a name is a definition or part of an import, not a use of what it names.
-_NOT_A_USE = (cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.ImportFrom, cst.Import)
-
-
 def _names_neuron(node: cst.BaseExpression) -> bool:
     """A chain with a `.neuron` link (`torch.neuron`, `torch.neuron.amp`): a cheap test before the
     qualname lookup."""
@@ -129,11 +125,9 @@ def _neuron_use(node: cst.Name | cst.Attribute, ctx: FileContext) -> tuple[str, 
     qualname = ctx.qualname(node)  # cheapest test first: most names and attributes are not imports
     if not qualname:
         return None
-    if isinstance(parent, _NOT_A_USE) or ctx.enclosing(cst.Import, cst.ImportFrom) is not None:
+    if defines_name(parent, node) or ctx.enclosing(cst.Import, cst.ImportFrom) is not None:
         return None
     if type(node) is cst.Name:
-        if type(parent) is cst.Param and parent.name is node:
-            return None
         if type(parent) is cst.Return and _hands_module_over(ctx):
             return None  # `return xm` in a lazy-import helper: its callers' uses are the findings
         if type(parent) is cst.Arg and parent.keyword is node:
