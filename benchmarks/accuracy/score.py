@@ -77,6 +77,8 @@ SETS = {
     "fresh33": {"AF"},
     "fresh34": {"AG"},
     "fresh35": {"AH"},
+    "fresh36": {"AI"},
+    "fresh37": {"AJ"},
 }
 
 
