@@ -21,6 +21,9 @@ NEURON_MODULES: tuple[tuple[str, str, str], ...] = (
     ("nkilib", "NL905", "NKI Library"),
     ("nki", "NL905", "NKI"),
     ("transformers_neuronx", "NL904", "transformers-neuronx (end of support)"),
+    # NeuronPerf, Neuron's benchmarking library (`neuronperf.torch.benchmark(model_file, inputs)`
+    # runs a Neuron-compiled model), archived (rules/catalogue/neuron-lockin.toml, NL903 sources)
+    ("neuronperf", "NL903", "NeuronPerf, Neuron's archived benchmarking library"),
     # torch-neuron, the Inf1 (NeuronCore-v1) package (`torch_neuron.trace`), archived: "torch-neuron
     # (Inf1) is no longer officially supported by the AWS Neuron SDK"
     # (rules/catalogue/neuron-lockin.toml, NL903 sources)

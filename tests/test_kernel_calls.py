@@ -163,7 +163,7 @@ def test_entry_points_of_a_kernel_module_are_reported_where_other_files_call_the
     assert ("NL301", 31) in {(f.rule, f.line) for f in result.active if f.path == "pkg/model.py"}
     message = next(f.message for f in result.active if f.rule == "NL308")
     assert message.startswith(
-        "Calls `init` from `pkg.ops.build`, which builds a C++/CUDA extension "
+        "Uses `init` from `pkg.ops.build`, which builds a C++/CUDA extension "
         "(`torch.utils.cpp_extension.load`) (through `_build`); that does not run on Neuron"
     )
 
@@ -462,7 +462,7 @@ def test_wrappers_and_re_exports_of_a_kernel_module_are_followed(tmp_path: Path)
     assert (f"{ops}modules/ms_deform_attn.py", 112, "NL308") in found  # MSDeformAttnFunction.apply
     message = next(f.message for f in result.active if (f.path, f.line) == (transformer, 197))
     assert message.startswith(
-        "Calls `MSDeformAttn` from `models.ops.modules`, which uses the compiled extension "
+        "Uses `MSDeformAttn` from `models.ops.modules`, which uses the compiled extension "
         "`MultiScaleDeformableAttention.ms_deform_attn_forward`"
     )
 
@@ -559,4 +559,43 @@ def test_functions_of_an_extension_a_build_helper_returns_are_extension_calls(tm
     message = next(f.message for f in result.active if f.rule == "NL303")
     assert message.startswith(
         "`_plugin.bias_act` is a compiled extension built by `torch_utils.custom_ops.get_plugin`"
+    )
+
+
+def test_a_kernel_package_used_by_the_repository_s_own_examples(tmp_path: Path) -> None:
+    # NVIDIA/TransformerEngine: build_tools builds `transformer_engine_torch`; module/linear.py
+    # imports it; the module package re-exports `Linear`, and the pytorch package re-exports it
+    # from there (a wrapper of a wrapper, found a round later) beside `autocast`, a context manager
+    # whose `__enter__` reaches the extension. The examples import the package whole and use it.
+    paths = [
+        "setup.py",
+        "build_tools/__init__.py",
+        "build_tools/build_ext.py",
+        "build_tools/pytorch.py",
+        "build_tools/utils.py",
+        "transformer_engine/__init__.py",
+        "transformer_engine/pytorch/__init__.py",
+        "transformer_engine/pytorch/module/__init__.py",
+        "transformer_engine/pytorch/module/linear.py",
+        "transformer_engine/pytorch/quantization.py",
+        "examples/pytorch/mnist/main.py",
+        "examples/pytorch/fsdp/fsdp.py",
+    ]
+    _lay_out(tmp_path, "NVIDIA/TransformerEngine", paths, "d0067d0da6cb01811b8072a7d304f0e00344ce2b")
+    # triage on: its first-party filter is what leaves the package's own calls to linking
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"], show_ok=True, triage=True)
+    mnist = _sites(result, "examples/pytorch/mnist/main.py", ("NL306", "NL308", "NL401", "NL402"), "name")
+    # `from transformer_engine import pytorch as te`: the package, not a library (NL401) here
+    assert {(13, "NL306", None), (24, "NL308", "Linear"), (55, "NL308", "autocast")} <= mnist
+    assert not {site for site in mnist if site[1] in ("NL401", "NL402")}
+    fsdp = _sites(result, "examples/pytorch/fsdp/fsdp.py", ("NL306", "NL308"), "name")
+    # `"linear": te.Linear` in a dict, `with te.autocast(...)`: uses; `layer_type == te.Linear`
+    # (line 113, 117) only picks a branch
+    assert {(20, "NL306", None), (88, "NL308", "Linear"), (444, "NL308", "autocast")} <= fsdp
+    assert not {site for site in fsdp if site[0] in (113, 117)}
+    message = next(
+        f.message for f in result.active if (f.path, f.line) == ("examples/pytorch/fsdp/fsdp.py", 88)
+    )
+    assert message.startswith(
+        "Uses `Linear` from `transformer_engine.pytorch`, which uses the compiled extension"
     )

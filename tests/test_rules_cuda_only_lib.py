@@ -48,6 +48,8 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("from fbgemm_gpu.quantize_comm import QuantizedCommCodec", "fbgemm_gpu"),
         ("from auto_gptq import AutoGPTQForCausalLM", "auto_gptq"),
         ("from torch_int.nn.linear import W8A8B8O8Linear", "torch_int"),
+        ("from spconv.pytorch import SparseConv3d, SubMConv3d", "spconv"),
+        ("import tinycudann as tcnn", "tinycudann"),
     ],
 )
 def test_imports_of_cuda_only_libraries(tmp_path, statement, library):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from neuronlint.findings import Severity
+from tests import mirrors
 from tests.annotated_source import check, only
 from tests.conftest import scan_paths
 
@@ -80,15 +81,23 @@ def test_cpp_extension_builders(tmp_path):
         fused = load(name="fused", sources=["fused.cpp", "fused_kernel.cu"])  # expect: NL302
         inline = load_inline(name="inline_ops", cpp_sources=["int f();"], functions=["f"])  # expect: NL302
         ext = CUDAExtension("fused_cuda", ["fused.cpp", "fused_kernel.cu"])  # expect: NL302
-        host = CppExtension("host_ops", ["host.cpp"])  # expect: NL302
         cmdclass = {"build_ext": BuildExtension}  # expect: NL302
         inc = cpp_extension.include_paths()  # expect: NL302
     """,
         **KERNELS,
     )
-    host = next(f for f in findings if f.line == 10)
-    assert host.severity.value == "warning" and host.status == "partial"  # a CppExtension is host code
     assert next(f for f in findings if f.line == 9).severity.value == "blocker"
+    findings = check(
+        tmp_path,
+        """
+        from torch.utils.cpp_extension import CppExtension  # expect: NL302
+
+        host = CppExtension("host_ops", ["host.cpp"])  # expect: NL302
+    """,
+        **KERNELS,
+    )
+    host = next(f for f in findings if f.line == 3)
+    assert host.severity.value == "warning" and host.status == "partial"  # a CppExtension is host code
 
 
 def test_compiled_extension_imports(tmp_path):
@@ -601,6 +610,25 @@ def test_a_host_only_default_build_beside_a_cuda_one(tmp_path):
         """,
         name="setup.py",
     )
+
+
+def test_host_only_builds_beside_a_cuda_build_are_not_findings(tmp_path):
+    """A CppExtension in a build file that also builds with CUDAExtension is its CPU build: openfold's
+    CPU stub of `attn_core_inplace_cuda`, AutoGPTQ's CPU-only qigen, the "cpu" entry of
+    MinkowskiEngine's table of builds. The CUDA builds beside them stay findings."""
+    cases = [
+        ("aqlaboratory/openfold", "ce0029e1199b65fd834fe822be50d936cfe57fd4", 81, 103),
+        ("AutoGPTQ/AutoGPTQ", "9f7d37072917ab3a7545835f23e808294a542153", None, 192),
+        ("NVIDIA/MinkowskiEngine", "02fc608bea4c0549b0a7b00ca1bf15dee4a0b228", 244, 225),
+    ]
+    path = "setup.py"
+    for repo, commit, cuda_line, cpu_line in cases:
+        target = tmp_path / repo.replace("/", "__") / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(mirrors.show(repo, commit, path))
+        found = {f.line for f in scan_paths([target], cwd=tmp_path, select=["NL302"]).active}
+        assert cpu_line not in found, repo
+        assert cuda_line is None or cuda_line in found, repo
 
 
 def test_openmmlab_extension_loader_and_its_ops(tmp_path):

@@ -1175,6 +1175,27 @@ def test_non_maximum_suppression_in_compiled_extensions_and_custom_ops(tmp_path)
         """,
         select=["dynamic-shape"],
     )
+    # OpenPCDet's iou3d_nms_utils: `nms_gpu` fills `keep` and returns how many boxes it kept
+    findings = check(
+        tmp_path,
+        """
+        import torch
+        import iou3d_nms_cuda
+
+
+        def nms_gpu(boxes, scores, thresh):
+            order = scores.sort(0, descending=True)[1]
+            keep = torch.LongTensor(boxes.size(0))
+            num_out = iou3d_nms_cuda.nms_gpu(boxes[order], keep, thresh)  # expect: NL601
+            return order[keep[:num_out]]
+
+
+        def iou(a, b, out):
+            iou3d_nms_cuda.boxes_iou_bev_gpu(a, b, out)
+        """,
+        select=["NL601"],
+    )
+    assert findings[0].message.startswith("`nms_gpu` produces a data-dependent number of elements")
 
 
 def test_a_mask_index_split_over_lines_is_reported_where_the_subscript_opens(tmp_path):

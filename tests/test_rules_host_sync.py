@@ -1227,3 +1227,26 @@ def test_the_absolute_value_of_a_numpy_difference_is_numpy(tmp_path):
             return max_err, dev_err
         """,
     )
+
+
+def test_moves_to_a_working_device_that_is_the_cpu_are_no_copies(tmp_path):
+    """sgaseretto/torch_neuronx_exploration's eval.py runs on `device = 'cpu'` (its XLA device line
+    commented out): `test_x.to(device)` places data where it is computed. A literal `"cpu"` or a
+    name for the host (`cpu_device`) is a copy off the working device."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        def main(model, loader, cpu_device):
+            device = 'cpu'
+            model = model.to(device)
+            for x, y in loader:
+                pred = model(x.to(device)).argmax(1)
+                hits = pred == y.to(device)
+                a = pred.to("cpu")  # expect: NL703
+                b = pred.to(cpu_device)  # expect: NL703
+        """,
+        select=["NL703"],
+    )

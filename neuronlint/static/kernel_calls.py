@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -200,9 +200,9 @@ def kernel_entries(
     return entries
 
 
-# The methods through which building an object runs it: its constructor, and the forward pass or
-# call of a module.
-_RUN_METHODS = ("__init__", "forward", "__call__")
+# The methods through which building an object runs it: its constructor, the forward pass or call
+# of a module, and the entry and exit of a context manager (`with te.autocast(...)`).
+_RUN_METHODS = ("__init__", "forward", "__call__", "__enter__", "__exit__")
 
 
 def _through(reach: str, callee: str) -> str:
@@ -294,6 +294,19 @@ def kernel_calls(
         skip.add(handed.lineno)
         sites.append(
             _detection("NL308", handed, lines, {"name": target[1], "module": target[0], "reaches": reach})
+        )
+    for node in _references(tree, bound) if any(not name for _module, name in bound.values()) else ():
+        # `{"linear": te.Linear}`, `default=te.TransformerLayer`: an entry point of a kernel module
+        # bound whole, named without being called, is built or run where the value goes
+        target = _resolve(_dotted(node), bound)
+        if target is None or node.lineno in skip:
+            continue
+        reach = entries.get(target[0], {}).get(target[1])
+        if reach is None or reach == KERNEL:
+            continue
+        skip.add(node.lineno)
+        sites.append(
+            _detection("NL308", node, lines, {"name": target[1], "module": target[0], "reaches": reach})
         )
     for call in calls if built else ():
         # `_plugin = custom_ops.get_plugin(...)`, then `_plugin.bias_act(x, ...)`: StyleGAN's ops
@@ -402,9 +415,9 @@ def entry_import_lines(
 ) -> set[int]:
     """The lines of `imported` whose `from ... import` binds an entry point of the module it
     imports from, itself or as an autograd Function (`from models.ops.modules import MSDeformAttn`),
-    not only its plain helpers or a class whose methods alone reach a kernel; and those whose
-    `import` binds the module itself when the file reaches an entry point through it (`import
-    nvdiffrast.torch as dr`, then `dr.rasterize(...)`)."""
+    not only its plain helpers or a class whose methods alone reach a kernel; and those that bind
+    the module itself when the file reaches an entry point through it (`import nvdiffrast.torch as
+    dr`, then `dr.rasterize(...)`; `from transformer_engine import pytorch as te`)."""
     tree = parse_source(source)
     if tree is None:
         return set()
@@ -417,7 +430,7 @@ def entry_import_lines(
                 table = entries.get(module, {})
                 if name and (name in table or f"{name}.apply" in table):
                     lines.add(node.lineno)
-                elif not name and isinstance(node, ast.Import):
+                elif not name:  # `import pkg.torch as m`, `from pkg import torch as m`
                     whole[local] = (module, node.lineno)
     if whole:
         for node in ast.walk(tree):
@@ -539,18 +552,48 @@ def _resolve(dotted: str, bound: Mapping[str, tuple[str, str]]) -> tuple[str, st
     return None
 
 
-def _host_calls(tree: ast.Module) -> list[ast.Call]:
-    """Every call outside the bodies of kernel definitions (`@triton.jit` functions call their device
-    helpers; the kernel is reported where it is defined)."""
-    calls: list[ast.Call] = []
+def _references(tree: ast.Module, bound: Mapping[str, tuple[str, str]]) -> list[ast.Attribute]:
+    """Attribute reads `m.name` through a module bound whole (`import pkg.torch as m`) handed on as
+    a value, to be built or run where it goes: a dict entry's value, a keyword argument, an
+    assignment's value, a return value. Not a comparison's operand (`layer_type == m.Linear` picks
+    a branch), an annotation or a container of types to match; outside kernel bodies."""
+    whole = {local for local, (_module, name) in bound.items() if not name}
+    found: list[ast.Attribute] = []
+    for node in _host_nodes(tree):
+        if isinstance(node, ast.Dict):
+            values: list[ast.expr | None] = list(node.values)
+        elif isinstance(node, ast.Call):
+            values = [k.value for k in node.keywords]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)):
+            values = [node.value]
+        else:
+            continue
+        found.extend(
+            v
+            for v in values
+            if isinstance(v, ast.Attribute)
+            and isinstance(v.ctx, ast.Load)
+            and _dotted(v).split(".")[0] in whole
+        )
+    found.sort(key=lambda n: (n.lineno, n.col_offset))
+    return found
+
+
+def _host_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every node outside the bodies of kernel definitions."""
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
         if _is_kernel_def(node):
             continue
-        if isinstance(node, ast.Call):
-            calls.append(node)
+        yield node
         stack.extend(ast.iter_child_nodes(node))
+
+
+def _host_calls(tree: ast.Module) -> list[ast.Call]:
+    """Every call outside the bodies of kernel definitions (`@triton.jit` functions call their device
+    helpers; the kernel is reported where it is defined)."""
+    calls = [node for node in _host_nodes(tree) if isinstance(node, ast.Call)]
     calls.sort(key=lambda c: (c.lineno, c.col_offset))
     return calls
 

@@ -324,12 +324,15 @@ def _link_wrappers(
             if not result["module_path"].endswith(".py"):
                 continue
             full, names = names_of[i]
-            if full in index.kernel_entries:
+            # A wrapper found in an earlier round grows when a module it imports gains entry points
+            # later (transformer_engine.pytorch re-exports `Linear` from its `module` package)
+            grows = full in index.wrappers
+            if full in index.kernel_entries and not grows:
                 continue
             # A kernel module known only by linking (a wrapper of an extension the project builds,
             # whose calls of it linking found): its entry points, once, in the first round; a record
             # under its name that is another file's (a `src/` layout's short name) is not its own.
-            own_kernels = index.kernel_modules.get(full)
+            own_kernels = None if grows else index.kernel_modules.get(full)
             if own_kernels is not None and (not first or own_kernels[0] != full):
                 continue
             imported: dict[int, list[tuple[str, str]]] = {}
@@ -351,6 +354,9 @@ def _link_wrappers(
             else:
                 package = result["module_path"].endswith("__init__.py")
                 reached = wrapper_entries(tree, result["detections"], imported, index.kernel_entries, package)
+            if grows:
+                known = index.kernel_entries[full]
+                reached = {**known, **reached} if reached.keys() - known.keys() else {}
             if reached:
                 entries[full] = reached
                 if own_kernels is None:
@@ -398,13 +404,19 @@ def _drop_in_tree_library_imports(result: dict[str, Any], index: LinkIndex, own:
 
 
 def _drop_import_findings(result: dict[str, Any], sites: set[tuple[int, str]], index: LinkIndex) -> None:
-    """Drop the import findings (index.import_rules) about the (line, module) `sites`."""
+    """Drop the import findings (index.import_rules) about the (line, module) `sites`, or about a
+    package of one (`from transformer_engine import pytorch`: the finding names the package)."""
     if not sites:
         return
+    covered = {
+        (line, ".".join(module.split(".")[:end]))
+        for line, module in sites
+        for end in range(1, module.count(".") + 2)
+    }
     kept = [
         d
         for d in result["detections"]
-        if not (d["rule"] in index.import_rules and (d["line"], d["facts"].get("module")) in sites)
+        if not (d["rule"] in index.import_rules and (d["line"], d["facts"].get("module")) in covered)
     ]
     if len(kept) != len(result["detections"]):
         result["detections"] = kept

@@ -341,12 +341,13 @@ def _assigned_to(ctx: FileContext) -> bool:
 _CPP_EXTENSION = "torch.utils.cpp_extension.CppExtension"
 
 
-def _cpu_default_build(node: cst.Name, ctx: FileContext) -> bool:
-    """`extension = CppExtension` in a setup.py that builds with `CUDAExtension` when CUDA is there
-    (detectron2, pytorch3d, xformers, Deformable-DETR): the host-only default, whose CUDA build is
-    reported where `CUDAExtension` is chosen (the cpp_extension import is reported on its own)."""
-    parent = ctx.parent()
-    return type(parent) is cst.Assign and parent.value is node and ctx.mentions(("CUDAExtension",))
+def _cpu_build(ctx: FileContext) -> bool:
+    """A `CppExtension` in a build file that also builds with `CUDAExtension`: the host-only build,
+    chosen where CUDA is absent (`extension = CppExtension` in detectron2, pytorch3d, xformers), a
+    CPU stub beside the CUDA build (openfold's `attn_core_inplace_cuda`), a CPU-only extension
+    (AutoGPTQ's qigen) or the "cpu" entry of a table of builds (MinkowskiEngine). The CUDA build is
+    reported where `CUDAExtension` is used; the cpp_extension import is reported on its own."""
+    return ctx.mentions(("CUDAExtension",))
 
 
 def _canonical_api(qualname: str) -> str:
@@ -467,6 +468,8 @@ class ApiNames(Checker):
                 ctx.report(entry["rule"], node.attr, **_entry_facts(entry, entry["name"]))
             return
         qualname = _canonical_api(qualname)
+        if qualname == _CPP_EXTENSION and _cpu_build(ctx):
+            return
         entry = ctx.data.api(qualname)
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
             if (
@@ -495,7 +498,7 @@ class ApiNames(Checker):
         if ctx.enclosing(cst.Annotation) is not None:
             return  # `-> Tuple[DDP, Optimizer]`: a type annotation uses nothing
         qualname = _canonical_api(binding[1])
-        if qualname == _CPP_EXTENSION and _cpu_default_build(node, ctx):
+        if qualname == _CPP_EXTENSION and _cpu_build(ctx):
             return
         entry = ctx.data.api(qualname)
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):

@@ -613,8 +613,9 @@ _NMS_OPS = frozenset({"nms", "nms_rotated", "nms_quadri", "batched_nms", "batche
 
 
 def _compiled_nms(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None:
-    """`ext_module.nms(boxes, scores, ...)`, `torch.ops.detectron2.nms_rotated(...)`: NMS in a
-    compiled extension or a custom operator (the table holds torchvision's Python API)."""
+    """`ext_module.nms(boxes, scores, ...)`, `torch.ops.detectron2.nms_rotated(...)`,
+    `iou3d_nms_cuda.nms_gpu(boxes, keep, thresh)` (which returns the count kept): NMS in a compiled
+    extension or a custom operator (the table holds torchvision's Python API)."""
     qualname = ctx.qualname(func)
     if qualname is None or ctx.data.api(qualname) is not None:
         return
@@ -675,7 +676,7 @@ class DynamicShape(Checker):
                 _topk_count(node, func, ctx)
             elif name in _LEGACY_CONSTRUCTORS and ctx.qualname(func) == f"torch.{name}":
                 _report_sizes(_size_keyword(node), ctx, values_only=True)  # given data, no size keyword
-            elif name in _NMS_OPS:
+            elif name in _NMS_OPS or "nms" in name.split("_"):  # OpenPCDet's `nms_gpu`, `nms_normal_gpu`
                 _compiled_nms(node, func, ctx)
         elif type(func) is cst.Name and func.value in ("where", "repeat_interleave"):
             qualname = ctx.qualname(func)

@@ -14,7 +14,7 @@ from typing import Any
 import libcst as cst
 
 from neuronlint.static.bindings import MOVED_IN_PLACE
-from neuronlint.static.calls import arg_value
+from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import FileContext
 from neuronlint.static.module_names import names_module
 from neuronlint.static.registry import Checker, on
@@ -338,6 +338,14 @@ def _parses_text(ctx: FileContext) -> bool:
     return False
 
 
+def _working_device(value: cst.BaseExpression | None) -> bool:
+    """`x.to(device)` with `device = "cpu"`: the program's working device is the CPU (a CPU run of
+    a script whose Neuron line is commented out), so the move places data where it is computed;
+    nothing is on an accelerator to copy back. A name for the host itself (`cpu_device`) or the
+    literal `"cpu"` is a copy off the working device."""
+    return type(value) in (cst.Name, cst.Attribute) and name_of(value) == "device"
+
+
 class HostSync(Checker):
     """`.to("cpu")` copies (NL703) and printed device tensors (NL704); .item()/.cpu()... are [[api]] rows."""
 
@@ -353,7 +361,8 @@ class HostSync(Checker):
         func = node.func
         if type(func) is not cst.Attribute or func.attr.value != "to" or not node.args:
             return
-        if not ctx.names_cpu(arg_value(node, 0, "device")) or ctx.qualname(func) is not None:
+        target = arg_value(node, 0, "device")
+        if not ctx.names_cpu(target) or ctx.qualname(func) is not None or _working_device(target):
             return
         receiver = func.value
         if ctx.is_host_value(receiver) or _copied_before(receiver, ctx) or ctx.in_error_path():
