@@ -599,3 +599,26 @@ def test_a_kernel_package_used_by_the_repository_s_own_examples(tmp_path: Path) 
     assert message.startswith(
         "Uses `Linear` from `transformer_engine.pytorch`, which uses the compiled extension"
     )
+
+
+def test_modules_a_package_puts_on_sys_path_import_by_bare_name(tmp_path: Path) -> None:
+    # NVIDIA/MinkowskiEngine: the package's __init__.py appends its own directory to sys.path and
+    # re-exports its layers by bare module name (`from MinkowskiSparseTensor import SparseTensor`),
+    # so the example that imports the package whole reaches the compiled backend through it.
+    paths = [
+        "setup.py",
+        "MinkowskiEngine/__init__.py",
+        "MinkowskiEngine/MinkowskiConvolution.py",
+        "MinkowskiEngine/MinkowskiSparseTensor.py",
+        "MinkowskiEngine/MinkowskiCoordinateManager.py",
+        "examples/multigpu_ddp.py",
+    ]
+    _lay_out(tmp_path, "NVIDIA/MinkowskiEngine", paths, "02fc608bea4c0549b0a7b00ca1bf15dee4a0b228")
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
+    sites = _sites(result, "examples/multigpu_ddp.py", ("NL306", "NL308"), "name")
+    assert {(27, "NL306", None), (106, "NL308", "SparseTensor")} <= sites
+    # without the sys.path line the bare imports name no module of the package
+    init = tmp_path / "MinkowskiEngine/__init__.py"
+    init.write_text(init.read_text().replace("sys.path.append(file_dir)", "pass"))
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["ALL"])
+    assert not _sites(result, "examples/multigpu_ddp.py", ("NL306", "NL308"), "name")

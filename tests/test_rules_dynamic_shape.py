@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from neuronlint.findings import Severity
+from tests import mirrors
 from tests.annotated_source import check, only
+from tests.conftest import scan_paths
 
 
 # ---- NL601 data-dependent output shapes -------------------------------------------------------
@@ -1765,3 +1767,17 @@ def test_sizes_kept_by_masks_rows_and_unpacked_results(tmp_path):
         """,
         select=["dynamic-shape"],
     )
+
+
+def test_buffers_sized_by_shapes_gathered_across_ranks(tmp_path):
+    """OpenMMLab's `collect_results_gpu` (here mmflow's): each rank's size is gathered into
+    `shape_list = [shape_tensor.clone() ...]` by `dist.all_gather`, and `torch.tensor(shape_list)
+    .max()` sizes the send buffer and the receive buffers; each received part is cut at its rank's
+    gathered size. Every one of those sizes is data."""
+    path = tmp_path / "mmflow/apis/test.py"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(
+        mirrors.show("open-mmlab/mmflow", "9fb1d2f1bb3de641ddcba0dd355064b6ed9419f4", "mmflow/apis/test.py")
+    )
+    found = {(f.line, f.facts.get("read")) for f in scan_paths([path], cwd=tmp_path, select=["NL604"]).active}
+    assert {(194, "shape_max"), (195, "shape_tensor"), (197, "shape_max"), (206, "shape")} <= found

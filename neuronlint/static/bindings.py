@@ -766,10 +766,16 @@ def _is_zero(node: cst.BaseExpression) -> bool:
 
 def _makes_device_tensor(elt: cst.BaseExpression, ctx: FileContext) -> bool:
     """`torch.zeros_like(t)`, `torch.empty(n, device=device)`: a torch function making a tensor
-    that is not a host value; or one moved to the GPU, `torch.ones_like(t["labels"]).cuda()`."""
+    that is not a host value; one moved to the GPU, `torch.ones_like(t["labels"]).cuda()`; or a
+    copy of a device tensor bound to a name, `shape_tensor.clone()` (the buffers `dist.all_gather`
+    fills in OpenMMLab's `collect_results_gpu`)."""
     if type(elt) is not cst.Call:
         return False
-    moved = type(elt.func) is cst.Attribute and elt.func.attr.value == "cuda"
+    func = elt.func
+    if type(func) is cst.Attribute and func.attr.value == "clone" and type(func.value) is cst.Name:
+        binding = ctx.lookup(func.value.value)
+        return binding is not None and binding[0] == "tensor" and not ctx.is_host_value(func.value)
+    moved = type(func) is cst.Attribute and func.attr.value == "cuda"
     return (
         (moved or (ctx.qualname(elt.func) or "").startswith("torch."))
         and ctx.is_tensor(elt)

@@ -1177,6 +1177,8 @@ class FileContext:
             return self._holds_device_tensors(node.elt)
         if type(node) in (cst.List, cst.Tuple):
             return any(type(e) is cst.Element and self._holds_device_tensors(e.value) for e in node.elements)
+        if type(node) is cst.Name and self.lookup(node.value) == TENSOR_LIST:
+            return True  # `shape_list = [t.clone() for _ in range(n)]`, filled by `dist.all_gather`
         return self.is_tensor(node) and not self.is_host_value(node)
 
     def is_config_value(self, node: cst.CSTNode) -> bool:

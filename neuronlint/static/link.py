@@ -6,6 +6,7 @@ of in-repo modules written with NKI (NL905)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,15 +27,19 @@ class CrossFileLink(Emitter):
     }
 
 
-def module_names(module_path: str, packages: set[str]) -> tuple[str, set[str]]:
+def module_names(
+    module_path: str, packages: AbstractSet[str], path_dirs: AbstractSet[str] = frozenset()
+) -> tuple[str, set[str]]:
     """Dotted names under which a scanned file can be imported.
 
     The full path from the scan root always counts (relative imports resolve against it). So does
     the name from the top of its package chain (directories with `__init__.py`), which is how it is
-    imported when the scan root sits above a source root such as `src/`.
+    imported when the scan root sits above a source root such as `src/`; and its bare name when
+    its directory is one a package puts on `sys.path` (`path_dirs`).
     """
     parts = module_path.removesuffix(".py").split("/")
-    if parts[-1] == "__init__":
+    package = parts[-1] == "__init__"
+    if package:
         parts = parts[:-1]
     full = ".".join(parts)
     names = {full}
@@ -43,6 +48,8 @@ def module_names(module_path: str, packages: set[str]) -> tuple[str, set[str]]:
     while start > 0 and "/".join(directory_parts[:start]) in packages:
         start -= 1
     names.add(".".join(parts[start:]))
+    if not package and module_path.rpartition("/")[0] in path_dirs:
+        names.add(parts[-1])  # MinkowskiEngine's `from MinkowskiConvolution import ...`
     return full, {n for n in names if n}
 
 
@@ -73,13 +80,15 @@ class LinkIndex:
     # In-repo modules that import NKI at their top level (importable name -> (full name, whether
     # they write NKI kernels or kernel code)): importing one needs NKI (NL905).
     nki_modules: Mapping[str, tuple[str, bool]] = field(default_factory=dict)
+    # Package directories that put themselves on `sys.path`: their modules import by bare name too.
+    path_dirs: frozenset[str] = frozenset()
 
     def modules(self, module_paths: Iterable[str]) -> dict[str, frozenset[str]]:
         """Every importable name of the scan's Python files -> the extension-like names it defines."""
         table: dict[str, frozenset[str]] = {}
         for path in module_paths:
             if path.endswith(".py"):
-                for name in module_names(path, self.packages)[1]:
+                for name in module_names(path, self.packages, self.path_dirs)[1]:
                     table[name] = self.python_names.get(name, _NONE)
         return table
 
@@ -87,11 +96,13 @@ class LinkIndex:
 _NONE: frozenset[str] = frozenset()
 
 
-def _defined_names(python: list[dict[str, Any]], packages: frozenset[str]) -> dict[str, frozenset[str]]:
+def _defined_names(
+    python: list[dict[str, Any]], packages: frozenset[str], path_dirs: frozenset[str]
+) -> dict[str, frozenset[str]]:
     """Importable module name -> the extension-like names it defines in Python."""
     modules: dict[str, frozenset[str]] = {}
     for result in python:
-        _, names = module_names(result["module_path"], packages)
+        _, names = module_names(result["module_path"], packages, path_dirs)
         defined = frozenset(result.get("python_names") or ())
         for name in names:
             modules[name] = modules.get(name, _NONE) | defined
@@ -99,10 +110,12 @@ def _defined_names(python: list[dict[str, Any]], packages: frozenset[str]) -> di
 
 
 def link_index(
-    results: list[dict[str, Any]], checkers: Sequence[type[Checker]] | None = None
+    results: list[dict[str, Any]],
+    checkers: Sequence[type[Checker]] | None = None,
+    path_dirs: frozenset[str] = frozenset(),
 ) -> tuple[LinkIndex, dict[str, frozenset[str]]]:
     """The index of every file's kernels and extensions (results: dicts with `module_path`), and
-    the table of every importable module name (LinkIndex.modules)."""
+    the table of every importable module name (LinkIndex.modules). `path_dirs`: _path_dirs."""
     if checkers is None:
         from neuronlint.static.checkers import CHECKERS
 
@@ -113,7 +126,7 @@ def link_index(
         for r in python
         if r["module_path"].endswith("/__init__.py")
     )
-    modules = _defined_names(python, packages)
+    modules = _defined_names(python, packages, path_dirs)
     extensions = frozenset(name for r in results for name in r.get("extension_modules", ()))
     kernel_modules: dict[str, tuple[str, tuple[str, ...]]] = {}
     entries: dict[str, dict[str, str]] = {}
@@ -121,7 +134,7 @@ def link_index(
         kinds = tuple(result["defines_kernels"]) if _defines_kernels(result, modules) else ()
         kinds = kinds or _wraps_built_extension(result, extensions)
         if kinds:
-            full, names = module_names(result["module_path"], packages)
+            full, names = module_names(result["module_path"], packages, path_dirs)
             for name in names:
                 kernel_modules[name] = (full, kinds)
             if result.get("kernel_entries"):
@@ -131,7 +144,7 @@ def link_index(
     for result in python:
         writes_kernels = _nki_module(result)
         if writes_kernels is not None:
-            full, names = module_names(result["module_path"], packages)
+            full, names = module_names(result["module_path"], packages, path_dirs)
             nki_modules.update((name, (full, writes_kernels)) for name in names)
     index = LinkIndex(
         packages,
@@ -141,6 +154,7 @@ def link_index(
         defined,
         entries,
         nki_modules=nki_modules,
+        path_dirs=path_dirs,
     )
     return index, modules
 
@@ -177,7 +191,7 @@ def link_result(
     _drop_python_extensions(result, modules)
     if not index.kernel_modules and not index.extensions and not index.nki_modules:
         return
-    own, _ = module_names(result["module_path"], index.packages)
+    own, _ = module_names(result["module_path"], index.packages, index.path_dirs)
     if index.nki_modules:
         _link_nki_imports(result, index, own)
     _drop_in_tree_library_imports(result, index, own)
@@ -288,7 +302,9 @@ def link_across_files(
     linked against, for files analysed again alone (LinkIndex.modules rebuilds the table).
     `files`: the results' files, in order, read again for NL308 (only those that import a kernel
     module with entry points); without them no NL308 is linked."""
-    index, modules = link_index(results, checkers)
+    index, modules = link_index(
+        results, checkers, _path_dirs(results, files) if files is not None else frozenset()
+    )
     for i, result in enumerate(results):
         link_result(result, index, modules, _reader(files[i]) if files is not None else None)
     if files is not None:
@@ -315,7 +331,9 @@ def _link_wrappers(
     from neuronlint.static.kernel_calls import kernel_entries, parse_source, wrapper_entries
 
     frontier, first = set(index.kernel_entries), True
-    names_of = [module_names(r["module_path"], index.packages) for r in results]  # once, not per round
+    names_of = [
+        module_names(r["module_path"], index.packages, index.path_dirs) for r in results
+    ]  # once, not per round
     for _ in range(_WRAPPER_ROUNDS):
         added: dict[str, tuple[str, tuple[str, ...]]] = {}
         entries: dict[str, dict[str, str]] = {}
@@ -378,6 +396,29 @@ def _link_wrappers(
             if any(site[0] in added for site in result.get("import_sites", ())):
                 link_result(result, only_new, modules, _reader(files[i]))
     return index
+
+
+def _path_dirs(results: list[dict[str, Any]], files: Sequence[Path]) -> frozenset[str]:
+    """Package directories whose `__init__.py` puts the directory itself on `sys.path` and imports
+    its own modules by their bare names (MinkowskiEngine: `sys.path.append(os.path.dirname(
+    __file__))`, then `from MinkowskiConvolution import MinkowskiConvolution`): each module there is
+    importable under its bare name as well. Read only for an `__init__.py` that imports a sibling so."""
+    stems: dict[str, set[str]] = {}
+    for result in results:
+        directory, _, name = result["module_path"].rpartition("/")
+        if name.endswith(".py") and name != "__init__.py":
+            stems.setdefault(directory, set()).add(name.removesuffix(".py"))
+    found: set[str] = set()
+    for i, result in enumerate(results):
+        directory, _, name = result["module_path"].rpartition("/")
+        siblings = stems.get(directory)
+        if name != "__init__.py" or not siblings:
+            continue
+        if any(site[0] in siblings for site in result.get("import_sites", ())):
+            text = _reader(files[i])()
+            if text and b"sys.path" in text and b"__file__" in text:
+                found.add(directory)
+    return frozenset(found)
 
 
 def _reader(file: Path) -> Callable[[], bytes | None]:
