@@ -79,6 +79,7 @@ SETS = {
     "fresh35": {"AH"},
     "fresh36": {"AI"},
     "fresh37": {"AJ"},
+    "fresh39": {"AL"},
 }
 
 
