@@ -79,6 +79,7 @@ SETS = {
     "fresh35": {"AH"},
     "fresh36": {"AI"},
     "fresh37": {"AJ"},
+    "fresh38": {"AK"},
     "fresh39": {"AL"},
 }
 
