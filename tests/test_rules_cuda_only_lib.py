@@ -50,6 +50,10 @@ LIBS = {"select": ["cuda-only-lib"]}
         ("from torch_int.nn.linear import W8A8B8O8Linear", "torch_int"),
         ("from spconv.pytorch import SparseConv3d, SubMConv3d", "spconv"),
         ("import tinycudann as tcnn", "tinycudann"),
+        ("from fla.ops.based import fused_chunk_based", "fla"),
+        ("import thunderkittens as tk", "thunderkittens"),
+        ("from pykeops.torch import LazyTensor", "pykeops"),
+        ("import MinkowskiEngine as ME", "MinkowskiEngine"),
     ],
 )
 def test_imports_of_cuda_only_libraries(tmp_path, statement, library):

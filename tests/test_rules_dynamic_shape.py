@@ -1781,3 +1781,53 @@ def test_buffers_sized_by_shapes_gathered_across_ranks(tmp_path):
     )
     found = {(f.line, f.facts.get("read")) for f in scan_paths([path], cwd=tmp_path, select=["NL604"]).active}
     assert {(194, "shape_max"), (195, "shape_tensor"), (197, "shape_max"), (206, "shape")} <= found
+
+
+def test_a_slice_bound_of_a_multi_line_subscript_is_reported_where_the_subscript_opens(tmp_path):
+    """attention-gym's paged attention: `self.page_table[` opens on one line and the slice bounds,
+    read from tensors, follow on the next; the finding sits on the bracket's line."""
+    check(
+        tmp_path,
+        """
+        import torch
+
+
+        class PagedAttention:
+            def __init__(self, n):
+                self.capacity = torch.zeros(n, dtype=torch.int64, device="cuda")
+
+            def reserve(self, batch_idx, num_pages, allocated):
+                start = self.capacity[batch_idx] // self.page_size
+                end = start + num_pages
+                self.page_table[  # expect: NL604
+                    batch_idx,
+                    start:end,
+                ] = allocated
+                return self.page_table[batch_idx, start:end]  # expect: NL604
+        """,
+        select=["NL604"],
+    )
+
+
+def test_nms_of_an_extension_on_host_boxes_is_host_work(tmp_path):
+    """MMCV's `nms_match` copies the boxes to the host and runs its CPU op there."""
+    check(
+        tmp_path,
+        """
+        import torch
+        from mmcv.utils import ext_loader
+
+        ext_module = ext_loader.load_ext("_ext", ["nms", "nms_match"])
+
+
+        def nms_match(dets, iou_threshold):
+            dets_t = dets.detach().cpu()
+            indata_list = [dets_t]
+            return ext_module.nms_match(*indata_list, iou_threshold=float(iou_threshold))
+
+
+        def nms(boxes, scores, thr):
+            return ext_module.nms(boxes, scores, iou_threshold=thr)  # expect: NL601
+        """,
+        select=["NL601"],
+    )

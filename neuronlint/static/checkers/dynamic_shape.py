@@ -619,6 +619,8 @@ def _compiled_nms(node: cst.Call, func: cst.Attribute, ctx: FileContext) -> None
     qualname = ctx.qualname(func)
     if qualname is None or ctx.data.api(qualname) is not None:
         return
+    if node.args and ctx.is_host_value(node.args[0].value):
+        return  # MMCV's `ext_module.nms_match(*[dets.detach().cpu()], ...)`: a CPU op on host boxes
     if qualname.startswith("torch.ops.") or extension_module(qualname, ctx) is not None:
         ctx.report("NL601", func, op=func.attr.value, api=qualname, end_node=node)
 
@@ -810,5 +812,11 @@ class DynamicShape(Checker):
             if read is not None:
                 if _slices_python_object(ctx):
                     return
-                ctx.report("NL604", bound, read=read.text, bound="slice bound")
+                subscript = ctx.parent(2)
+                if type(subscript) is cst.Subscript and "\n" in ctx.code(subscript):
+                    # `self.page_table[` with the bounds on a later line: the bracket's line
+                    at = _bracket_line(subscript, ctx)
+                    ctx.report("NL604", at, end_node=bound, read=read.text, bound="slice bound")
+                else:
+                    ctx.report("NL604", bound, read=read.text, bound="slice bound")
                 return

@@ -314,8 +314,17 @@ class NeuronLockin(Checker):
     def traced_model_load(self, node: cst.Call, ctx: FileContext) -> None:
         """`torch.jit.load(path)` in a file that uses torch-neuronx or torch-neuron: the inference
         handler of a model traced for Neuron loads its artifact, whose NEFF runs only on Neuron
-        (leaving means tracing again from the source model)."""
-        if not ctx.imports or ctx.qualname(node.func) != "torch.jit.load":
+        (leaving means tracing again from the source model). `torch.load(path)` too where the path
+        names a Neuron model (`model_neuron.pt`, `neuron_model_filepath`): given a TorchScript
+        archive, torch.load hands it to torch.jit.load; a plain checkpoint load is no finding."""
+        if not ctx.imports:
+            return
+        qualname = ctx.qualname(node.func)
+        if qualname == "torch.jit.load":
+            what = "loads a TorchScript model"
+        elif qualname == "torch.load" and node.args and "neuron" in ctx.code(node.args[0].value).lower():
+            what = "loads a model from a path that names a Neuron model"
+        else:
             return
         if not any(m.split(".")[0] in _TRACING_ROOTS or _torch_neuron_import(m) for m in ctx.imports):
             return
@@ -323,10 +332,10 @@ class NeuronLockin(Checker):
             "NL903",
             node.func,
             end_node=node,
-            module="torch.jit.load",
+            module=qualname,
             what=(
-                "loads a TorchScript model in a file that uses torch-neuronx: a model traced for "
-                "Neuron holds a NEFF that runs only on Neuron"
+                f"{what} in a file that uses torch-neuronx: a model traced for Neuron holds a NEFF "
+                "that runs only on Neuron"
             ),
             legacy_namespace=False,
         )
