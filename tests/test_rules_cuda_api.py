@@ -361,6 +361,7 @@ def test_integer_device_ordinals(tmp_path):
     check(
         tmp_path,
         """
+        import os
         import torch
 
         def place(model, x, args, local_rank):
@@ -374,6 +375,14 @@ def test_integer_device_ordinals(tmp_path):
             d = torch.device(i % num_gpus)  # expect: NL112
             shard = i % num_shards
             return d, shard
+
+        def batch_processor(data, **kwargs):
+            # CenterPoint's trainer: the ordinal under a key named for it; an environment
+            # variable is a string
+            device = torch.device(kwargs["local_rank"])  # expect: NL112
+            other = torch.device(os.environ["LOCAL_RANK"])
+            name = torch.device(kwargs["device_name"])
+            return device, other, name
     """,
         **CUDA_API,
     )

@@ -263,6 +263,12 @@ def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
             if _unshown_parameter(node.value, ctx) or _assigned_a_device(node.value, ctx):
                 return False
         return True
+    if type(node) is cst.Subscript and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+        # `torch.device(kwargs["local_rank"])` (CenterPoint's trainer): an ordinal kept under a key
+        # named for it; an environment variable (`os.environ["LOCAL_RANK"]`) is a string
+        key = node.slice[0].slice.value
+        if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str):
+            return bool(_ORDINAL_NAME.search(key.evaluated_value.lower())) and "environ" not in ctx.code(node.value)
     return False
 
 
