@@ -1831,3 +1831,20 @@ def test_nms_of_an_extension_on_host_boxes_is_host_work(tmp_path):
         """,
         select=["NL601"],
     )
+
+
+def test_the_tensor_of_detectron2_boxes_is_a_tensor(tmp_path):
+    """AdelaiDet's CondInst: `per_im_boxes = per_im_gt_inst.gt_boxes.tensor` (detectron2's Boxes hold
+    their coordinates in `.tensor`), then a loop over its rows cuts a bitmask at `int(per_box[1])`:
+    slice bounds read from the device, and a host read per box."""
+    path = tmp_path / "adet/modeling/condinst/condinst.py"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(
+        mirrors.show(
+            "aim-uofa/AdelaiDet",
+            "36721221eb572256206e60df6e9095ed00b2e08c",
+            "adet/modeling/condinst/condinst.py",
+        )
+    )
+    found = {(f.line, f.rule) for f in scan_paths([path], cwd=tmp_path, select=["NL604", "NL705"]).active}
+    assert {(308, "NL604"), (308, "NL705")} <= found

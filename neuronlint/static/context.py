@@ -45,6 +45,9 @@ EMPTY_LIST: Binding = ("other", "[]")  # a name assigned `[]`, for the appends t
 
 # Libraries whose values live on the host (or on a device that is not torch's): their
 # .item()/.tolist()/.numpy()/.unique()/x[mask] are not device work of the code being ported.
+# Attribute names that hold a tensor wherever torch is used: a model output's `logits`, and the
+# `tensor` of detectron2's Boxes and ImageList (and the many projects built on them).
+_TENSOR_FIELDS = frozenset({"logits", "tensor"})
 HOST_LIBRARIES = frozenset(
     {"numpy", "pandas", "scipy", "sklearn", "cv2", "PIL", "tensorflow", "tensorflow_datasets"}
 )
@@ -1329,8 +1332,9 @@ class FileContext:
                 if node.attr.value == "grad":
                     return True  # `p.grad`: a parameter's gradient, whatever `p` is known as
                 node = node.value
-            elif tp is cst.Attribute and node.attr.value == "logits" and "torch" in self.imports_seen():
-                # `outputs.logits`: a model output's (or a distribution's) logits, always a tensor
+            elif tp is cst.Attribute and node.attr.value in _TENSOR_FIELDS and "torch" in self.imports_seen():
+                # `outputs.logits`: a model output's (or a distribution's) logits, always a tensor;
+                # `gt_boxes.tensor`, `images.tensor`: detectron2's Boxes and ImageList hold one
                 return not self.is_host_value(node.value)
             else:
                 break

@@ -268,7 +268,9 @@ def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
         # named for it; an environment variable (`os.environ["LOCAL_RANK"]`) is a string
         key = node.slice[0].slice.value
         if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str):
-            return bool(_ORDINAL_NAME.search(key.evaluated_value.lower())) and "environ" not in ctx.code(node.value)
+            return bool(_ORDINAL_NAME.search(key.evaluated_value.lower())) and "environ" not in ctx.code(
+                node.value
+            )
     return False
 
 
