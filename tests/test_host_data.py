@@ -301,7 +301,9 @@ def test_a_loaded_model_moved_to_the_cpu_is_not_a_host_read(tmp_path):
         def convert(path, hidden):
             device = "cpu"
             model = transformers.AutoModelForCausalLM.from_pretrained(path).to(device)  # ok: NL703
-            return model, hidden.to(device)  # expect: NL703
+            # `device` is where this code computes: moving there places data (test_rules_host_sync's
+            # working-device case); the literal "cpu" is a copy off the device
+            return model, hidden.to(device), hidden.to("cpu")  # expect: NL703
         """,
     )
 

@@ -265,12 +265,11 @@ def _is_ordinal(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
         return True
     if type(node) is cst.Subscript and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
         # `torch.device(kwargs["local_rank"])` (CenterPoint's trainer): an ordinal kept under a key
-        # named for it; an environment variable (`os.environ["LOCAL_RANK"]`) is a string
+        # named for it; an environment variable (`os.environ["LOCAL_RANK"]`) is a string. The key's
+        # text by ctx.strings, not `evaluated_value` (its ast.literal_eval leaves a reference cycle)
         key = node.slice[0].slice.value
-        if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str):
-            return bool(_ORDINAL_NAME.search(key.evaluated_value.lower())) and "environ" not in ctx.code(
-                node.value
-            )
+        if type(key) is cst.SimpleString and "environ" not in ctx.code(node.value):
+            return any(_ORDINAL_NAME.search(text.lower()) for text in ctx.strings(key))
     return False
 
 
