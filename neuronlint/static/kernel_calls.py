@@ -282,22 +282,16 @@ def kernel_calls(
             "reaches": KERNEL_LAUNCH if launch else reach,
         }
         sites.append(_detection("NL308", call, lines, facts))
-    for call in calls:
-        # `gradcheck(dcn_v2_conv, inputs)`, `partial(DCN, ...)`: an entry point handed to a caller
-        handed = call.args[0] if call.args and isinstance(call.args[0], (ast.Name, ast.Attribute)) else None
-        target = _resolve(_dotted(handed), bound) if handed is not None else None
-        if target is None or handed.lineno in skip:
-            continue
-        reach = entries.get(target[0], {}).get(target[1])
-        if reach is None or reach == KERNEL:
-            continue
-        skip.add(handed.lineno)
-        sites.append(
-            _detection("NL308", handed, lines, {"name": target[1], "module": target[0], "reaches": reach})
-        )
-    for node in _references(tree, bound) if any(not name for _module, name in bound.values()) else ():
-        # `{"linear": te.Linear}`, `default=te.TransformerLayer`: an entry point of a kernel module
-        # bound whole, named without being called, is built or run where the value goes
+    # Entry points named without a call: handed to a caller as its first argument, which calls them
+    # (`gradcheck(dcn_v2_conv, inputs)`, `partial(DCN, ...)`), and, through a kernel module bound
+    # whole, handed on as a value to be built or run where it goes (`{"linear": te.Linear}`,
+    # `default=te.TransformerLayer`)
+    named: list[ast.expr] = [
+        c.args[0] for c in calls if c.args and isinstance(c.args[0], (ast.Name, ast.Attribute))
+    ]
+    if any(not name for _module, name in bound.values()):
+        named.extend(_references(tree, bound))
+    for node in named:
         target = _resolve(_dotted(node), bound)
         if target is None or node.lineno in skip:
             continue
