@@ -43,11 +43,11 @@ Binding = tuple[str, Any]
 SIZE = "size"
 EMPTY_LIST: Binding = ("other", "[]")  # a name assigned `[]`, for the appends that fill it (bindings.py)
 
-# Libraries whose values live on the host (or on a device that is not torch's): their
-# .item()/.tolist()/.numpy()/.unique()/x[mask] are not device work of the code being ported.
 # Attribute names that hold a tensor wherever torch is used: a model output's `logits`, and the
 # `tensor` of detectron2's Boxes and ImageList (and the many projects built on them).
 _TENSOR_FIELDS = frozenset({"logits", "tensor"})
+# Libraries whose values live on the host (or on a device that is not torch's): their
+# .item()/.tolist()/.numpy()/.unique()/x[mask] are not device work of the code being ported.
 HOST_LIBRARIES = frozenset(
     {"numpy", "pandas", "scipy", "sklearn", "cv2", "PIL", "tensorflow", "tensorflow_datasets"}
 )

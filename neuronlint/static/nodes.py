@@ -1,7 +1,7 @@
 """LibCST nodes read from their fields: every node class, the fields of a class that may hold
-nodes, a node's children, and whether a name is defined under its parent rather than used. LibCST's own `children` runs a visitor over the node, which measured
-about ten times slower than reading the fields (host_returns' generator test spent most of its time
-there)."""
+nodes, a node's children, and whether a name is defined under its parent rather than used.
+LibCST's own `children` runs a visitor over the node, which measured about ten times slower than
+reading the fields (host_returns' generator test spent most of its time there)."""
 
 from __future__ import annotations
 
