@@ -81,6 +81,9 @@ SETS = {
     "fresh37": {"AJ"},
     "fresh38": {"AK"},
     "fresh39": {"AL"},
+    "fresh40": {"AM"},
+    "fresh41": {"AN"},
+    "fresh42": {"AO"},
 }
 
 
