@@ -215,3 +215,182 @@ def test_imports_of_in_repo_modules_written_with_nki(tmp_path: Path) -> None:
         (2, "warning", "kernels.components.attention"),
         (3, "info", "kernels.components.enums"),
     ]
+
+
+def test_an_extension_named_through_a_build_helper(tmp_path: Path) -> None:
+    """BEVDet's setup.py: `make_cuda_ext(name=..., module=...)` returns `extension(...)`, a name
+    holding CUDAExtension or CppExtension; the extension's package imports it as `from . import
+    roiaware_pool3d_ext` and calls it, and a module importing that wrapper reaches the kernel."""
+    _write(
+        tmp_path,
+        {
+            "setup.py": (
+                "import torch\n"
+                "from setuptools import setup\n"
+                "from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension\n"
+                "\n"
+                "def make_cuda_ext(name, module, sources, sources_cuda=[]):\n"
+                "    if torch.cuda.is_available():\n"
+                "        extension = CUDAExtension\n"
+                "        sources += sources_cuda\n"
+                "    else:\n"
+                "        extension = CppExtension\n"
+                "    return extension(name='{}.{}'.format(module, name), sources=sources)\n"
+                "\n"
+                "setup(ext_modules=[make_cuda_ext(name='roiaware_pool3d_ext', module='det.ops.roiaware',\n"
+                "                                 sources=['a.cpp'], sources_cuda=['a.cu'])],\n"
+                "      cmdclass={'build_ext': BuildExtension})\n"
+            ),
+            "det/__init__.py": "",
+            "det/ops/__init__.py": "",
+            "det/ops/roiaware/__init__.py": "from .points import points_in_boxes\n",
+            "det/ops/roiaware/points.py": (
+                "from . import roiaware_pool3d_ext\n"
+                "\n"
+                "def points_in_boxes(points, boxes):\n"
+                "    out = points.new_zeros(points.shape[0])\n"
+                "    roiaware_pool3d_ext.points_in_boxes_gpu(boxes, points, out)\n"
+                "    return out\n"
+            ),
+            "det/models/head.py": (
+                "from det.ops.roiaware.points import points_in_boxes\n"
+                "\n"
+                "def assign(points, boxes):\n"
+                "    return points_in_boxes(points, boxes)\n"
+            ),
+        },
+    )
+    found = [(path, line, rule) for path, line, rule in _nl303(tmp_path) if not path.endswith("__init__.py")]
+    assert ("det/ops/roiaware/points.py", 1, "NL303") in found
+    assert ("det/ops/roiaware/points.py", 5, "NL303") in found
+    assert ("det/models/head.py", 1, "NL306") in found
+
+
+def test_functions_of_extensions_a_module_loads_at_its_top_level(tmp_path: Path) -> None:
+    """hszhao/semseg's `lib/psa/src/__init__.py` loads a CPU build and, under a CUDA check, a GPU
+    build; `src.cpu.psamask_forward(...)` and `src.gpu.psamask_forward(...)` in the autograd
+    Function are uses of them (NL308)."""
+    _write(
+        tmp_path,
+        {
+            "psa/__init__.py": "",
+            "psa/src/__init__.py": (
+                "import torch\n"
+                "from torch.utils.cpp_extension import load\n"
+                "cpu = load('psamask_cpu', ['cpu/psamask.cpp'])\n"
+                "if torch.cuda.is_available():\n"
+                "    gpu = load('psamask_gpu', ['gpu/psamask.cpp', 'gpu/psamask_cuda.cu'])\n"
+            ),
+            "psa/functions/__init__.py": "",
+            "psa/functions/psamask.py": (
+                "from torch.autograd import Function\n"
+                "from .. import src\n"
+                "\n"
+                "class PSAMask(Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, out):\n"
+                "        if not x.is_cuda:\n"
+                "            src.cpu.psamask_forward(x, out)\n"
+                "        else:\n"
+                "            src.gpu.psamask_forward(x, out)\n"
+                "        return out\n"
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL308"])
+    assert [(f.path, f.line) for f in result.active] == [
+        ("psa/functions/psamask.py", 8),
+        ("psa/functions/psamask.py", 10),
+    ]
+
+
+def test_transformer_engine_extension_reached_through_a_tensor_subclass(tmp_path: Path) -> None:
+    """nanotron's fp8 package: `tex` (Transformer Engine's compiled extension) casts in
+    `FP8Tensor.__new__` and multiplies in the kernel module; `FP8Linear.forward` returns early only on
+    the CPU, so on any accelerator it runs the kernel; the package re-exports both classes, and a
+    test builds them (NL308)."""
+    _write(
+        tmp_path,
+        {
+            "fp8/__init__.py": "from fp8.linear import FP8Linear\nfrom fp8.tensor import FP8Tensor\n",
+            "fp8/tensor.py": (
+                "import torch\n"
+                "import transformer_engine_torch as tex\n"
+                "\n"
+                "class FP8Tensor(torch.Tensor):\n"
+                "    def __new__(cls, tensor, dtype):\n"
+                "        data = tex.cast_to_fp8(tensor, dtype)\n"
+                "        return torch.Tensor._make_subclass(cls, data)\n"
+            ),
+            "fp8/kernel.py": (
+                "import transformer_engine_torch as tex\n"
+                "\n"
+                "def fp8_matmul_kernel(a, b):\n"
+                "    return tex.te_gemm(a, b)\n"
+            ),
+            "fp8/linear.py": (
+                "import torch\n"
+                "import torch.nn.functional as F\n"
+                "from fp8.kernel import fp8_matmul_kernel\n"
+                "\n"
+                "class FP8Linear(torch.nn.Linear):\n"
+                "    def forward(self, x):\n"
+                "        if x.device == torch.device('cpu'):\n"
+                "            return F.linear(x, self.weight, self.bias)\n"
+                "        return fp8_matmul_kernel(x, self.weight)\n"
+            ),
+            "tests/test_linear.py": (
+                "from fp8 import FP8Linear, FP8Tensor\n"
+                "\n"
+                "def test_forward(x, w):\n"
+                "    layer = FP8Linear(16, 16)\n"
+                "    return layer(FP8Tensor(x, 1))\n"
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL303", "NL306", "NL308"])
+    found = sorted((f.path, f.line, f.rule) for f in result.active)
+    assert ("fp8/tensor.py", 2, "NL303") in found
+    assert ("fp8/kernel.py", 4, "NL303") in found
+    assert [(line, rule) for path, line, rule in found if path == "tests/test_linear.py"] == [
+        (1, "NL306"),
+        (4, "NL308"),
+        (5, "NL308"),
+    ]
+
+
+def test_a_python_module_named_like_the_extension_it_builds_is_python(tmp_path: Path) -> None:
+    """Megatron's `megatron/core/nccl_allocator.py` JIT-builds an extension named `nccl_allocator`
+    inside a function; importing the Python module (`import pkg.nccl_allocator as
+    nccl_allocator`) is an import of a kernel module (NL306), not of the compiled extension, so the
+    importer is no kernel module itself: a caller of its function that uses the allocator only
+    when asked (`if use_nccl:`) reaches no kernel."""
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/nccl_allocator.py": (
+                "import torch.utils.cpp_extension\n"
+                "\n"
+                "def _build():\n"
+                "    name = 'nccl_allocator'\n"
+                "    ext = torch.utils.cpp_extension.load_inline(name=name, cpp_sources='', with_cuda=True)\n"
+                "    return ext.get_nccl_allocator()\n"
+                "\n"
+                "def init():\n"
+                "    return _build()\n"
+            ),
+            "pkg/buffer.py": (
+                "import pkg.nccl_allocator as nccl_allocator\n"
+                "\n"
+                "def make_buffer(use_nccl):\n"
+                "    if use_nccl:\n"
+                "        return nccl_allocator.init()\n"
+                "    return None\n"
+            ),
+            "train.py": "from pkg.buffer import make_buffer\n\nmake_buffer(True)\n",
+        },
+    )
+    found = _nl303(tmp_path)
+    assert [(line, rule) for path, line, rule in found if path == "pkg/buffer.py"] == [(1, "NL306")]
+    assert [f for f in found if f[0] == "train.py"] == []

@@ -752,3 +752,82 @@ def test_a_device_variable_named_for_the_cpu_is_the_cpu(tmp_path):
                 return moved
         """,
     )
+
+
+def test_a_model_traced_for_neuron_works_on_cpu_tensors(tmp_path):
+    # aws-samples' FastAPI server for Inferentia: the traced model takes the tokenizer's CPU tensors
+    # and returns CPU tensors; reading them is host work. A module the file defines (what it may
+    # trace) keeps its findings.
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch_neuronx  # expect: NL903
+
+
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:  # expect: NL603
+                    return x
+                return -x
+
+
+        def answer(model, encoded):
+            output = model(encoded["input_ids"], encoded["attention_mask"])
+            start = torch.argmax(output[0])
+            end = torch.argmax(output[1]) + 1
+            if end > start:  # ok: NL603
+                return encoded["input_ids"][0][start:end]  # ok: NL604
+            return output[0].tolist()  # ok: NL702
+        """,
+    )
+
+
+def test_a_loss_divided_by_a_number_read_is_still_a_tensor(tmp_path):
+    # hszhao/semseg's train loop: `n = count.item()`, then `main_loss = main_loss / n`; the loss is
+    # still on the device, and `main_loss.item()` reads it every step.
+    check(
+        tmp_path,
+        """
+        import torch
+        import torch.distributed as dist
+
+
+        def train(model, loader, meter, distributed):
+            for x, y in loader:
+                x, y = x.cuda(), y.cuda()  # expect: NL101
+                out, main_loss = model(x, y)
+                main_loss.backward()
+                n = x.size(0)
+                if distributed:
+                    count = y.new_tensor([n])
+                    dist.all_reduce(count)
+                    n = count.item()  # expect: NL701
+                    main_loss = main_loss / n
+                meter.update(main_loss.item(), n)  # expect: NL701
+        """,
+    )
+
+
+def test_a_plain_function_of_numpy_arrays_returns_numpy(tmp_path):
+    # YOLOv6's plot_train_batch: the targets are made numpy, and the boxes a helper computes from
+    # them are numpy too.
+    check(
+        tmp_path,
+        """
+        import torch
+        from yolov6.utils.general import xywh2xyxy
+
+
+        def plot_batch(targets, bs, w):
+            if isinstance(targets, torch.Tensor):
+                targets = targets.cpu().numpy()  # expect: NL703
+            for i in range(bs):
+                ti = targets[targets[:, 0] == i]
+                boxes = xywh2xyxy(ti[:, 2:6]).T
+                if boxes.max() <= 1.01:  # ok: NL603
+                    boxes[[0, 2]] *= w
+                for box in boxes.T.tolist():  # ok: NL702
+                    print(box)
+        """,
+    )

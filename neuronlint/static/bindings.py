@@ -149,19 +149,23 @@ def _reduced_read(call: cst.Call, ctx: FileContext) -> str | None:
 
 def _derived_read(value: cst.BaseExpression, ctx: FileContext) -> str | None:
     """`end = start + k.shape[2]` after `start = t.max().item()`, or `int(t.max()) + 1`: arithmetic on a
-    host read is a host read too."""
+    host read is a host read too; not with a tensor operand (`main_loss / n` after `n =
+    count.item()` is still a tensor)."""
+    found = None
     while type(value) is cst.BinaryOperation:
         for side in (value.left, value.right):
             if type(side) is cst.Name:
                 binding = ctx.lookup(side.value)
+                if (binding is not None and binding[0] == "tensor") or (
+                    _LOSS_NAME.match(side.value) and (binding is None or binding[0] != "read")
+                ):
+                    return None  # a tensor operand, or a loss not yet read (`main_loss / n`)
                 if binding is not None and binding[0] == "read":
-                    return binding[1]
-            elif type(side) is cst.Call:
-                read = _host_read(side)
-                if read is not None:
-                    return read
+                    found = found or binding[1]
+            elif type(side) is cst.Call and found is None:
+                found = _host_read(side)
         value = value.left
-    return None
+    return found
 
 
 # Methods and torch functions that return a boolean tensor.
@@ -2294,7 +2298,9 @@ class Bindings(Checker):
         site = _function_site(node, outer, ctx)
         if site != SITE_TEST and any(d in _CPU_JIT for d in decorators):
             site = SITE_HOST  # numba's CPU JIT compiles the function for numpy arrays on the host
-        scope = Scope("function", site=site, by_path=outer.by_path and site == outer.site)
+        scope = Scope(
+            "function", site=site, by_path=outer.by_path and site == outer.site, kernel_body=bool(kinds)
+        )
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             annotation = param.annotation

@@ -8,6 +8,7 @@ import table and simple assignments of the enclosing scopes.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -110,6 +111,7 @@ class Scope:
     # class scopes: `self.<name>` attributes assigned so far in the class, and whether every one of
     # those assignments was a host value (`self.sigmas = torch.from_numpy(s)`; False once any was not)
     host_attrs: dict[str, bool] | None = None
+    kernel_body: bool = False  # function scopes: the body of a CUDA kernel (`@numba.cuda.jit`, `@triton.jit`)
 
 
 _WS = re.compile(r"\s+")
@@ -167,6 +169,12 @@ _HOST_CONSTRUCTORS = frozenset(
 # A file that imports one of these (data-frame, dashboard and TensorFlow code) and none of
 # TENSOR_LIBRARIES holds no torch tensors. numpy, PIL or scikit-learn alone do not say so: utility
 # modules that import them are handed tensors (`def show(img): img.cpu().numpy()`).
+# Neuron's tracing APIs, whose compiled models take and return CPU tensors, and the packages whose
+# code runs on the XLA device instead (torch-neuronx training, NxD).
+_TRACED_NEURON = frozenset({"torch_neuron", "torch_neuronx"})
+_XLA_DEVICE_PACKAGES = frozenset(
+    {"torch_xla", "neuronx_distributed", "neuronx_distributed_inference", "optimum"}
+)
 _HOST_ONLY_LIBRARIES = frozenset(
     {"pandas", "gradio", "plotly", "streamlit", "tensorflow", "tensorflow_datasets"}
 )
@@ -274,6 +282,11 @@ _HOST_NAME = re.compile(
     # pycocotools' objects (`coco_evaluator.coco_eval["bbox"].stats`, `coco_gt`, `cocoDt`) hold numpy
     r"|(^|_)coco(_|eval|gt|dt|Eval|Gt|Dt|$)"
 )
+
+
+# Literal arguments, which say nothing about where a call computes.
+_CONSTANTS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+_BUILTIN_FUNCTIONS = frozenset(dir(builtins))
 
 
 def host_by_name(name: str) -> bool:
@@ -449,6 +462,9 @@ class FileContext:
         self.required_extensions: set[str] = set()
         self.op_namespaces: set[str] = set()  # torch.ops namespaces this file defines operators in
         self.optional_imports: set[str] = set()  # library names imported where the library is optional
+        self.neuron_built: set[str] = (
+            set()
+        )  # names assigned a value built by a Neuron API (`m = LlamaForSampling(...)`)
         self.serving_imports: set[str] = set()  # serving tools whose import this file already reported
         # Detections made where a construct is written but kept until a later use shows what it
         # is (a module-level dict whose keys become Inductor options once it reaches torch.compile).
@@ -610,6 +626,8 @@ class FileContext:
                 if detection.facts.get("site") == SITE_HOST:
                     del detection.facts["site"]
         roots = self.imports_seen()
+        if roots & _TRACED_NEURON and not roots & _XLA_DEVICE_PACKAGES and not self.moves_to_device:
+            self._drop_reads_of_traced_outputs()
         if roots & _HOST_ONLY_LIBRARIES and not roots & TENSOR_LIBRARIES:
             for detection in self.detections:
                 if detection.facts.get("site", SITE_STEP) == SITE_STEP:
@@ -621,6 +639,18 @@ class FileContext:
             for detection, function in self._test_detections:
                 if function not in self._tensor_imports:
                     detection.facts["tensorless"] = True
+
+    def _drop_reads_of_traced_outputs(self) -> None:
+        """A file that runs a model traced for Neuron (`torch_neuronx.trace`, `torch.jit.load` of its
+        artifact) and moves nothing to a device: its tensors are CPU tensors, inputs and outputs of
+        the traced model alike (the Neuron runtime copies them), so reading them syncs nothing and
+        their sizes shape no device graph. Code of its `nn.Module` classes, which may be what gets
+        traced, keeps its findings."""
+        self.detections = [
+            d
+            for d in self.detections
+            if not (d.rule.startswith(_HOST_DATA_RULES) and type(d.top) is not cst.ClassDef)
+        ]
 
     def _drop_reads_of_host_callers(self) -> None:
         """Host-sync and dynamic-shape detections inside a module-level function that the file's own
@@ -856,6 +886,8 @@ class FileContext:
                 if method in _DEVICE_MOVES:  # x.to(device): on the device now, unless the device is "cpu"
                     return by_name and method == "to" and self._to_cpu(node)
                 return self._host_side(func.value, copies, kinds, by_name)
+            if by_name and type(func) is cst.Name and self._numpy_in_numpy_out(node, name):
+                return True  # `boxes = xywh2xyxy(ti[:, 2:6])` of a numpy array: a numpy array
             return (
                 by_name
                 and type(func) is cst.Name
@@ -878,6 +910,23 @@ class FileContext:
             )
         name = self.qualname(node) or ""
         return name.split(".", 1)[0] in HOST_LIBRARIES
+
+    def _numpy_in_numpy_out(self, call: cst.Call, qualname: str) -> bool:
+        """A plain function of the project or a library (not torch's, not a class) called only with
+        numpy arrays (and constants) computes on them and returns host data: making a device tensor
+        would take a torch call of its own. (Host data, not numpy: a processor given a PIL image
+        returns a CPU tensor, and `.cuda()` on it is a device move.)"""
+        func = call.func
+        if (
+            not call.args
+            or not func.value[:1].islower()
+            or qualname.split(".", 1)[0] in ("torch", "builtins")
+        ):
+            return False
+        if func.value in _BUILTIN_FUNCTIONS:
+            return False  # `len(a)`, `max(a)`: Python's own; what they return is no array
+        arrays = [a for a in call.args if type(a.value) not in _CONSTANTS]
+        return bool(arrays) and all(not a.star and self.is_numpy(a.value) for a in arrays)
 
     def is_host_attribute(self, node: cst.Attribute) -> bool:
         """`self.sigmas` in a class whose every assignment of `self.sigmas` seen so far (in the

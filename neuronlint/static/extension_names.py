@@ -16,7 +16,10 @@ if TYPE_CHECKING:
 # `_custom_ops` is vLLM's thin Python layer over the kernels it compiles into `torch.ops._C`
 # (`vllm/_custom_ops.py`): `ops.rms_norm(...)` runs a compiled kernel, as `vllm._C` does. `awq_ext`
 # is AutoAWQ's kernel build (AutoAWQ_kernels), `awq_inference_engine` llm-awq's, and
-# `exllama_kernels` / `exllamav2_kernels` AutoGPTQ's ExLlama builds. (A general `*_ext` pattern would
+# `exllama_kernels` / `exllamav2_kernels` AutoGPTQ's ExLlama builds; `transformer_engine_torch`
+# (`transformer_engine_extensions` before TE 1.x) is Transformer Engine's pybind11 CUDA extension,
+# imported as `tex` by TE and by the projects that call its kernels directly (`tex.te_gemm(...)`,
+# `tex.cast_to_fp8(...)`). (A general `*_ext` pattern would
 # take Python packages such as `nvidia_resiliency_ext` for compiled modules.)
 _KNOWN_EXTENSIONS = frozenset(
     {
@@ -25,6 +28,8 @@ _KNOWN_EXTENSIONS = frozenset(
         "awq_inference_engine",
         "exllama_kernels",
         "exllamav2_kernels",
+        "transformer_engine_extensions",
+        "transformer_engine_torch",
         "syncbn",
         "flash_attn_2_cuda",
         "flash_attn_cuda",

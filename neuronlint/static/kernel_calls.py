@@ -150,11 +150,8 @@ def kernel_entries(
                 # FusedDenseFunc runs its compiled kernel only there)
                 for method in ("forward", "backward"):
                     aliases.append((f"{stmt.name}.apply", ast.Attribute(ast.Name(stmt.name), method)))
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    aliases.append((target.id, stmt.value))
+        else:
+            aliases.extend(_module_assignments(stmt))
     for unit in units.values():
         first, last = _first_line(unit.node), unit.node.end_lineno or unit.node.lineno
         unit.reach = next((text for start, _end, text in reaching if first <= start <= last), None)
@@ -200,9 +197,34 @@ def kernel_entries(
     return entries
 
 
-# The methods through which building an object runs it: its constructor, the forward pass or call
+def _module_assignments(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
+    """(name, value) of a module-level assignment; one level inside a module-level `if` or `try`,
+    of what a call made there (`if torch.cuda.is_available(): gpu = load("psamask_gpu", [...])`),
+    not of a name chosen there (`layer_norm = FusedLayerNorm` beside `else: layer_norm =
+    nn.LayerNorm` picks one of two; calling it runs the kernel on one path only)."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        if stmt.value is None:
+            return []
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return [(t.id, stmt.value) for t in targets if isinstance(t, ast.Name)]
+    if isinstance(stmt, ast.If):
+        inner = [*stmt.body, *stmt.orelse]
+    elif isinstance(stmt, ast.Try):
+        inner = [*stmt.body, *stmt.orelse, *(s for h in stmt.handlers for s in h.body)]
+    else:
+        return []
+    return [
+        pair
+        for s in inner
+        if isinstance(s, (ast.Assign, ast.AnnAssign)) and isinstance(s.value, ast.Call)
+        for pair in _module_assignments(s)
+    ]
+
+
+# The methods through which building an object runs it: its constructor (`__new__` of a tensor
+# subclass, nanotron's FP8Tensor casting with TE's kernel), the forward pass or call
 # of a module, and the entry and exit of a context manager (`with te.autocast(...)`).
-_RUN_METHODS = ("__init__", "forward", "__call__", "__enter__", "__exit__")
+_RUN_METHODS = ("__init__", "__new__", "forward", "__call__", "__enter__", "__exit__")
 
 
 def _through(reach: str, callee: str) -> str:
@@ -266,6 +288,13 @@ def kernel_calls(
             continue
         module, name = target
         reach = entries.get(module, {}).get(name)
+        if reach is None and "." in name:
+            # `src.cpu.psamask_forward(...)`: a function of an extension the module loaded and bound
+            # at its top level (`cpu = load("psamask_cpu", [...])`)
+            head = name.partition(".")[0]
+            built_here = entries.get(module, {}).get(head)
+            if built_here is not None and built_here.startswith(_BUILDS):
+                name, reach = head, built_here
         if reach is None or (reach == KERNEL) != launch:
             continue
         if reach.startswith(_BUILDS) and " (through `" not in reach:
@@ -381,7 +410,11 @@ def _conditional_lines(tree: ast.Module) -> set[int]:
             if not isinstance(block, list):
                 continue
             for i, statement in enumerate(block):
-                if isinstance(statement, ast.If) and (_returns(statement.body) or _returns(statement.orelse)):
+                if (
+                    isinstance(statement, ast.If)
+                    and (_returns(statement.body) or _returns(statement.orelse))
+                    and not _cpu_only_fallback(statement)
+                ):
                     for rest in block[i + 1 :]:
                         lines.update(range(rest.lineno, (rest.end_lineno or rest.lineno) + 1))
                     break
@@ -397,6 +430,41 @@ def _conditional_lines(tree: ast.Module) -> set[int]:
             for statement in block:
                 lines.update(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
     return lines
+
+
+def _cpu_only_fallback(statement: ast.If) -> bool:
+    """`if x.device == torch.device("cpu"): return F.linear(...)` (nanotron's FP8Linear): the early
+    return is the CPU's path; on any accelerator, Neuron's included, the kernel after it runs."""
+    test = statement.test
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+    return all(_tests_cpu_device(part) for part in parts) and _returns(statement.body)
+
+
+def _tests_cpu_device(test: ast.expr) -> bool:
+    """`x.device == torch.device("cpu")`, `x.device.type == "cpu"`, `x.is_cpu`."""
+    if isinstance(test, ast.Attribute):
+        return test.attr == "is_cpu"
+    if (
+        not isinstance(test, ast.Compare)
+        or len(test.ops) != 1
+        or not isinstance(test.ops[0], (ast.Eq, ast.Is))
+    ):
+        return False
+    sides = (test.left, test.comparators[0])
+    names_device = any("device" in _dotted(s) for s in sides if isinstance(s, ast.Attribute))
+    return names_device and any(_cpu_literal(s) for s in sides)
+
+
+def _cpu_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value == "cpu"
+    return (
+        isinstance(node, ast.Call)
+        and _dotted(node.func) in ("torch.device", "device")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == "cpu"
+    )
 
 
 def _returns(block: list[ast.stmt]) -> bool:

@@ -132,7 +132,7 @@ def link_index(
     entries: dict[str, dict[str, str]] = {}
     for result in python:
         kinds = tuple(result["defines_kernels"]) if _defines_kernels(result, modules) else ()
-        kinds = kinds or _wraps_built_extension(result, extensions)
+        kinds = kinds or _wraps_built_extension(result, extensions, modules)
         if kinds:
             full, names = module_names(result["module_path"], packages, path_dirs)
             for name in names:
@@ -480,18 +480,27 @@ def _defines_kernels(result: dict[str, Any], modules: Mapping[str, frozenset[str
     )
 
 
-def _wraps_built_extension(result: dict[str, Any], extensions: frozenset[str]) -> tuple[str, ...]:
+def _wraps_built_extension(
+    result: dict[str, Any], extensions: frozenset[str], modules: Mapping[str, frozenset[str]]
+) -> tuple[str, ...]:
     """The kernel kind of a module that imports an extension this project builds at its top level
     (column 1: not in a `try`, an `if` or a function): it cannot be imported where the extension
     was not built, so its importers reach the kernel (llm-awq's `qmodule` over
-    `awq_inference_engine`). Extensions the file itself recognises are in `defines_kernels`."""
+    `awq_inference_engine`). Extensions the file itself recognises are in `defines_kernels`. A
+    module of the scanned tree is Python, whatever the build calls its extension (Megatron's
+    `megatron/core/nccl_allocator.py`, which JIT-builds one named `nccl_allocator` in a function)."""
     if not extensions:
         return ()
     from neuronlint.static.checkers.custom_kernel import WRAPS_EXTENSION
 
     for module, _line, column, _end in result.get("import_sites", ()):
-        if column == 1 and any(module == ext or module.startswith(ext + ".") for ext in extensions):
-            return (f"{WRAPS_EXTENSION} `{module.split('.')[0]}`",)
+        if column != 1 or module.startswith("torch.") or module in modules:
+            continue
+        for ext in extensions:
+            # `import ext`, `from ext import f`, and `from . import ext` in the package the build
+            # names (BEVDet's `mmdet3d.ops.bev_pool.bev_pool_ext`, built as `bev_pool_ext`)
+            if module == ext or module.startswith(ext + ".") or module.endswith("." + ext):
+                return (f"{WRAPS_EXTENSION} `{ext}`",)
     return ()
 
 

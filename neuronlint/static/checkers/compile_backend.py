@@ -115,6 +115,12 @@ def dotted_name(node: cst.BaseExpression) -> str:
     return ""
 
 
+# Ahead-of-time Inductor entry points (torch 2.6: torch/_inductor/__init__.py, torch/_export/__init__.py).
+_AOT_INDUCTOR = frozenset(
+    {"torch._inductor.aot_compile", "torch._inductor.aoti_compile_and_package", "torch._export.aot_compile"}
+)
+
+
 class CompileBackend(Checker):
     """torch.compile / nn.Module.compile calls and decorators: their backend, mode, options and dynamic."""
 
@@ -123,9 +129,25 @@ class CompileBackend(Checker):
         "NL802": ("mode",),
         "NL803": ("option",),
         "NL804": ("symbol",),
+        "NL805": ("api", "backend"),
         "NL909": ("backend",),
     }
     triggers = ("compile", "inductor", "mark_dynamic")
+
+    @on(cst.Call)
+    def aot_inductor(self, node: cst.Call, ctx: FileContext) -> None:
+        """`torch._inductor.aoti_compile_and_package(ep, inductor_configs=options)`: AOTInductor
+        compiles an exported program into a CUDA or CPU library (NL805); its Inductor options are NL803."""
+        api = ctx.qualname(node.func)
+        if api not in _AOT_INDUCTOR:
+            return
+        ctx.report(
+            "NL805", node.func, end_node=node, api=api, backend="AOTInductor, into a CUDA or CPU library"
+        )
+        for keyword in ("options", "inductor_configs"):
+            options = kwarg(node, keyword)
+            if options is not None:
+                _report_options(options, ctx)
 
     @on(cst.Call)
     def compile_call(self, node: cst.Call, ctx: FileContext) -> None:
@@ -183,7 +205,10 @@ class CompileBackend(Checker):
         if ctx.scope.kind not in ("module", "function"):
             return
         key = _dict_key(node.targets[0].target.value, ctx)
-        ctx.forget(key)
+        if type(node.value) is not cst.Dict or ctx.enclosing(cst.If) is None:
+            # a dict written under an `if` (`if not package: options = {...}`) is one of the
+            # dicts the name may hold: the keys written before stay
+            ctx.forget(key)
         if type(node.value) is not cst.Dict:
             if ctx.scope.kind == "function":
                 ctx.deferred[key] = []  # a local name shadows a module-level dict of that name

@@ -101,6 +101,8 @@ def _library_use(node: cst.BaseExpression, ctx: FileContext) -> None:
     # Triton, Helion, CuTe DSL, cuTile and TileLang calls live inside kernels, reported once per kernel.
     if lib is None or lib["name"] in _KERNEL_LANGUAGES:
         return
+    if any(scope.kernel_body for scope in ctx.scopes):
+        return  # `cuda.local.array(...)` inside a `@numba.cuda.jit` kernel: the kernel is the finding
     ctx.report("NL402", node, api=qualname, **_lib_facts(lib, qualname, ctx, use=True, node=node))
 
 

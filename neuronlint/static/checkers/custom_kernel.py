@@ -193,7 +193,8 @@ class CustomKernel(Checker):
         "NL303": ("module", "kind", "guarded"),
     }
     # Imports of torch.utils.cpp_extension (the table-driven api checker reports its uses).
-    also_emits = {"NL302": ("api", "builder")}
+    # Launches of numba CUDA kernels (the api checker reports their `@cuda.jit` definitions).
+    also_emits = {"NL302": ("api", "builder"), "NL305": ("kernel",)}
     triggers = (
         "triton",
         "cpp_extension",
@@ -212,15 +213,21 @@ class CustomKernel(Checker):
     @on(cst.Call)
     def launch(self, node: cst.Call, ctx: FileContext) -> None:
         func = node.func
-        if type(func) is not cst.Subscript or len(func.slice) != 1:
-            return
-        index = func.slice[0].slice
-        if type(index) is not cst.Index:
+        if type(func) is not cst.Subscript:
             return
         kernel = func.value
         binding = ctx.lookup(kernel.value) if type(kernel) is cst.Name else None
         if binding is not None and binding[0] == "kernel" and binding[1] == "nki":
             return  # an NKI kernel launch is Neuron lock-in (NL905), never a CUDA kernel
+        if binding is not None and binding[0] == "kernel" and binding[1] != "triton" and len(func.slice) > 1:
+            # `kernel[blocks, threads, stream](...)`: the launch of a numba CUDA kernel
+            ctx.report("NL305", func, kernel=kernel.value)
+            return
+        if len(func.slice) != 1:
+            return
+        index = func.slice[0].slice
+        if type(index) is not cst.Index:
+            return
         if _is_neuron_name(ctx.qualname(kernel)):
             return  # `flash_fwd[grid](...)` of a kernel imported from NKI or the NKI library
         if binding is not None and binding[0] == "kernel":
@@ -259,6 +266,23 @@ class CustomKernel(Checker):
         code = ctx.code(sources) if sources is not None else ""
         if callee.endswith("CUDAExtension") or ".cu" in code:
             ctx.defines_kernels.append("cuda-extension")
+
+    @on(cst.Return)
+    def builder_wrapper(self, node: cst.Return, ctx: FileContext) -> None:
+        """`def make_cuda_ext(name, module, sources): ... return CUDAExtension(...)` (MMDetection3D,
+        OpenPCDet, BEVDet setup.py files): the function builds an extension, so its calls name one
+        (`make_cuda_ext(name="roiaware_pool3d_ext", ...)`), and imports of that name are of a
+        compiled extension this project builds."""
+        value = node.value
+        if type(value) is not cst.Call or ctx.scope.kind != "function" or len(ctx.scopes) != 2:
+            return
+        callee = ctx.qualname(value.func)
+        if callee not in _EXTENSIONS and type(value.func) is cst.Name:
+            binding = ctx.lookup(value.func.value)  # `extension = CUDAExtension` (or CppExtension)
+            callee = binding[1] if binding is not None and binding[0] == EXTENSION_BUILDER else None
+        function = ctx.enclosing(cst.FunctionDef)
+        if callee in _EXTENSIONS and function is not None:
+            ctx.scopes[0].bindings[function.name.value] = (EXTENSION_BUILDER, callee)
 
     @on(cst.Call)
     def op_definition(self, node: cst.Call, ctx: FileContext) -> None:

@@ -287,6 +287,36 @@ class NeuronLockin(Checker):
                 **extra,
             )
 
+    @on(cst.Assign)
+    def neuron_value(self, node: cst.Assign, ctx: FileContext) -> None:
+        value = node.value
+        if type(value) is not cst.Call or ctx.module_roots.isdisjoint(NEURON_ROOTS):
+            return
+        qualname = ctx.qualname(value.func)
+        if qualname and neuron_module(qualname) is not None:
+            ctx.neuron_built.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
+
+    @on(cst.Call)
+    def to_neuron(self, node: cst.Call, ctx: FileContext) -> None:
+        """`self.model.to_neuron()` in a file that uses transformers-neuronx: the library's compile
+        step of a model whose class the code may pick by name (`import_class(...)`), so no other
+        line of the call names Neuron."""
+        func = node.func
+        if type(func) is not cst.Attribute or func.attr.value != "to_neuron" or node.args:
+            return
+        if "transformers_neuronx" not in ctx.module_roots:
+            return
+        receiver = func.value
+        if type(receiver) is cst.Name and receiver.value in ctx.neuron_built:
+            return  # `m = LlamaForSampling.from_pretrained(...)`: the class is the finding, where it is named
+        ctx.report(
+            "NL904",
+            func.attr,
+            module=".to_neuron()",
+            what="transformers-neuronx (end of support): compiles the model for NeuronCores",
+            legacy_namespace=False,
+        )
+
     @on(cst.Attribute)
     def neuron_custom_op(self, node: cst.Attribute, ctx: FileContext) -> None:
         """`torch.ops.<ns>.<op>(...)` where a Neuron build registers the operator: the `neuron`
