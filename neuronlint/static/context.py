@@ -166,15 +166,15 @@ _HOST_CONSTRUCTORS = frozenset(
         "torch.DoubleTensor",
     }
 )
-# A file that imports one of these (data-frame, dashboard and TensorFlow code) and none of
-# TENSOR_LIBRARIES holds no torch tensors. numpy, PIL or scikit-learn alone do not say so: utility
-# modules that import them are handed tensors (`def show(img): img.cpu().numpy()`).
 # Neuron's tracing APIs, whose compiled models take and return CPU tensors, and the packages whose
 # code runs on the XLA device instead (torch-neuronx training, NxD).
 _TRACED_NEURON = frozenset({"torch_neuron", "torch_neuronx"})
 _XLA_DEVICE_PACKAGES = frozenset(
     {"torch_xla", "neuronx_distributed", "neuronx_distributed_inference", "optimum"}
 )
+# A file that imports one of these (data-frame, dashboard and TensorFlow code) and none of
+# TENSOR_LIBRARIES holds no torch tensors. numpy, PIL or scikit-learn alone do not say so: utility
+# modules that import them are handed tensors (`def show(img): img.cpu().numpy()`).
 _HOST_ONLY_LIBRARIES = frozenset(
     {"pandas", "gradio", "plotly", "streamlit", "tensorflow", "tensorflow_datasets"}
 )
@@ -462,9 +462,8 @@ class FileContext:
         self.required_extensions: set[str] = set()
         self.op_namespaces: set[str] = set()  # torch.ops namespaces this file defines operators in
         self.optional_imports: set[str] = set()  # library names imported where the library is optional
-        self.neuron_built: set[str] = (
-            set()
-        )  # names assigned a value built by a Neuron API (`m = LlamaForSampling(...)`)
+        # names assigned a value a Neuron API built (`m = LlamaForSampling.from_pretrained(...)`)
+        self.neuron_built: set[str] = set()
         self.serving_imports: set[str] = set()  # serving tools whose import this file already reported
         # Detections made where a construct is written but kept until a later use shows what it
         # is (a module-level dict whose keys become Inductor options once it reaches torch.compile).
