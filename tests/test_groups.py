@@ -310,3 +310,41 @@ def test_a_fix_that_deletes_says_so_instead_of_replace_with_nothing(tmp_path):
     (group,) = json.loads(proc.stdout)["groups"]
     assert group["change"].startswith("Remove `device_ids`")
     assert "Replace with ``" not in group["change"]
+
+
+def test_a_numba_kernel_module_counts_its_launch_as_a_launch(tmp_path):
+    # BEVDet's kitti_utils/rotate_iou.py: `@cuda.jit` kernels and, in the host function, one launch
+    # `kernel[blocks, threads, stream](...)`; the cause counts kernels and launches apart.
+    write(
+        tmp_path,
+        {
+            "det/__init__.py": "",
+            "det/rotate_iou.py": textwrap.dedent(
+                """\
+                from numba import cuda
+
+
+                @cuda.jit(device=True)
+                def area(box):
+                    return box[2] * box[3]
+
+
+                @cuda.jit
+                def iou_kernel(n, boxes, out):
+                    i = cuda.grid(1)
+                    if i < n:
+                        out[i] = area(boxes[i])
+
+
+                def iou(boxes, out):
+                    stream = cuda.stream()
+                    iou_kernel[4, 64, stream](boxes.shape[0], cuda.to_device(boxes), out)
+                """
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, triage=True)
+    causes = build_groups(result.findings, result.db, result.context)
+    kernels = _by_kind(causes, "kernel-module")["det.rotate_iou"]
+    assert sorted((f.line, f.rule) for f in kernels.findings) == [(4, "NL305"), (9, "NL305"), (18, "NL305")]
+    assert "2 kernels, 1 launch" in kernels.headline

@@ -194,7 +194,7 @@ class CustomKernel(Checker):
     }
     # Imports of torch.utils.cpp_extension (the table-driven api checker reports its uses).
     # Launches of numba CUDA kernels (the api checker reports their `@cuda.jit` definitions).
-    also_emits = {"NL302": ("api", "builder"), "NL305": ("kernel",)}
+    also_emits = {"NL302": ("api", "builder"), "NL305": ("kernel", "launch")}
     triggers = (
         "triton",
         "cpp_extension",
@@ -221,7 +221,7 @@ class CustomKernel(Checker):
             return  # an NKI kernel launch is Neuron lock-in (NL905), never a CUDA kernel
         if binding is not None and binding[0] == "kernel" and binding[1] != "triton" and len(func.slice) > 1:
             # `kernel[blocks, threads, stream](...)`: the launch of a numba CUDA kernel
-            ctx.report("NL305", func, kernel=kernel.value)
+            ctx.report("NL305", func, kernel=kernel.value, launch=True, end_node=node)
             return
         if len(func.slice) != 1:
             return
