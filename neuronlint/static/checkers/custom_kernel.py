@@ -185,6 +185,17 @@ def _required(module: str, ctx: FileContext) -> None:
             ctx.required_extensions.add(".".join(module.split(".")[:end]))
 
 
+def _callee(call: cst.Call, ctx: FileContext) -> str:
+    """The qualified name a call calls, also through a name holding a build class
+    (`extension = CUDAExtension`, then `extension(...)`)."""
+    callee = ctx.qualname(call.func) or ""
+    if not callee and type(call.func) is cst.Name:
+        binding = ctx.lookup(call.func.value)  # `extension(...)`, CppExtension or CUDAExtension
+        if binding is not None and binding[0] == EXTENSION_BUILDER:
+            callee = binding[1]
+    return callee
+
+
 class CustomKernel(Checker):
     """Triton launches, compiled extensions built or imported, custom torch.ops namespaces and registrations."""
 
@@ -240,11 +251,7 @@ class CustomKernel(Checker):
 
     @on(cst.Call)
     def extension_names(self, node: cst.Call, ctx: FileContext) -> None:
-        callee = ctx.qualname(node.func) or ""
-        if not callee and type(node.func) is cst.Name:
-            binding = ctx.lookup(node.func.value)  # `extension(...)`, CppExtension or CUDAExtension
-            if binding is not None and binding[0] == EXTENSION_BUILDER:
-                callee = binding[1]
+        callee = _callee(node, ctx)
         loaded = loaded_extension(node, ctx, callee)
         if loaded is not None:
             # the loader imports the compiled module: its line is the import's finding
@@ -276,10 +283,7 @@ class CustomKernel(Checker):
         value = node.value
         if type(value) is not cst.Call or ctx.scope.kind != "function" or len(ctx.scopes) != 2:
             return
-        callee = ctx.qualname(value.func)
-        if callee not in _EXTENSIONS and type(value.func) is cst.Name:
-            binding = ctx.lookup(value.func.value)  # `extension = CUDAExtension` (or CppExtension)
-            callee = binding[1] if binding is not None and binding[0] == EXTENSION_BUILDER else None
+        callee = _callee(value, ctx)
         function = ctx.enclosing(cst.FunctionDef)
         if callee in _EXTENSIONS and function is not None:
             ctx.scopes[0].bindings[function.name.value] = (EXTENSION_BUILDER, callee)

@@ -289,8 +289,10 @@ class NeuronLockin(Checker):
 
     @on(cst.Assign)
     def neuron_value(self, node: cst.Assign, ctx: FileContext) -> None:
+        """Names a Neuron API built (`m = LlamaForSampling.from_pretrained(...)`), which `to_neuron`
+        reads: only in the files it reports in."""
         value = node.value
-        if type(value) is not cst.Call or ctx.module_roots.isdisjoint(NEURON_ROOTS):
+        if type(value) is not cst.Call or "transformers_neuronx" not in ctx.module_roots:
             return
         qualname = ctx.qualname(value.func)
         if qualname and neuron_module(qualname) is not None:
