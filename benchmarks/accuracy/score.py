@@ -86,6 +86,9 @@ SETS = {
     "fresh40": {"AM"},
     "fresh41": {"AN"},
     "fresh42": {"AO"},
+    "fresh43": {"AP"},
+    "fresh44": {"AQ"},
+    "fresh45": {"AR"},
 }
 
 
