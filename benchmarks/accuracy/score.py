@@ -89,6 +89,9 @@ SETS = {
     "fresh43": {"AP"},
     "fresh44": {"AQ"},
     "fresh45": {"AR"},
+    "fresh46": {"AS"},
+    "fresh47": {"AT"},
+    "fresh48": {"AU"},
 }
 
 
