@@ -133,6 +133,7 @@ _RESULT_KEYS = frozenset(
         "import_sites",
         "python_names",
         "kernel_entries",
+        "imports_without_fallback",
     }
 )
 
@@ -146,7 +147,14 @@ def valid_result(value: Any) -> bool:
         and type(value["detections"]) is list
         and all(map(_detection, value["detections"]))
         and all(
-            _str_list(value[k]) for k in ("imports", "defines_kernels", "extension_modules", "python_names")
+            _str_list(value[k])
+            for k in (
+                "imports",
+                "defines_kernels",
+                "extension_modules",
+                "python_names",
+                "imports_without_fallback",
+            )
         )
         and _int(value["lines"])
         and type(value["parsed"]) is bool

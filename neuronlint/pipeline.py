@@ -538,7 +538,9 @@ class _Held:
 
 
 # Link inputs: a held result has each only when it is not empty (static.link reads them with .get).
-_LINK_INPUTS = frozenset({"defines_kernels", "extension_modules", "python_names", "kernel_entries"})
+_LINK_INPUTS = frozenset(
+    {"defines_kernels", "extension_modules", "python_names", "kernel_entries", "imports_without_fallback"}
+)
 
 
 class _Sites:
@@ -564,7 +566,7 @@ class _Sites:
 def _drop_link_inputs(results: list[dict[str, Any]]) -> None:
     """After linking across files, the import sites and kernel/extension lists have done their work."""
     for result in results:
-        for key in ("import_sites", "defines_kernels", "extension_modules", "python_names", "kernel_entries"):
+        for key in ("import_sites", *_LINK_INPUTS):
             result.pop(key, None)
 
 

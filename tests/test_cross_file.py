@@ -394,3 +394,168 @@ def test_a_python_module_named_like_the_extension_it_builds_is_python(tmp_path: 
     found = _nl303(tmp_path)
     assert [(line, rule) for path, line, rule in found if path == "pkg/buffer.py"] == [(1, "NL306")]
     assert [f for f in found if f[0] == "train.py"] == []
+
+
+def test_triton_launchers_over_a_kernels_module_reached_through_their_package(tmp_path: Path) -> None:
+    """flashinfer's layout: `triton/kernels/cascade.py` defines the `@triton.jit` kernels,
+    `triton/cascade.py` launches them from plain functions, and `triton/__init__.py` imports the
+    launcher module whole (`from . import cascade`). A test that imports the package and calls
+    `pkg.triton.cascade.merge_state(...)` uses a kernel: the package import is NL306, the call NL308."""
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/triton/__init__.py": "from . import cascade  # noqa: F401\n",
+            "pkg/triton/kernels/__init__.py": "",
+            "pkg/triton/kernels/cascade.py": (
+                "import triton\n"
+                "import triton.language as tl\n"
+                "\n"
+                "@triton.jit\n"
+                "def merge_kernel(x_ptr, n):\n"
+                "    tl.store(x_ptr, tl.load(x_ptr))\n"
+            ),
+            "pkg/triton/cascade.py": (
+                "from .kernels.cascade import merge_kernel\n"
+                "\n"
+                "def merge_state(x):\n"
+                "    merge_kernel[(1,)](x, x.numel())\n"
+                "    return x\n"
+            ),
+            "tests/test_merge.py": (
+                "import torch\n"
+                "\n"
+                "import pkg.triton\n"
+                "\n"
+                "def test_merge():\n"
+                "    pkg.triton.cascade.merge_state(torch.ones(4))\n"
+            ),
+            "app.py": "from pkg.triton.cascade import merge_state\n\nmerge_state(None)\n",
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL306", "NL308"])
+    found = sorted((f.path, f.line, f.rule) for f in result.active)
+    assert [(line, rule) for path, line, rule in found if path == "tests/test_merge.py"] == [
+        (3, "NL306"),
+        (6, "NL308"),
+    ]
+    assert [(line, rule) for path, line, rule in found if path == "app.py"] == [(1, "NL306"), (3, "NL308")]
+
+
+def test_an_extension_imported_in_a_try_whose_handler_only_warns(tmp_path: Path) -> None:
+    """tutel's layout: `jit_compiler.py` imports the extension its build defines in `try:` with a
+    handler that only logs, so where the import fails the name is unbound and every function that
+    runs it fails too: the module wraps the extension, and modules calling its functions reach the
+    kernel, also through an early return that takes the extension's CPU kernel (`if not is_cuda:
+    return JitCompiler.generate_cpu_kernel(...)`). A module importing the extension itself through
+    it (`from .jit_compiler import ext`) imports the extension (NL303) and its calls are uses."""
+    _write(
+        tmp_path,
+        {
+            "setup.py": (
+                "from setuptools import setup\n"
+                "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                "\n"
+                "setup(ext_modules=[CUDAExtension('tutel_custom_kernel', ['kernel.cpp'])],"
+                " cmdclass={'build_ext': BuildExtension})\n"
+            ),
+            "pkg/__init__.py": "",
+            "pkg/jit_compiler.py": (
+                "import logging\n"
+                "\n"
+                "try:\n"
+                "    import tutel_custom_kernel\n"
+                "except:\n"
+                "    logging.warning('Cannot import JIT optimized kernels.')\n"
+                "\n"
+                "class JitCompiler:\n"
+                "    @staticmethod\n"
+                "    def generate_kernel(keywords, template):\n"
+                "        return tutel_custom_kernel.inject_source(template)\n"
+                "\n"
+                "    @staticmethod\n"
+                "    def generate_cpu_kernel(kernel_type):\n"
+                "        return tutel_custom_kernel.invoke_cpu(kernel_type)\n"
+            ),
+            "pkg/sparse.py": (
+                "from .jit_compiler import JitCompiler\n"
+                "\n"
+                "def create_forward(dtype, is_cuda=True):\n"
+                "    if not is_cuda:\n"
+                "        return JitCompiler.generate_cpu_kernel(0)\n"
+                "    return JitCompiler.generate_kernel({'dtype': dtype}, 'source')\n"
+            ),
+            "pkg/dispatch.py": (
+                "from . import sparse as jit_kernel\n"
+                "\n"
+                "class Dispatcher:\n"
+                "    def update(self, dtype, is_cuda):\n"
+                "        self.func_fwd = jit_kernel.create_forward(dtype, is_cuda)\n"
+            ),
+            "pkg/communicate.py": (
+                "from .jit_compiler import tutel_custom_kernel\n"
+                "\n"
+                "def init(group):\n"
+                "    return tutel_custom_kernel.init_nccl(group)\n"
+            ),
+            "pkg/fallback.py": (
+                "try:\n"
+                "    import tutel_custom_kernel\n"
+                "except ImportError:\n"
+                "    tutel_custom_kernel = None\n"
+                "\n"
+                "def run(x):\n"
+                "    return tutel_custom_kernel.invoke(x)\n"
+            ),
+            "pkg/uses_fallback.py": "from .fallback import run\n\nrun(1)\n",
+            # NeMo's `nlp_overrides.py`: the handler sets a flag the functions test before use
+            "pkg/flagged.py": (
+                "try:\n"
+                "    import tutel_custom_kernel\n"
+                "    HAVE_EXT = True\n"
+                "except ImportError:\n"
+                "    HAVE_EXT = False\n"
+                "\n"
+                "def run(x):\n"
+                "    if HAVE_EXT:\n"
+                "        return tutel_custom_kernel.invoke(x)\n"
+                "    return x\n"
+            ),
+            "pkg/uses_flagged.py": "from .flagged import run\n\nrun(1)\n",
+            # Transformer Engine's `__init__.py`: the extension is imported in a `try` only to use it
+            # there (allow-listing a type for unpickling); no function needs it
+            "pkg/serial.py": (
+                "import warnings\n"
+                "\n"
+                "try:\n"
+                "    import tutel_custom_kernel as tex\n"
+                "    ALLOWED = [tex.DType]\n"
+                "except ImportError:\n"
+                "    warnings.warn('no safe globals')\n"
+                "\n"
+                "def helper(x):\n"
+                "    return x\n"
+            ),
+            "pkg/uses_serial.py": "from .serial import helper\n\nhelper(1)\n",
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path)
+    found = sorted((f.path, f.line, f.rule) for f in result.active if f.rule in ("NL303", "NL306", "NL308"))
+    assert [(line, rule) for path, line, rule in found if path == "pkg/dispatch.py"] == [
+        (1, "NL306"),
+        (5, "NL308"),
+    ]
+    assert [(line, rule) for path, line, rule in found if path == "pkg/sparse.py"] == [
+        (1, "NL306"),
+        (5, "NL308"),
+        (6, "NL308"),
+    ]
+    assert [(line, rule) for path, line, rule in found if path == "pkg/communicate.py"] == [
+        (1, "NL303"),
+        (4, "NL303"),
+    ]
+    # a handler that binds a fallback leaves a path without the extension, and a module that uses it
+    # only inside the `try` needs it nowhere else: neither is a kernel module
+    assert [
+        f for f in found if f[0] in ("pkg/uses_fallback.py", "pkg/uses_flagged.py", "pkg/uses_serial.py")
+    ] == []

@@ -75,12 +75,12 @@ def test_sdp_backend_members_alone_choose_no_kernel(tmp_path):
 
 
         def flash_only(q, k, v):
-            with sdpa_kernel(Backend.FLASH_ATTENTION):  # expect: NL109
+            with sdpa_kernel(Backend.FLASH_ATTENTION):
                 return F.scaled_dot_product_attention(q, k, v)
 
 
         def by_old_path(q, k, v):
-            with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):  # expect: NL109
+            with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
                 return F.scaled_dot_product_attention(q, k, v)
         """,
     )

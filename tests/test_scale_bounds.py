@@ -19,7 +19,14 @@ from neuronlint.static import parse_guard
 from neuronlint.static.data import build_static_data
 from tests.conftest import FIXTURES, scan_paths
 
-_DROPPED = ("imports", "defines_kernels", "extension_modules", "python_names", "kernel_entries")
+_DROPPED = (
+    "imports",
+    "defines_kernels",
+    "extension_modules",
+    "python_names",
+    "kernel_entries",
+    "imports_without_fallback",
+)
 
 
 def _analysed(paths: list[Path], root: Path) -> list[dict]:

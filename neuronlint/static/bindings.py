@@ -2084,6 +2084,44 @@ def _optional_library(module: str, in_try: bool) -> bool:
     return in_try and neuron_module(module) is None
 
 
+def without_fallback(module: str, ctx: FileContext) -> bool:
+    """An import of `module` in the body of a module-level `try` (outside `if`) whose handlers bind
+    nothing (`except: logging.warning(...)`, `except ImportError: raise`): where it fails, the
+    names stay unbound, so the code that uses them needs the module all the same. A handler that
+    assigns, even only a flag (`HAVE_AMP_C = False`, which the code then tests), offers a path
+    without it."""
+    if ctx.scope.kind != "module" or ctx.enclosing(cst.If) is not None:
+        return False
+    attempt = ctx.enclosing(cst.Try)
+    if attempt is None or attempt.body not in ctx.parents:
+        return False
+    names = set(module.split("."))
+    stack: list[cst.CSTNode] = list(attempt.handlers)
+    while stack:
+        node = stack.pop()
+        if type(node) in _BINDING_STATEMENTS or (type(node) is cst.Name and node.value in names):
+            return False  # `ext = None`, `HAVE_EXT = False`, `import other as ext`: a fallback
+        stack.extend(node.children)
+    return True
+
+
+_BINDING_STATEMENTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.FunctionDef, cst.ClassDef)
+
+
+def _used_in_functions(module: cst.Module, ctx: FileContext) -> None:
+    """ctx.imports_without_fallback: the imports of ctx.fallbackless_imports whose name a function
+    (or a class's method) uses. tutel's `jit_compiler.py` runs `tutel_custom_kernel` in its
+    functions; Transformer Engine's `__init__.py` imports its extension in a `try` only to
+    allow-list one of its types there, and needs it nowhere else."""
+    names = ctx.fallbackless_imports
+    stack: list[cst.CSTNode] = [s for s in module.body if type(s) in (cst.FunctionDef, cst.ClassDef)]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name and current.value in names:
+            ctx.imports_without_fallback.update(names[current.value])
+        stack.extend(current.children)
+
+
 # Bases that make a class a module: `nn.Module`, `LightningModule`, `PreTrainedModel`, `ModelMixin`.
 _MODULE_BASE = re.compile(r"(Module|Model|ModelMixin)$")
 
@@ -2099,6 +2137,13 @@ class Bindings(Checker):
             full = dotted(alias.name)
             ctx.imports.add(full)
             ctx.note_import(full)
+            if without_fallback(full, ctx):
+                local = (
+                    alias.asname.name.value
+                    if alias.asname is not None and type(alias.asname.name) is cst.Name
+                    else full.split(".")[0]
+                )
+                ctx.fallbackless_imports.setdefault(local, set()).add(full)
             if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 ctx.bind(alias.asname.name.value, ("module", full))
             else:
@@ -2119,6 +2164,8 @@ class Bindings(Checker):
             local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
             ctx.bind(local, ("module", f"{module}.{name}"))
             ctx.imports.add(f"{module}.{name}")
+            if without_fallback(f"{module}.{name}", ctx):
+                ctx.fallbackless_imports.setdefault(local, set()).update((module, f"{module}.{name}"))
 
     @on(cst.Assign, leave=True)
     def assign(self, node: cst.Assign, ctx: FileContext) -> None:
@@ -2240,6 +2287,8 @@ class Bindings(Checker):
 
     @on(cst.Module, leave=True)
     def module(self, node: cst.Module, ctx: FileContext) -> None:
+        if ctx.fallbackless_imports:
+            _used_in_functions(node, ctx)
         ctx.finish()
 
     @on(cst.AnnAssign, leave=True)

@@ -460,6 +460,10 @@ class FileContext:
         # compiled extensions this file imports at its top level, outside `try`/`if`: importing the
         # file needs them (custom_kernel: a module that also runs one on data is a kernel module)
         self.required_extensions: set[str] = set()
+        # local name -> modules it imports in a module-level `try` whose handlers bind no fallback
+        # (bindings.without_fallback), and those of them the file's functions use (static.link)
+        self.fallbackless_imports: dict[str, set[str]] = {}
+        self.imports_without_fallback: set[str] = set()
         self.op_namespaces: set[str] = set()  # torch.ops namespaces this file defines operators in
         self.optional_imports: set[str] = set()  # library names imported where the library is optional
         # names assigned a value a Neuron API built (`m = LlamaForSampling.from_pretrained(...)`)

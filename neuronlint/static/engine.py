@@ -144,6 +144,9 @@ class FileResult:
     python_names: list[str] = field(default_factory=list)  # top-level defs named like extensions
     # Of a module that defines kernels: its entry points (static.kernel_calls), for NL308 elsewhere.
     kernel_entries: dict[str, str] = field(default_factory=dict)
+    # Modules imported in a module-level `try` whose handlers bind no fallback: the module needs
+    # them as much as its column-1 imports (static.link's _wraps_built_extension).
+    imports_without_fallback: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict; the lists are this result's own (dataclasses.asdict would deep-copy
@@ -160,6 +163,7 @@ class FileResult:
             "import_sites": self.import_sites,
             "python_names": self.python_names,
             "kernel_entries": self.kernel_entries,
+            "imports_without_fallback": self.imports_without_fallback,
         }
 
 
@@ -456,6 +460,7 @@ def _report(
         kinds.add("jiterator")  # CUDA code strings compiled at run time (flash-attention's swiglu)
     result.defines_kernels = sorted(kinds)
     result.extension_modules = sorted(ctx.extension_modules)
+    result.imports_without_fallback = sorted(ctx.imports_without_fallback)
     if result.defines_kernels:
         from neuronlint.static.kernel_calls import file_kernel_entries
 

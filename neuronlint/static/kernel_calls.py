@@ -366,8 +366,9 @@ def wrapper_entries(
     that always call entry points or the extension one returned (its NL308 and NL303 detections,
     which linking added, outside `_conditional_lines`). `imported`: import line ->
     [(importable name, kernel module's full name)]; `entries`: kernel module -> its entry points."""
-    conditional = _conditional_lines(tree)
-    calls = [d for d in detections if _linked_call(d) and d["line"] not in conditional]
+    linked = [d for d in detections if _linked_call(d)]
+    conditional = _conditional_lines(tree, {d["line"] for d in linked})
+    calls = [d for d in linked if d["line"] not in conditional]
     found = {
         name: reach for name, reach in kernel_entries(tree, calls, conditional).items() if reach != KERNEL
     }
@@ -375,32 +376,41 @@ def wrapper_entries(
         return found  # a plain module's imports are its own uses, not an interface it offers
     top = ast.Module(body=[s for s in tree.body if isinstance(s, ast.ImportFrom)], type_ignores=[])
     for local, (module, name) in _bound(top, imported).items():
-        if not name:
-            continue  # `from . import kernels`: calls through it resolve to the kernel module itself
         for key, reach in entries.get(module, {}).items():
-            if key == name or key.startswith(name + "."):
+            if not name:
+                # `from . import cascade`: the package offers the submodule's entry points under its
+                # name (`import flashinfer.triton`, then `flashinfer.triton.cascade.merge_state(...)`)
+                found.setdefault(f"{local}.{key}", reach)
+            elif key == name or key.startswith(name + "."):
                 found.setdefault(local + key[len(name) :], reach)
     return found
 
 
 def _linked_call(detection: dict[str, Any]) -> bool:
     """A call linking found in a module without kernels of its own: of another module's entry
-    point (NL308), or of an extension the project builds or a build helper returned (NL303). The
+    point (NL308), a launch of a Triton kernel imported from one (NL301), or of an extension the project builds or a build helper returned (NL303). The
     module's own uses of an extension it imports where it runs it, beside a fallback (gpt-neox's
     fused softmax), did not make it a kernel module and do not make it a wrapper."""
     if detection["rule"] == "NL308":
         return True
+    if detection["rule"] == "NL301":
+        # `merge_kernel[grid](...)` of a Triton kernel it imports (a module defining one is a kernel
+        # module already): flashinfer's `triton/cascade.py` launchers over `triton/kernels/`
+        return bool(detection["facts"].get("launch"))
     return detection["rule"] == "NL303" and str(detection["facts"].get("kind", "")).startswith(
         "compiled extension built by"
     )
 
 
-def _conditional_lines(tree: ast.Module) -> set[int]:
+def _conditional_lines(tree: ast.Module, reaching: AbstractSet[int] = frozenset()) -> set[int]:
     """Lines of statements that run only on some paths: under `if`, in a loop's body, in an
     exception handler, after an `if` that returns early. A function that calls a kernel entry
     point only there (a model builder's `if model_type == "swin":`, whisper's `if
     word_timestamps:`, a fused softmax beside its PyTorch fallback) chooses the kernel case by
-    case; a thin wrapper (`MSDeformAttn.forward` applying the autograd Function) always runs it."""
+    case; a thin wrapper (`MSDeformAttn.forward` applying the autograd Function) always runs it.
+    An early return that itself reaches a kernel (a line of `reaching`: tutel's `if not is_cuda:
+    return JitCompiler.generate_cpu_kernel(...)`, the extension's CPU kernel) leaves no path
+    without one, so the rest of its block is not conditional."""
     lines: set[int] = set()
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):
@@ -414,6 +424,7 @@ def _conditional_lines(tree: ast.Module) -> set[int]:
                     isinstance(statement, ast.If)
                     and (_returns(statement.body) or _returns(statement.orelse))
                     and not _cpu_only_fallback(statement)
+                    and not _reaches(statement, reaching)
                 ):
                     for rest in block[i + 1 :]:
                         lines.update(range(rest.lineno, (rest.end_lineno or rest.lineno) + 1))
@@ -430,6 +441,13 @@ def _conditional_lines(tree: ast.Module) -> set[int]:
             for statement in block:
                 lines.update(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
     return lines
+
+
+def _reaches(statement: ast.If, lines: AbstractSet[int]) -> bool:
+    """Whether both of an early-return `if`'s paths hold a line of `lines`: its returning block and,
+    since the caller asks about the rest, the kernel path after it is judged there."""
+    block = statement.body if _returns(statement.body) else statement.orelse
+    return any(line in lines for s in block for line in range(s.lineno, (s.end_lineno or s.lineno) + 1))
 
 
 def _cpu_only_fallback(statement: ast.If) -> bool:
@@ -498,9 +516,15 @@ def entry_import_lines(
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 target = _resolve_whole(_dotted(node), whole)
-                if target is not None and target[1] in entries.get(target[0], {}):
+                if target is not None and _offers(entries.get(target[0], {}), target[1]):
                     lines.add(target[2])
     return lines
+
+
+def _offers(table: Mapping[str, str], name: str) -> bool:
+    """An entry point named `name`, or a submodule's under it (`cascade.merge_state`: a package that
+    imports its kernel submodule whole)."""
+    return name in table or any(key.startswith(name + ".") for key in table)
 
 
 def _resolve_whole(dotted: str, whole: Mapping[str, tuple[str, int]]) -> tuple[str, str, int] | None:

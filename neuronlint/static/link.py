@@ -200,8 +200,18 @@ def link_result(
     extensions: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, extension built here)
     # import line -> the import site and its NL306, if the line names an entry point of a wrapper
     wrapper_sites: dict[int, tuple[str, dict[str, Any]]] = {}
-    for module, line, column, end in result.get("import_sites", ()):
+    sites = list(result.get("import_sites", ()))
+    # `from .jit_compiler import tutel_custom_kernel`: the line imports the extension itself, through
+    # a kernel module that loads it; it is the extension's import (NL303), and its uses are its calls
+    through = (
+        {line for module, line, _c, _e in sites if _is_extension(module, index.extensions)}
+        if index.extensions
+        else set()
+    )
+    for module, line, column, end in sites:
         found = index.kernel_modules.get(module)
+        if found and line in through and not _is_extension(module, index.extensions):
+            found = None
         if found and found[0] != own and found[0] in index.kernel_entries:
             imported.setdefault(line, []).append((module, found[0]))
         if found and found[0] != own and found[0] in index.wrappers:
@@ -215,7 +225,7 @@ def link_result(
                 _site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1]))
             )
             flagged_lines.add(line)
-        elif any(module == ext or module.endswith("." + ext) for ext in index.extensions):
+        elif _is_extension(module, index.extensions):
             extensions.setdefault(line, []).append((module, module))
             result["detections"].append(
                 _site(
@@ -274,6 +284,11 @@ def _link_nki_imports(result: dict[str, Any], index: LinkIndex, own: str) -> Non
             )
         )
         flagged.add(line)
+
+
+def _is_extension(module: str, extensions: frozenset[str]) -> bool:
+    """`ext` or `pkg.ext` for an extension the project builds as `ext`."""
+    return any(module == ext or module.endswith("." + ext) for ext in extensions)
 
 
 def _link_wrapper_imports(
@@ -484,7 +499,8 @@ def _wraps_built_extension(
     result: dict[str, Any], extensions: frozenset[str], modules: Mapping[str, frozenset[str]]
 ) -> tuple[str, ...]:
     """The kernel kind of a module that imports an extension this project builds at its top level
-    (column 1: not in a `try`, an `if` or a function): it cannot be imported where the extension
+    (column 1: not in a `try`, an `if` or a function; or in a `try` whose handlers bind no fallback,
+    `imports_without_fallback`, tutel's `jit_compiler.py`): it cannot be used where the extension
     was not built, so its importers reach the kernel (llm-awq's `qmodule` over
     `awq_inference_engine`). Extensions the file itself recognises are in `defines_kernels`. A
     module of the scanned tree is Python, whatever the build calls its extension (Megatron's
@@ -493,8 +509,13 @@ def _wraps_built_extension(
         return ()
     from neuronlint.static.checkers.custom_kernel import WRAPS_EXTENSION
 
+    without_fallback = result.get("imports_without_fallback", ())
     for module, _line, column, _end in result.get("import_sites", ()):
-        if column != 1 or module.startswith("torch.") or module in modules:
+        if (
+            (column != 1 and module not in without_fallback)
+            or module.startswith("torch.")
+            or module in modules
+        ):
             continue
         for ext in extensions:
             # `import ext`, `from ext import f`, and `from . import ext` in the package the build

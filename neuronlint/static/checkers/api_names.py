@@ -321,7 +321,9 @@ def _called_on_host_data(entry: dict, node: cst.CSTNode, ctx: FileContext) -> bo
 
 
 # `torch.backends.cuda.SDPBackend` is `torch.nn.attention.SDPBackend` (the old import path): its
-# members are judged by the rows of the one enum, so `SDPBackend.MATH` is no CUDA backend flag.
+# members are the device-generic enum's, not CUDA backend flags. Choosing a kernel with them
+# (`sdpa_kernel(SDPBackend.FLASH_ATTENTION)`) is no finding (finding-conventions: SDPA backend enums
+# alone); `torch.backends.cuda.sdp_kernel(...)` and `enable_flash_sdp(...)` are (NL109).
 _SDP_BACKEND_ALIAS = "torch.backends.cuda.SDPBackend"
 _SDP_BACKEND = "torch.nn.attention.SDPBackend"
 
@@ -354,20 +356,6 @@ def _canonical_api(qualname: str) -> str:
     if qualname.startswith(_SDP_BACKEND_ALIAS):
         return _SDP_BACKEND + qualname[len(_SDP_BACKEND_ALIAS) :]
     return qualname
-
-
-def _sdp_backend_alone(node: cst.CSTNode, qualname: str, ctx: FileContext) -> bool:
-    """An `SDPBackend` member that is only a dict key or compared (`BACKEND_MAP = {SDPBackend.
-    FLASH_ATTENTION: {...}}`, `if backend == SDPBackend.FLASH_ATTENTION:`): the enum alone restricts
-    no attention kernel; `sdpa_kernel(...)`/`sdp_kernel(...)`, where one is chosen, is the finding."""
-    if not qualname.startswith(_SDP_BACKEND + "."):
-        return False
-    parent = ctx.parent()
-    if type(parent) is cst.DictElement:
-        return parent.key is node
-    if type(parent) is cst.Element and type(ctx.parent(3)) is cst.ComparisonTarget:
-        return True  # `backend in (SDPBackend.FLASH_ATTENTION, ...)`
-    return type(parent) in (cst.Comparison, cst.ComparisonTarget)
 
 
 class ApiNames(Checker):
@@ -474,7 +462,6 @@ class ApiNames(Checker):
         if entry is not None and not ("dtype" in entry.get("facts", ()) and _inspects_dtype(node, ctx)):
             if (
                 not _not_a_call_site(node, qualname, ctx)
-                and not _sdp_backend_alone(node, qualname, ctx)
                 and not _called_on_host_data(entry, node, ctx)
                 and not _type_checked(entry, node, qualname, ctx)
                 and not _stubbed(node, ctx)

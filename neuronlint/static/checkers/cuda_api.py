@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from neuronlint.static.calls import arg_value, kwarg, name_of, positional
-from neuronlint.static.checkers.custom_kernel import registers_cuda_kernel
+from neuronlint.static.checkers.custom_kernel import cuda_registration_arg, registers_cuda_kernel
 from neuronlint.static.context import FileContext
 from neuronlint.static.literal_roles import ROLE_TEST, ROLE_VALUE, literal_role
 from neuronlint.static.nodes import children_of
@@ -416,7 +416,8 @@ class CudaApi(Checker):
     def cuda_registration(self, node: cst.Call, ctx: FileContext) -> None:
         """`torch.library.impl(lib, "op", "CUDA")`, `custom_op(..., device_types="cuda")`,
         `op.register_kernel("cuda")`: the operator gets a kernel for the CUDA dispatch key only."""
-        if not registers_cuda_kernel(node, ctx):
+        where = cuda_registration_arg(node, ctx)
+        if where is None:
             return
         names = [
             v
@@ -426,7 +427,9 @@ class CudaApi(Checker):
         ]
         receiver = node.func.value if type(node.func) is cst.Attribute else None
         op = names[0] if names else (ctx.code(receiver) if receiver is not None else "")
-        ctx.report("NL116", node.func, symbol=name_of(node.func), op=op or "the operator")
+        # On the argument that names CUDA: `device_types="cuda",` may sit on its own line of a
+        # multi-line decorator.
+        ctx.report("NL116", where, symbol=name_of(node.func), op=op or "the operator")
 
     @on(cst.Arg)
     def pin_memory(self, node: cst.Arg, ctx: FileContext) -> None:

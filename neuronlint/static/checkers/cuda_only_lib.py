@@ -245,6 +245,32 @@ class CudaOnlyLib(Checker):
         if node.keyword is not None and node.keyword.value == "attn_implementation":
             _flash_attention(node.value, ctx)
 
+    @on(cst.Call)
+    def xformers_attention(self, node: cst.Call, ctx: FileContext) -> None:
+        """`unet.enable_xformers_memory_efficient_attention()`: diffusers (and models built on it)
+        route attention through xformers, a CUDA-only library reached through a framework."""
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value == _XFORMERS_SWITCH:
+            lib = ctx.data.library("xformers")
+            if lib is not None:
+                facts = _lib_facts(lib, "xformers", ctx, node=node)
+                ctx.report("NL402", func.attr, end_node=node, api=f"{_XFORMERS_SWITCH}()", **facts)
+
+    @on(cst.Call)
+    def framework_quantization(self, node: cst.Call, ctx: FileContext) -> None:
+        """`GPTQConfig(bits=4)`, `EetqConfig()` from transformers: quantisation reached through a
+        framework, which runs the library's GPU kernels (as `BitsAndBytesConfig` does, NL403)."""
+        qualname = ctx.qualname(node.func) or ""
+        library = (
+            _FRAMEWORK_QUANTIZATION.get(qualname.rpartition(".")[2])
+            if qualname.startswith("transformers.")
+            else None
+        )
+        lib = ctx.data.library(library) if library else None
+        if lib is not None:
+            facts = _lib_facts(lib, library, ctx, node=node)
+            ctx.report("NL402", node.func, api=f"{qualname.rpartition('.')[2]}(...)", **facts)
+
     @on(cst.DictElement)
     def flash_attention_key(self, node: cst.DictElement, ctx: FileContext) -> None:
         if (ctx.strings(node.key) or ("",))[0] == "attn_implementation":
@@ -292,6 +318,9 @@ class CudaOnlyLib(Checker):
 
 _REQUIREMENT_NAME = re.compile(r"(?i)(require|deps|dependencies|extras|packages)")
 _FLASH_ATTENTION = re.compile(r"^flash_attention_\d$")
+_XFORMERS_SWITCH = "enable_xformers_memory_efficient_attention"
+# transformers' quantisation configs and the GPU library each one loads the model with.
+_FRAMEWORK_QUANTIZATION = {"GPTQConfig": "auto_gptq", "EetqConfig": "eetq"}
 
 
 def _flash_attention(value: cst.BaseExpression, ctx: FileContext) -> None:

@@ -14,6 +14,7 @@ from neuronlint.static.bindings import (
     EXTENSION_BUILDERS,
     dotted,
     loaded_extension,
+    without_fallback,
 )
 from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import FileContext
@@ -131,10 +132,17 @@ def _cuda_dispatch(node: cst.BaseExpression | None, ctx: FileContext) -> bool:
     return False
 
 
+def cuda_registration_arg(call: cst.Call, ctx: FileContext) -> cst.Arg | None:
+    """The argument naming the CUDA dispatch key of `torch.library.custom_op(...,
+    device_types="cuda")`, `op.register_kernel("cuda")`, `lib.impl("op", fn, "CUDA")`: a custom
+    operator implemented for CUDA only. None for any other call."""
+    if name_of(call.func) not in _REGISTRATIONS:
+        return None
+    return next((a for a in call.args if _cuda_dispatch(a.value, ctx)), None)
+
+
 def registers_cuda_kernel(call: cst.Call, ctx: FileContext) -> bool:
-    """`torch.library.custom_op(..., device_types="cuda")`, `op.register_kernel("cuda")`,
-    `lib.impl("op", fn, "CUDA")`: a custom operator implemented for CUDA only."""
-    return name_of(call.func) in _REGISTRATIONS and any(_cuda_dispatch(a.value, ctx) for a in call.args)
+    return cuda_registration_arg(call, ctx) is not None
 
 
 # Calls that define a custom operator (or open its library): the first argument names the namespace.
@@ -178,11 +186,16 @@ _EXTENSION_BUILDERS = EXTENSION_BUILDERS
 
 
 def _required(module: str, ctx: FileContext) -> None:
-    """Record a compiled extension imported at the file's top level, outside `try` and `if`."""
-    if ctx.scope.kind == "module" and ctx.enclosing(cst.Try, cst.If) is None:
-        end = extension_component(module)
-        if end:
-            ctx.required_extensions.add(".".join(module.split(".")[:end]))
+    """Record a compiled extension imported at the file's top level, outside `if`, and outside
+    `try` unless a handler binds a fallback (bindings.without_fallback): the functions that run it
+    then run it or fail."""
+    if ctx.scope.kind != "module" or ctx.enclosing(cst.If) is not None:
+        return
+    if ctx.enclosing(cst.Try) is not None and not without_fallback(module, ctx):
+        return
+    end = extension_component(module)
+    if end:
+        ctx.required_extensions.add(".".join(module.split(".")[:end]))
 
 
 def _callee(call: cst.Call, ctx: FileContext) -> str:

@@ -55,11 +55,13 @@ _VALUE_METHODS = frozenset(
         "isinf",
         "isfinite",
         "equal",
-        "allclose",
         "is_nonzero",
     }
 )
-_VALUE_FUNCTIONS = frozenset(f"torch.{n}" for n in _VALUE_METHODS | {"is_nonzero", "equal", "allclose"})
+# `torch.allclose` is not here: it compares inside the library and hands Python a bool, a tolerance
+# check rather than model logic (labelling notes K, Z, AK); `torch.equal` stays, as exact equality
+# often routes code (`if torch.equal(grad, one):`).
+_VALUE_FUNCTIONS = frozenset(f"torch.{n}" for n in _VALUE_METHODS | {"is_nonzero", "equal"})
 # A name that says it holds a boolean mask (`mask`, `padding_mask`, `valid_masks`, `valid`,
 # `visibility_filter` in Gaussian-splatting trainers).
 _MASK_NAME = re.compile(r"(^|_)(mask|masks|msk|valid|filter)\d*$", re.IGNORECASE)
@@ -72,6 +74,27 @@ _NOT_LITERAL_INDEXED = (
     cst.Tuple,
 )
 _IDENTITY = (cst.Is, cst.IsNot)  # `x is None` reads no value
+_EQUALITY = (cst.Equal, cst.NotEqual)
+
+
+def _identity_only(node: cst.Comparison) -> bool:
+    """`x is None`, and `x != None` too: a tensor compared with None answers a Python bool without
+    reading its values (AnimateDiff's `if controlnet_images != None:`)."""
+    left = node.left
+    for c in node.comparisons:
+        if isinstance(c.operator, _IDENTITY):
+            left = c.comparator
+            continue
+        if not isinstance(c.operator, _EQUALITY) or not (_none(left) or _none(c.comparator)):
+            return False
+        left = c.comparator
+    return True
+
+
+def _none(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Name and node.value == "None"
+
+
 _TENSOR_VIEWS = frozenset(
     {"T", "mT", "data", "grad", "real", "imag"}
 )  # attributes that are the tensor's values
@@ -340,7 +363,7 @@ def _value_read(
             numeric = type(func) is cst.Name and func.value in _NUMBER_BUILTINS
             stack.extend((a.value, numeric) for a in node.args)
         elif type(node) is cst.Comparison:
-            if not all(isinstance(c.operator, _IDENTITY) for c in node.comparisons):
+            if not _identity_only(node):
                 stack.append((node.left, value_position))
                 stack.extend((c.comparator, value_position) for c in node.comparisons)
         elif type(node) in (cst.BooleanOperation, cst.BinaryOperation):
@@ -430,7 +453,7 @@ def _test_operands(test: cst.BaseExpression, arithmetic: bool = False) -> Iterat
     while stack:
         node = stack.pop()
         if type(node) is cst.Comparison:
-            if not all(isinstance(c.operator, _IDENTITY) for c in node.comparisons):
+            if not _identity_only(node):
                 stack.append(node.left)
                 stack.extend(c.comparator for c in node.comparisons)
         elif type(node) is cst.BooleanOperation or (arithmetic and type(node) is cst.BinaryOperation):

@@ -291,6 +291,13 @@ def _read_of(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str | No
     return None if key is None else ("<tensor>", key)
 
 
+def _known_tensor(value: cst.BaseExpression, ctx: FileContext) -> tuple[str, str | None] | None:
+    """`_read_of` for a value known to be a tensor: not a reduction of an unknown receiver, which a
+    log line or a `%`-format often takes of numpy arrays (`"%.3f" % ap[:, 0].mean()`)."""
+    read = _read_of(value, ctx)
+    return read if read is not None and read[0] == "<tensor>" else None
+
+
 def _report_read(ctx: FileContext, rule: str, node: cst.CSTNode, key: str | None, **facts: Any) -> None:
     """Report a read now, or keep it under `key` (`_read_of`) until the end of the module."""
     if key is None:
@@ -321,6 +328,10 @@ def _keyed_by_name(receiver: cst.BaseExpression) -> bool:
 
 
 _NUMBER_CONVERSIONS = frozenset({"float", "int"})
+# Logging calls that format their arguments into the message (`logger.info("%s", x)`); the receiver
+# must be named for a logger (`logger`, `log`, `self._logger`, the `logging` module).
+_LOG_LEVELS = frozenset({"debug", "info", "warning", "warn", "error", "critical"})
+_LOGGER = re.compile(r"(^|[._])_?(logger|logging|log)$", re.IGNORECASE)
 
 
 def _parses_text(ctx: FileContext) -> bool:
@@ -344,6 +355,15 @@ def _working_device(value: cst.BaseExpression | None) -> bool:
     nothing is on an accelerator to copy back. A name for the host itself (`cpu_device`) or the
     literal `"cpu"` is a copy off the working device."""
     return type(value) in (cst.Name, cst.Attribute) and name_of(value) == "device"
+
+
+def _text(node: cst.BaseExpression) -> bool:
+    """A string expression: a literal, or literals joined and repeated (`"%10s" + "%10.4g" * n`)."""
+    if type(node) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
+        return True
+    if type(node) is cst.BinaryOperation and type(node.operator) in (cst.Add, cst.Multiply):
+        return _text(node.left) or (type(node.operator) is cst.Add and _text(node.right))
+    return False
 
 
 class HostSync(Checker):
@@ -396,6 +416,46 @@ class HostSync(Checker):
             if read is not None and not _parses_text(ctx):
                 what, key = read
                 _report_read(ctx, "NL705", node, key, symbol=f"{name}({what})", **periodic_facts(node, ctx))
+
+    @on(cst.Call)
+    def logged_tensor(self, node: cst.Call, ctx: FileContext) -> None:
+        """`logger.info("steps: %s", steps)`: the logging call formats its arguments into the
+        message, which reads a tensor's value like `print` does (where the argument is)."""
+        func = node.func
+        if (
+            type(func) is not cst.Attribute
+            or func.attr.value not in _LOG_LEVELS
+            or not _LOGGER.search(name_of(func.value))
+            or len(node.args) < 2
+            or type(node.args[0].value) not in (cst.SimpleString, cst.ConcatenatedString)
+        ):
+            return
+        if ctx.in_error_path() or in_step_closure(ctx):
+            return
+        for arg in node.args[1:]:
+            if arg.keyword is not None or arg.star:
+                continue
+            read = _known_tensor(arg.value, ctx)
+            if read is not None:
+                what, key = read
+                symbol = f"{ctx.code(func)}(..., {what})"
+                _report_read(ctx, "NL704", arg, key, symbol=symbol, **periodic_facts(node, ctx))
+
+    @on(cst.BinaryOperation)
+    def percent_formatted_tensor(self, node: cst.BinaryOperation, ctx: FileContext) -> None:
+        """`"%10.4g" % (loss, lr)`, `("%10s" + "%10.4g" * n) % (*mean_loss,)`: %-formatting a tensor
+        as text reads its value."""
+        if type(node.operator) is not cst.Modulo or not _text(node.left):
+            return
+        if ctx.in_error_path() or in_step_closure(ctx):
+            return
+        right = node.right
+        values = [e.value for e in right.elements] if type(right) is cst.Tuple else [right]
+        for value in values:
+            read = _known_tensor(value, ctx)
+            if read is not None:
+                what, key = read
+                _report_read(ctx, "NL704", value, key, symbol=f'"%" % {what}', **periodic_facts(node, ctx))
 
     @on(cst.FormattedStringExpression)
     def formatted_tensor(self, node: cst.FormattedStringExpression, ctx: FileContext) -> None:

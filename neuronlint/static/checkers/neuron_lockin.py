@@ -296,7 +296,10 @@ class NeuronLockin(Checker):
             return
         qualname = ctx.qualname(value.func)
         if qualname and neuron_module(qualname) is not None:
-            ctx.neuron_built.update(t.target.value for t in node.targets if type(t.target) is cst.Name)
+            # `m = ...` and `self.model = ...` (the model a class keeps and compiles in `__init__`)
+            ctx.neuron_built.update(
+                ctx.code(t.target) for t in node.targets if type(t.target) in (cst.Name, cst.Attribute)
+            )
 
     @on(cst.Call)
     def to_neuron(self, node: cst.Call, ctx: FileContext) -> None:
@@ -309,7 +312,7 @@ class NeuronLockin(Checker):
         if "transformers_neuronx" not in ctx.module_roots:
             return
         receiver = func.value
-        if type(receiver) is cst.Name and receiver.value in ctx.neuron_built:
+        if type(receiver) in (cst.Name, cst.Attribute) and ctx.code(receiver) in ctx.neuron_built:
             return  # `m = LlamaForSampling.from_pretrained(...)`: the class is the finding, where it is named
         ctx.report(
             "NL904",
