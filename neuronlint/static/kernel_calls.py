@@ -388,9 +388,10 @@ def wrapper_entries(
 
 def _linked_call(detection: dict[str, Any]) -> bool:
     """A call linking found in a module without kernels of its own: of another module's entry
-    point (NL308), a launch of a Triton kernel imported from one (NL301), or of an extension the project builds or a build helper returned (NL303). The
-    module's own uses of an extension it imports where it runs it, beside a fallback (gpt-neox's
-    fused softmax), did not make it a kernel module and do not make it a wrapper."""
+    point (NL308), a launch of a Triton kernel imported from one (NL301), or of an extension the
+    project builds or a build helper returned (NL303). The module's own uses of an extension it
+    imports where it runs it, beside a fallback (gpt-neox's fused softmax), did not make it a
+    kernel module and do not make it a wrapper."""
     if detection["rule"] == "NL308":
         return True
     if detection["rule"] == "NL301":
@@ -444,8 +445,8 @@ def _conditional_lines(tree: ast.Module, reaching: AbstractSet[int] = frozenset(
 
 
 def _reaches(statement: ast.If, lines: AbstractSet[int]) -> bool:
-    """Whether both of an early-return `if`'s paths hold a line of `lines`: its returning block and,
-    since the caller asks about the rest, the kernel path after it is judged there."""
+    """Whether the block an early-return `if` leaves by holds a line of `lines`: a kernel is reached
+    on that path too (what follows the `if` is judged on its own)."""
     block = statement.body if _returns(statement.body) else statement.orelse
     return any(line in lines for s in block for line in range(s.lineno, (s.end_lineno or s.lineno) + 1))
 

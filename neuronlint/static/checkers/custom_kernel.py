@@ -142,6 +142,7 @@ def cuda_registration_arg(call: cst.Call, ctx: FileContext) -> cst.Arg | None:
 
 
 def registers_cuda_kernel(call: cst.Call, ctx: FileContext) -> bool:
+    """Whether `call` registers a custom operator's kernel for CUDA only (cuda_registration_arg)."""
     return cuda_registration_arg(call, ctx) is not None
 
 
