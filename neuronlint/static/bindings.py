@@ -2101,7 +2101,7 @@ def without_fallback(module: str, ctx: FileContext) -> bool:
         node = stack.pop()
         if type(node) in _BINDING_STATEMENTS or (type(node) is cst.Name and node.value in names):
             return False  # `ext = None`, `HAVE_EXT = False`, `import other as ext`: a fallback
-        stack.extend(node.children)
+        stack.extend(children_of(node))
     return True
 
 
@@ -2119,7 +2119,7 @@ def _used_in_functions(module: cst.Module, ctx: FileContext) -> None:
         current = stack.pop()
         if type(current) is cst.Name and current.value in names:
             ctx.imports_without_fallback.update(names[current.value])
-        stack.extend(current.children)
+        stack.extend(children_of(current))
 
 
 # Bases that make a class a module: `nn.Module`, `LightningModule`, `PreTrainedModel`, `ModelMixin`.

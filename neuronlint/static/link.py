@@ -200,17 +200,17 @@ def link_result(
     extensions: dict[int, list[tuple[str, str]]] = {}  # import line -> (name, extension built here)
     # import line -> the import site and its NL306, if the line names an entry point of a wrapper
     wrapper_sites: dict[int, tuple[str, dict[str, Any]]] = {}
-    sites = list(result.get("import_sites", ()))
+    # each import site, and whether it names an extension this project builds
+    sites = [
+        (*site, bool(index.extensions) and _is_extension(site[0], index.extensions))
+        for site in result.get("import_sites", ())
+    ]
     # `from .jit_compiler import tutel_custom_kernel`: the line imports the extension itself, through
     # a kernel module that loads it; it is the extension's import (NL303), and its uses are its calls
-    through = (
-        {line for module, line, _c, _e in sites if _is_extension(module, index.extensions)}
-        if index.extensions
-        else set()
-    )
-    for module, line, column, end in sites:
+    through = {line for _module, line, _column, _end, is_extension in sites if is_extension}
+    for module, line, column, end, is_extension in sites:
         found = index.kernel_modules.get(module)
-        if found and line in through and not _is_extension(module, index.extensions):
+        if found and line in through and not is_extension:
             found = None
         if found and found[0] != own and found[0] in index.kernel_entries:
             imported.setdefault(line, []).append((module, found[0]))
@@ -225,7 +225,7 @@ def link_result(
                 _site("NL306", line, column, end, module=found[0], kernels=", ".join(found[1]))
             )
             flagged_lines.add(line)
-        elif _is_extension(module, index.extensions):
+        elif is_extension:
             extensions.setdefault(line, []).append((module, module))
             result["detections"].append(
                 _site(

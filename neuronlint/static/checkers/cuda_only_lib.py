@@ -260,16 +260,15 @@ class CudaOnlyLib(Checker):
     def framework_quantization(self, node: cst.Call, ctx: FileContext) -> None:
         """`GPTQConfig(bits=4)`, `EetqConfig()` from transformers: quantisation reached through a
         framework, which runs the library's GPU kernels (as `BitsAndBytesConfig` does, NL403)."""
+        if not ctx.mentions(_QUANTIZATION_CONFIGS):
+            return  # this runs at every call: most files name neither config (an alias too is imported by it)
         qualname = ctx.qualname(node.func) or ""
-        library = (
-            _FRAMEWORK_QUANTIZATION.get(qualname.rpartition(".")[2])
-            if qualname.startswith("transformers.")
-            else None
-        )
+        config = qualname.rpartition(".")[2]
+        library = _FRAMEWORK_QUANTIZATION.get(config) if qualname.startswith("transformers.") else None
         lib = ctx.data.library(library) if library else None
         if lib is not None:
             facts = _lib_facts(lib, library, ctx, node=node)
-            ctx.report("NL402", node.func, api=f"{qualname.rpartition('.')[2]}(...)", **facts)
+            ctx.report("NL402", node.func, api=f"{config}(...)", **facts)
 
     @on(cst.DictElement)
     def flash_attention_key(self, node: cst.DictElement, ctx: FileContext) -> None:
@@ -321,6 +320,7 @@ _FLASH_ATTENTION = re.compile(r"^flash_attention_\d$")
 _XFORMERS_SWITCH = "enable_xformers_memory_efficient_attention"
 # transformers' quantisation configs and the GPU library each one loads the model with.
 _FRAMEWORK_QUANTIZATION = {"GPTQConfig": "auto_gptq", "EetqConfig": "eetq"}
+_QUANTIZATION_CONFIGS = tuple(_FRAMEWORK_QUANTIZATION)
 
 
 def _flash_attention(value: cst.BaseExpression, ctx: FileContext) -> None:
