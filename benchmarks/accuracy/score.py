@@ -92,6 +92,9 @@ SETS = {
     "fresh46": {"AS"},
     "fresh47": {"AT"},
     "fresh48": {"AU"},
+    "fresh49": {"AV"},
+    "fresh50": {"AW"},
+    "fresh51": {"AX"},
 }
 
 
