@@ -559,3 +559,130 @@ def test_an_extension_imported_in_a_try_whose_handler_only_warns(tmp_path: Path)
     assert [
         f for f in found if f[0] in ("pkg/uses_fallback.py", "pkg/uses_flagged.py", "pkg/uses_serial.py")
     ] == []
+
+
+def test_operators_of_a_namespace_named_as_a_project_package(tmp_path: Path) -> None:
+    """pytorch_scatter's layout: the package's `__init__.py` loads the compiled operator library at
+    import and re-exports `segment_sum` from a module whose functions call
+    `torch.ops.<package>.<op>(...)`. Importers of the package reach the project's own CUDA operators:
+    the import is NL306, the call NL308. Operators of a namespace no package of the tree is named
+    after (`torch.ops.otherlib`) stay NL303 where they are called and make no kernel module."""
+    _write(
+        tmp_path,
+        {
+            "ops_pkg/__init__.py": (
+                "import torch\n"
+                "\n"
+                'torch.ops.load_library("ops_pkg/_segment_cuda.so")\n'
+                "\n"
+                "from .segment import segment_sum  # noqa: E402\n"
+            ),
+            "ops_pkg/segment.py": (
+                "import torch\n"
+                "\n"
+                "def segment_sum(src, ptr):\n"
+                "    return torch.ops.ops_pkg.segment_sum_csr(src, ptr, None)\n"
+            ),
+            "other/__init__.py": "",
+            "other/wrap.py": ("import torch\n\ndef fused(x):\n    return torch.ops.otherlib.fused(x)\n"),
+            "bench/run.py": (
+                "import torch\n"
+                "\n"
+                "from ops_pkg import segment_sum\n"
+                "from other.wrap import fused\n"
+                "\n"
+                "def main():\n"
+                "    x = segment_sum(torch.ones(4), torch.tensor([0, 4]))\n"
+                "    return fused(x)\n"
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path)
+    found = sorted((f.path, f.line, f.rule) for f in result.active if f.category == "custom-kernel")
+    assert [(line, rule) for path, line, rule in found if path == "bench/run.py"] == [
+        (3, "NL306"),
+        (7, "NL308"),
+    ]
+    assert ("other/wrap.py", 4, "NL303") in found
+    load = [f for f in result.active if f.path == "ops_pkg/__init__.py" and f.line == 3]
+    assert [f.rule for f in load] == ["NL303"]
+    # `torch.ops.load_library` is no operator namespace: the message names what it loads
+    assert 'torch.ops.load_library("ops_pkg/_segment_cuda.so")` is a load of a compiled operator library' in (
+        load[0].message
+    )
+
+
+def test_the_import_of_a_class_whose_used_classmethod_reaches_a_kernel(tmp_path: Path) -> None:
+    """nunchaku's layout: the package re-exports a model class whose `from_pretrained` builds the
+    compiled engine. A test that imports the class and calls `from_pretrained` reaches the kernel
+    there (NL308), so its import is a finding too (NL306), as an import of a function would be."""
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .models import Model\n",
+            "pkg/models.py": (
+                "from pkg._C import QuantizedModel\n"
+                "\n"
+                "class Model:\n"
+                "    @classmethod\n"
+                "    def from_pretrained(cls, path):\n"
+                "        model = cls()\n"
+                "        model.engine = QuantizedModel(path)\n"
+                "        return model\n"
+                "\n"
+                "    def describe(self):\n"
+                '        return "model"\n'
+            ),
+            "tests/test_load.py": (
+                "from pkg import Model\n"
+                "\n"
+                "def test_load():\n"
+                '    model = Model.from_pretrained("weights")\n'
+                '    assert model.describe() == "model"\n'
+            ),
+            "tests/test_describe.py": (
+                'from pkg import Model\n\ndef test_describe():\n    assert Model.describe(None) == "model"\n'
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL306", "NL308"])
+    found = sorted((f.path, f.line, f.rule) for f in result.active if f.path.startswith("tests/"))
+    # the file that only uses a method without a kernel imports no kernel entry point
+    assert found == [("tests/test_load.py", 1, "NL306"), ("tests/test_load.py", 4, "NL308")]
+
+
+def test_a_function_named_as_its_module_and_package_reexported_by_a_star_import(tmp_path: Path) -> None:
+    """bevfusion's ops layout: `ops/bev_pool/bev_pool.py` wraps the extension the build makes,
+    `ops/bev_pool/__init__.py` runs `from .bev_pool import bev_pool` (the function, as in Python:
+    the module offers that name, so it is no submodule import) and `ops/__init__.py` star-imports
+    the package. A model that runs `from ops import bev_pool` and calls `bev_pool(...)` reaches the
+    kernel."""
+    _write(
+        tmp_path,
+        {
+            "setup.py": (
+                "from setuptools import setup\n"
+                "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                "\n"
+                "setup(\n"
+                '    name="proj",\n'
+                '    ext_modules=[CUDAExtension("ops.bev_pool.bev_pool_ext", ["src/bev_pool_cuda.cu"])],\n'
+                '    cmdclass={"build_ext": BuildExtension},\n'
+                ")\n"
+            ),
+            "ops/__init__.py": "from .bev_pool import *  # noqa: F403\n",
+            "ops/bev_pool/__init__.py": "from .bev_pool import bev_pool\n",
+            "ops/bev_pool/bev_pool.py": (
+                "from . import bev_pool_ext\n"
+                "\n"
+                "def bev_pool(feats, coords):\n"
+                "    return bev_pool_ext.bev_pool_forward(feats, coords)\n"
+            ),
+            "models/transform.py": (
+                "from ops import bev_pool\n\ndef splat(feats, coords):\n    return bev_pool(feats, coords)\n"
+            ),
+        },
+    )
+    result = scan_paths([tmp_path], cwd=tmp_path, select=["NL306", "NL308"])
+    found = sorted((f.line, f.rule) for f in result.active if f.path == "models/transform.py")
+    assert found == [(1, "NL306"), (4, "NL308")]

@@ -15,6 +15,7 @@ import libcst as cst
 from neuronlint.neuron_packages import neuron_module
 from neuronlint.static.calls import arg_value, is_true, kwarg, name_of
 from neuronlint.static.context import (
+    DRAWN,
     EMPTY_LIST,
     HOST_LIBRARIES,
     PREPARE_FUNCTION,
@@ -629,7 +630,7 @@ def _enclosing_if(ctx: FileContext, node: cst.If) -> cst.If | None:
 
 _STRING_VALUES = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.IfExp)
 _COPIED_KINDS = frozenset(
-    {"module", "str", "numpy", "host", "read", "python", "mask", "tensor", "kernel", SIZE}
+    {"module", "str", "numpy", "host", "read", "python", "mask", "tensor", "kernel", SIZE, DRAWN}
 )
 
 
@@ -689,6 +690,10 @@ def _kind_of(value: cst.BaseExpression, ctx: FileContext) -> Binding | None:
     if tp is cst.Call or tp is cst.BinaryOperation or tp is cst.Subscript:
         if ctx.is_numpy(value):
             return ("numpy", "")
+        if tp is not cst.BinaryOperation and ctx.draws_one_number(value):
+            # `choice = torch.randint(0, 2, size=(1,))[0]`: a random number drawn on the CPU, the
+            # idiom of `random.random()` (context.draws_one_number)
+            return (DRAWN, "")
         if tp is not cst.BinaryOperation and (size := _size_of_data(value, ctx)) is not None:
             return size
         if tp is cst.Call and (reduced := _reduced_read(value, ctx)) is not None:

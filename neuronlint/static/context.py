@@ -39,9 +39,13 @@ from neuronlint.static.tensor_returns import WHOLE, TensorReturns, pending_key
 #   ("size", (text, key))      a Python number that is the size of a tensor whose size depends on
 #                              its data (`n = len(keep)`); key names the finding kept for a branch on it
 #   ("kernel", "triton")       a function decorated as a GPU kernel in this module ("nki": a Neuron kernel)
+#   ("drawn", "")              one random number drawn on the CPU as a tensor (`torch.randint(0, 2,
+#                              (1,))[0]`, draws_one_number): reading it syncs nothing, a shape it
+#                              gives varies per step
 #   ("other", None)            anything else that shadows an outer binding
 Binding = tuple[str, Any]
 SIZE = "size"
+DRAWN = "drawn"
 EMPTY_LIST: Binding = ("other", "[]")  # a name assigned `[]`, for the appends that fill it (bindings.py)
 
 # Attribute names that hold a tensor wherever torch is used: a model output's `logits`, and the
@@ -1128,8 +1132,15 @@ class FileContext:
     def draws_one_number(self, call: cst.BaseExpression) -> bool:
         """`torch.rand(1)`, `torch.randn(())`, `torch.randint(lo, hi, (1,))`, `torch.randint(n, size=[1])`:
         a random factory without `device=` or `generator=` whose size is one element, a CPU random
-        number. Reading it (`.item()`) syncs nothing; a name bound to its value stays a number read
-        from a tensor for the dynamic-shape checks (a slice bound drawn at random varies per step)."""
+        number; so are its elements (`[0]`) and a name bound to it (a DRAWN binding). Reading it
+        (`.item()`) syncs nothing and a branch on it decides nothing on the device; for the
+        dynamic-shape checks it stays a number read from a tensor (a slice bound drawn at random
+        varies per step)."""
+        while type(call) is cst.Subscript:
+            call = call.value  # `torch.randint(0, 2, (1,))[0]`: its element
+        if type(call) is cst.Name:
+            binding = self.lookup(call.value)
+            return binding is not None and binding[0] == DRAWN  # `choice = torch.rand(1)`
         if type(call) is not cst.Call:
             return False
         name = self.qualname(call.func) or ""

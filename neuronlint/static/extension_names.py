@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from neuronlint.static.context import FileContext
 
+# NL303's kind at `torch.ops.<namespace>.<op>(...)`; linking and the kernel-call finder read it back.
+OPERATOR_NAMESPACE = "custom operator namespace"
 
 # Compiled CUDA extensions that libraries ship under names without the `_C`/`*_cuda` pattern.
 # `_custom_ops` is vLLM's thin Python layer over the kernels it compiles into `torch.ops._C`

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from neuronlint.static.extension_names import OPERATOR_NAMESPACE
+
 # The custom-kernel detections that make the function holding them reach a GPU kernel (NL304 is a
 # CUDA source file, never inside a function).
 _REACHING = frozenset({"NL301", "NL302", "NL303", "NL305", "NL307", "NL308"})
@@ -45,7 +47,7 @@ def _reach(detection: dict[str, Any]) -> str | None:
             return None  # `from torch.utils import cpp_extension` inside a function: its calls count
         return f"builds a C++/CUDA extension (`{facts.get('api')}`)"
     if rule == "NL303":
-        if facts.get("kind") == "custom operator namespace":
+        if facts.get("kind") == OPERATOR_NAMESPACE:
             return f"calls the custom operators of `{facts.get('module')}`"
         return f"uses the compiled extension `{facts.get('module')}`"
     if rule == "NL305":
@@ -271,7 +273,7 @@ def kernel_calls(
     -> kernel_entries. Calls inside kernel bodies and on `kernel_lines` (lines already holding a
     custom-kernel detection of this file) are left out. A file Python's parser rejects (changed
     since its analysis, or too deep for this process) adds nothing."""
-    found = _imported_calls(source, imported)
+    found = _imported_calls(source, imported, entries)
     if found is None:
         return []
     tree, calls, bound, lines = found
@@ -375,7 +377,7 @@ def wrapper_entries(
     if not package:
         return found  # a plain module's imports are its own uses, not an interface it offers
     top = ast.Module(body=[s for s in tree.body if isinstance(s, ast.ImportFrom)], type_ignores=[])
-    for local, (module, name) in _bound(top, imported).items():
+    for local, (module, name) in _bound(top, imported, entries).items():
         for key, reach in entries.get(module, {}).items():
             if not name:
                 # `from . import cascade`: the package offers the submodule's entry points under its
@@ -383,6 +385,14 @@ def wrapper_entries(
                 found.setdefault(f"{local}.{key}", reach)
             elif key == name or key.startswith(name + "."):
                 found.setdefault(local + key[len(name) :], reach)
+    for node in top.body:
+        if node.names[0].name == "*" and node.lineno in imported:
+            # `from .bev_pool import *` (bevfusion's `mmdet3d/ops/__init__.py`): the package offers
+            # the submodule's public entry points under their own names
+            for _name, module in imported[node.lineno]:
+                for key, reach in entries.get(module, {}).items():
+                    if not key.startswith("_"):
+                        found.setdefault(key, reach)
     return found
 
 
@@ -507,7 +517,7 @@ def entry_import_lines(
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in imported:
             one = ast.Module(body=[node], type_ignores=[])
-            for local, (module, name) in _bound(one, imported).items():
+            for local, (module, name) in _bound(one, imported, entries).items():
                 table = entries.get(module, {})
                 if name and (name in table or f"{name}.apply" in table):
                     lines.add(node.lineno)
@@ -565,7 +575,9 @@ def extension_calls(
 
 
 def _imported_calls(
-    source: bytes, imported: Mapping[int, list[tuple[str, str]]]
+    source: bytes,
+    imported: Mapping[int, list[tuple[str, str]]],
+    entries: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[ast.Module, list[ast.Call], dict[str, tuple[str, str]], list[str]] | None:
     """A file's tree, its host calls, the names its imports on the lines of `imported` bind
     (`_bound`) and its lines; None when none is bound, or when Python's parser rejects the file
@@ -573,7 +585,7 @@ def _imported_calls(
     tree = parse_source(source)
     if tree is None:
         return None
-    bound = _bound(tree, imported)
+    bound = _bound(tree, imported, entries)
     if not bound:
         return None
     return tree, _host_calls(tree), bound, source.decode("utf-8", "replace").splitlines()
@@ -591,9 +603,16 @@ def _assigned_calls(tree: ast.Module) -> dict[int, str]:
     }
 
 
-def _bound(tree: ast.Module, imported: Mapping[int, list[tuple[str, str]]]) -> dict[str, tuple[str, str]]:
+def _bound(
+    tree: ast.Module,
+    imported: Mapping[int, list[tuple[str, str]]],
+    entries: Mapping[str, Mapping[str, str]] | None = None,
+) -> dict[str, tuple[str, str]]:
     """Local name -> (module, dotted name in it; "" for the module itself) of the imports on the
-    lines of `imported` (import line -> [(importable name, module's full name)])."""
+    lines of `imported` (import line -> [(importable name, module's full name)]). As in Python, a
+    name the from-module offers (an entry point in `entries`) is that attribute, not a submodule
+    of the same name: `from .bev_pool import bev_pool` in the package `ops/bev_pool/` binds the
+    function, and so does `from ops import bev_pool` where `ops/__init__.py` star-imports it."""
     bound: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Import, ast.ImportFrom)) or node.lineno not in imported:
@@ -617,6 +636,13 @@ def _bound(tree: ast.Module, imported: Mapping[int, list[tuple[str, str]]]) -> d
                 ),
                 None,
             )
+            if as_module is not None and entries is not None:
+                # the from-module, where the line names it (`from ops import bev_pool`), or the
+                # module that matched as the submodule, which is the from-module itself where
+                # package and module share the name (`from .bev_pool import bev_pool`)
+                owners = (found.get(written), as_module if found.get(written) is None else None)
+                if any(o is not None and alias.name in entries.get(o, {}) for o in owners):
+                    as_module = None
             if as_module is not None:
                 bound[local] = (as_module, "")
             elif alias.name != "*" and found:

@@ -130,9 +130,11 @@ def link_index(
     extensions = frozenset(name for r in results for name in r.get("extension_modules", ()))
     kernel_modules: dict[str, tuple[str, tuple[str, ...]]] = {}
     entries: dict[str, dict[str, str]] = {}
+    own_namespaces = frozenset(package.rpartition("/")[2] for package in packages)
     for result in python:
         kinds = tuple(result["defines_kernels"]) if _defines_kernels(result, modules) else ()
         kinds = kinds or _wraps_built_extension(result, extensions, modules)
+        kinds = kinds or _calls_own_operators(result, own_namespaces)
         if kinds:
             full, names = module_names(result["module_path"], packages, path_dirs)
             for name in names:
@@ -242,10 +244,6 @@ def link_result(
     if text:
         from neuronlint.static.kernel_calls import entry_import_lines, extension_calls, kernel_calls
 
-        if wrapper_sites:
-            _link_wrapper_imports(
-                result, wrapper_sites, entry_import_lines(text, imported, index.kernel_entries), index
-            )
         # NL308 lines too: a later round of wrapper linking adds no second finding to a line
         kernel_lines = {
             d["line"] for d in result["detections"] if d["rule"] in _KERNEL_SITE_RULES or d["rule"] == "NL308"
@@ -254,8 +252,18 @@ def link_result(
             found = extension_calls(text, extensions, kernel_lines)
             result["detections"].extend(found)
             kernel_lines.update(d["line"] for d in found)
-        if imported:
-            result["detections"].extend(kernel_calls(text, imported, index.kernel_entries, kernel_lines))
+        linked = kernel_calls(text, imported, index.kernel_entries, kernel_lines) if imported else []
+        result["detections"].extend(linked)
+        if wrapper_sites:
+            named = entry_import_lines(text, imported, index.kernel_entries)
+            # an import whose module this file reaches a kernel through (nunchaku's test imports
+            # `NunchakuFluxTransformer2dModel` and calls its `from_pretrained`, an entry point of
+            # a class whose other methods alone would not make the import one)
+            used = {d["facts"]["module"] for d in linked}
+            named |= {
+                line for line, (_module, site) in wrapper_sites.items() if site["facts"]["module"] in used
+            }
+            _link_wrapper_imports(result, wrapper_sites, named, index)
 
 
 def _link_nki_imports(result: dict[str, Any], index: LinkIndex, own: str) -> None:
@@ -357,17 +365,25 @@ def _link_wrappers(
             if not result["module_path"].endswith(".py"):
                 continue
             full, names = names_of[i]
-            # A wrapper found in an earlier round grows when a module it imports gains entry points
-            # later (transformer_engine.pytorch re-exports `Linear` from its `module` package)
-            grows = full in index.wrappers
-            if full in index.kernel_entries and not grows:
+            record = index.kernel_modules.get(full)
+            wrapper = full in index.wrappers
+            # a record under its name that is another file's (a `src/` layout's short name) is not
+            # its own
+            own = record is not None and not wrapper and record[0] == full
+            if record is not None and not wrapper and not own:
+                continue
+            # A module with entry points grows when a module it imports gains entry points later: a
+            # wrapper found in an earlier round (transformer_engine.pytorch re-exports `Linear` from
+            # its `module` package), or after the first round a kernel module that also re-exports
+            # its submodules' (pytorch_scatter's `__init__.py` loads the operator library at import
+            # and re-exports `scatter` from `.scatter`); the latter stays a kernel module, whose
+            # every import is the finding, not a wrapper.
+            known = index.kernel_entries.get(full)
+            if known is not None and not (wrapper or (own and not first)):
                 continue
             # A kernel module known only by linking (a wrapper of an extension the project builds,
-            # whose calls of it linking found): its entry points, once, in the first round; a record
-            # under its name that is another file's (a `src/` layout's short name) is not its own.
-            own_kernels = None if grows else index.kernel_modules.get(full)
-            if own_kernels is not None and (not first or own_kernels[0] != full):
-                continue
+            # whose calls of it linking found): its own entry points, once, in the first round.
+            own_entries = own and first and known is None
             imported: dict[int, list[tuple[str, str]]] = {}
             kinds: list[str] = []
             for module, line, _column, _end in result.get("import_sites", ()):
@@ -375,27 +391,24 @@ def _link_wrappers(
                 if found and found[0] != full and found[0] in index.kernel_entries:
                     imported.setdefault(line, []).append((module, found[0]))
                     kinds.extend(k for k in found[1] if k not in kinds)
-            if own_kernels is None and not any(
-                m in frontier for sites in imported.values() for _, m in sites
-            ):
+            if not own_entries and not any(m in frontier for sites in imported.values() for _, m in sites):
                 continue
             tree = parse_source(_reader(files[i])())
             if tree is None:
                 continue
-            if own_kernels is not None:
+            if own_entries:
                 reached = kernel_entries(tree, result["detections"])
             else:
                 package = result["module_path"].endswith("__init__.py")
                 reached = wrapper_entries(tree, result["detections"], imported, index.kernel_entries, package)
-            if grows:
-                known = index.kernel_entries[full]
+            if known is not None:
                 reached = {**known, **reached} if reached.keys() - known.keys() else {}
             if reached:
                 entries[full] = reached
-                if own_kernels is None:
+                if not own:
                     wrappers.add(full)
                 for name in names:
-                    added[name] = own_kernels or (full, tuple(kinds))
+                    added[name] = record if own and record is not None else (full, tuple(kinds))
         first = False
         if not entries:
             break
@@ -522,6 +535,22 @@ def _wraps_built_extension(
             # names (BEVDet's `mmdet3d.ops.bev_pool.bev_pool_ext`, built as `bev_pool_ext`)
             if module == ext or module.startswith(ext + ".") or module.endswith("." + ext):
                 return (f"{WRAPS_EXTENSION} `{ext}`",)
+    return ()
+
+
+def _calls_own_operators(result: dict[str, Any], own_namespaces: frozenset[str]) -> tuple[str, ...]:
+    """The kernel kind of a module that calls operators of a namespace named as one of the scanned
+    tree's packages (`torch.ops.torch_scatter.segment_sum_coo(...)` in pytorch_scatter's
+    `segment_coo.py`): the project's own compiled operator library registers them, so its importers
+    reach that library's kernels. Operators of other namespaces stay NL303 where they are called."""
+    from neuronlint.static.extension_names import OPERATOR_NAMESPACE
+
+    for d in result["detections"]:
+        if d["rule"] != "NL303" or d["facts"].get("kind") != OPERATOR_NAMESPACE:
+            continue
+        namespace = str(d["facts"].get("module", "")).removeprefix("torch.ops.")
+        if namespace in own_namespaces:
+            return (f"the compiled operators `torch.ops.{namespace}` this project builds",)
     return ()
 
 

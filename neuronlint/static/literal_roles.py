@@ -22,12 +22,16 @@ ROLE_KEY = "key"  # a dict key, a subscript index, a class's `name = "..."`: it 
 ROLE_OPTION = "option"  # an element of `choices=[...]` or of `typing.Literal[...]`: it lists what is allowed
 ROLE_ATTRIBUTE = "attribute"  # an attribute name given to getattr/hasattr/setattr/delattr/patch.object
 ROLE_MESSAGE = "message"  # an argument of print(), a logging call, warnings.warn or an exception: text
+ROLE_PATH = "path"  # a part of a filesystem path: os.path.join(src, "cuda"), Path(...) / "cuda", glob
 
 _ATTRIBUTE_FUNCTIONS = frozenset(
     {"getattr", "hasattr", "setattr", "delattr", "object"}
 )  # `object`: mock.patch.object
 _TEST_METHODS = frozenset({"startswith", "endswith", "__contains__"})
 _CONTAINERS = (cst.Element, cst.List, cst.Tuple, cst.Set)
+# Calls whose string arguments are parts of a filesystem path (`os.path.join(extensions_dir, "cuda",
+# "*.cu")` in a build file names the folder of the CUDA sources, not a device).
+_PATH_FUNCTIONS = frozenset({"join", "joinpath", "Path", "PurePath", "glob", "iglob"})
 # Methods of a logger (`logger.info(...)`, `logging.warning(...)`, `log.debug(...)`) and
 # `warnings.warn`: what they are given is the text of a message.
 _LOG_METHODS = frozenset(
@@ -89,11 +93,24 @@ def literal_role(node: cst.CSTNode, ctx: FileContext) -> str:
                         return ROLE_ATTRIBUTE
                 if name in _TEST_METHODS:
                     return ROLE_TEST
+                if name in _PATH_FUNCTIONS and _path_call(call):
+                    return ROLE_PATH
             return ROLE_VALUE
+        if type(parent) is cst.BinaryOperation and type(parent.operator) is cst.Divide:
+            return ROLE_PATH  # `root / "cuda"`: a string divides nothing but a path
         if type(parent) is cst.Assign and _registry_name(parent, child, ctx):
             return ROLE_KEY
         return ROLE_VALUE
     return ROLE_VALUE
+
+
+def _path_call(call: cst.Call) -> bool:
+    """A path-building call: `join` only as a path function (`os.path.join`, `osp.join`), not a
+    string's `",".join([...])`, which may join device names."""
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value == "join":
+        return type(func.value) not in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+    return True
 
 
 def _registry_name(assign: cst.Assign, value: cst.CSTNode, ctx: FileContext) -> bool:

@@ -197,8 +197,14 @@ def _tensor_type_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> Non
         ctx.report("NL111", node, symbol=f"comparison with {value!r}")
         return
     parent, call = ctx.parent(), ctx.parent(2)
-    if type(parent) is cst.Arg and type(call) is cst.Call and name_of(call.func) == "type":
+    if type(parent) is not cst.Arg or type(call) is not cst.Call:
+        return
+    name = name_of(call.func)
+    if name == "type":
         ctx.report("NL101", node, symbol=f".type({value!r})")  # `x.type("torch.cuda.FloatTensor")` moves x
+    elif name == "set_default_tensor_type":
+        # `torch.set_default_tensor_type("torch.cuda.FloatTensor")`: every new tensor is a CUDA tensor
+        ctx.report("NL101", node, symbol=f"set_default_tensor_type({value!r})")
 
 
 # Names that hold a device as often as an ordinal (`device_id = init_distributed_device(args)`,

@@ -20,6 +20,7 @@ from neuronlint.static.calls import arg_value, name_of
 from neuronlint.static.context import FileContext
 from neuronlint.static.extension_names import (
     EXTENSION_IDENTIFIER,
+    OPERATOR_NAMESPACE,
     extension_component,
     extension_module,
     names_extension,
@@ -31,6 +32,10 @@ from neuronlint.static.registry import Checker, on
 # torch.ops namespaces that ship with PyTorch itself (not user-compiled kernels). `fbgemm` (FBGEMM_GPU)
 # and `torchvision` are not among them: their operators are compiled extensions of those packages,
 # with CPU and CUDA kernels and none for XLA or Neuron.
+# `torch.ops`' own functions, which load operator libraries (a shared object, a Python module that
+# registers operators), and what NL303 calls their calls.
+_OPS_LOADERS = frozenset({"load_library", "import_module"})
+_LIBRARY_LOAD = "load of a compiled operator library"
 _BUILTIN_OP_NAMESPACES = frozenset(
     {
         "aten",
@@ -323,13 +328,19 @@ class CustomKernel(Checker):
         if type(node.value) is not cst.Attribute or ctx.qualname(node.value) != "torch.ops":
             return
         namespace = node.attr.value
+        if namespace in _OPS_LOADERS:
+            # `torch.ops.load_library(path)` is no namespace: it loads a compiled operator library
+            call = ctx.parent()
+            loaded = ctx.code(call.args[0].value) if type(call) is cst.Call and call.args else ""
+            ctx.report("NL303", node, module=f"torch.ops.{namespace}({loaded})", kind=_LIBRARY_LOAD)
+            return
         if namespace in _BUILTIN_OP_NAMESPACES or not called_chain(node, ctx):
             return
         if namespace in ctx.op_namespaces:
             return  # an operator this file defines: its kernel (Triton, CUDA registration) is the finding
         if neuron_op_namespace(namespace, ctx):
             return  # a Neuron build's operator: Neuron lock-in (NL903), not a CUDA kernel
-        ctx.report("NL303", node, module=f"torch.ops.{namespace}", kind="custom operator namespace")
+        ctx.report("NL303", node, module=f"torch.ops.{namespace}", kind=OPERATOR_NAMESPACE)
 
     @on(cst.Import)
     def import_extension(self, node: cst.Import, ctx: FileContext) -> None:

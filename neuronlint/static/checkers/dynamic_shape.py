@@ -22,6 +22,7 @@ from neuronlint.static.bindings import (
 )
 from neuronlint.static.calls import arg_value, kwarg, positional
 from neuronlint.static.context import (
+    DRAWN,
     LEGACY_TENSOR_KINDS,
     SITE_STEP,
     SIZE,
@@ -397,7 +398,7 @@ def _value_read(
         elif type(node) is cst.Name and value_position:
             binding = ctx.lookup(node.value)
             if binding is not None:
-                if binding[0] == "tensor":
+                if binding[0] == "tensor" or binding[0] == DRAWN:
                     return _Read(node.value, node)
                 if host_reads and binding[0] == "read":
                     return _Read(f"{node.value} = {binding[1]}", node)
@@ -423,6 +424,13 @@ def _periodic(test: cst.BaseExpression) -> bool:
     return type(test) is cst.BinaryOperation and type(test.operator) is cst.Modulo
 
 
+def _drawn(node: cst.CSTNode, ctx: FileContext) -> bool:
+    """A read of one random number drawn on the CPU: the number (`choice`) or its `.item()`."""
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
+        node = node.func.value
+    return isinstance(node, cst.BaseExpression) and ctx.draws_one_number(node)
+
+
 def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) -> bool:
     # A number read earlier (`n = t.sum().item()`) decides a branch of the traced graph only inside
     # forward()/step functions; in a training loop such branches are ordinary host logic, and so is
@@ -434,6 +442,8 @@ def _control_flow(test: cst.BaseExpression, construct: str, ctx: FileContext) ->
         sizes=True,
         detections=construct != "assert",  # a shape check of boxes passed in decides nothing
     )
+    if read is not None and _drawn(read.node, ctx):
+        return False  # `if choice == 0:` of `choice = torch.randint(0, 2, (1,))[0]`: a CPU number
     if read is not None and read.kept is not None:
         ctx.release(read.kept, construct=construct)  # on the line that reads the size
     elif read is not None:

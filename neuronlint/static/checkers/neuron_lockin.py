@@ -16,6 +16,7 @@ from neuronlint.static.literal_roles import (
     ROLE_KEY,
     ROLE_MESSAGE,
     ROLE_OPTION,
+    ROLE_PATH,
     literal_role,
 )
 from neuronlint.static.nodes import children_of, defines_name
@@ -58,8 +59,10 @@ _PROCESS_GROUP_CALLS = frozenset(
 def _device_use(node: cst.CSTNode, value: str, ctx: FileContext) -> str | None:
     """What an 'xla'/'neuron' literal names where it stands, or None where it names nothing in use."""
     role = literal_role(node, ctx)
-    if role in (ROLE_KEY, ROLE_OPTION, ROLE_ATTRIBUTE, ROLE_MESSAGE):
-        return None  # a per-device dispatch table, an allowed choice, `hasattr(torch, "neuron")`, text
+    if role in (ROLE_KEY, ROLE_OPTION, ROLE_ATTRIBUTE, ROLE_MESSAGE, ROLE_PATH):
+        # a per-device dispatch table, an allowed choice, `hasattr(torch, "neuron")`, text, a folder
+        # (`Path.home() / ".cache" / "neuron"`)
+        return None
     parent, call = ctx.parent(), ctx.parent(2)
     if type(parent) is cst.Param and parent.name.value.endswith("backend") and value == "neuron":
         return None  # `def compile_model(m, backend="neuron")`: a compile backend's default (NL909)
