@@ -159,6 +159,26 @@ def test_cuda_strings_that_place_nothing_stay_quiet(tmp_path):
     )
 
 
+def test_build_variant_names_in_a_build_script_are_no_devices(tmp_path):
+    """In setup.py, `"cuda"` names a build variant (pytorch_scatter's `suffices`, a source folder);
+    the build and the `torch.cuda` probe that gates it are the findings. The same lines in a module
+    are devices."""
+    source = """import os
+import torch
+from torch.utils.cpp_extension import CUDAExtension
+
+suffices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+for suffix in suffices:
+    if suffix == "cuda":
+        sources = [os.path.join("csrc", suffix, "scatter_cuda.cu")]
+        ext = CUDAExtension("pkg._scatter_cuda", sources)
+"""
+    in_build = scan_source(tmp_path / "build", source, name="setup.py")
+    assert sorted((f.line, f.rule) for f in in_build if f.category == "cuda-api") == [(5, "NL106")]
+    in_module = scan_source(tmp_path / "module", source, name="variants.py")
+    assert {(5, "NL101"), (7, "NL111")} <= {(f.line, f.rule) for f in in_module}
+
+
 def test_default_device_parameter_is_reported(tmp_path):
     check(
         tmp_path,
@@ -290,7 +310,7 @@ def test_pin_memory(tmp_path):
 def test_pin_memory_is_found_where_its_value_is_set(tmp_path):
     """OpenRLHF's `def offload_states(..., pin_memory=True)` passes `pin_memory=pin_memory` on; dlrm
     hands `args.pin_memory` on. The finding sits where the value is set (a default, MAE's
-    `pin_mem=True`), not at every pass-through."""
+    `pin_mem=True`, an assignment of the literal), not at every pass-through."""
     check(
         tmp_path,
         """
@@ -306,7 +326,7 @@ def test_pin_memory_is_found_where_its_value_is_set(tmp_path):
 
 
         def build(args, backend, ds):
-            args.pin_memory = True
+            args.pin_memory = True  # expect: NL110
             train = DataLoader(ds, pin_memory=args.pin_memory)
             return train, get_data_loader(ds, pin_mem=True)  # expect: NL110
     """,

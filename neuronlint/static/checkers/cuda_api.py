@@ -160,6 +160,11 @@ def _enum_member_value(ctx: FileContext) -> bool:
 def _device_literal(node: cst.CSTNode, value: str, ctx: FileContext) -> None:
     if _names_implementation(node, ctx):
         return  # `impl="cuda"`: the name of a kernel implementation; the kernel is the finding
+    if ctx.path.rpartition("/")[2] == "setup.py":
+        # A build script places no tensors: its `"cuda"` names a build variant (`suffices = ["cpu",
+        # "cuda"]`, `if suffix == "cuda":`); the CUDA build itself is the finding (NL302, and the
+        # `torch.cuda` probes that gate it)
+        return
     role = literal_role(node, ctx)
     if role == ROLE_TEST:
         if _names_table_entry(node, ctx):
@@ -441,6 +446,25 @@ class CudaApi(Checker):
     def pin_memory(self, node: cst.Arg, ctx: FileContext) -> None:
         if node.keyword is not None and node.keyword.value in _PIN_MEMORY and _pins(node.value):
             ctx.report("NL110", node, symbol=f"{node.keyword.value}=" + ctx.code(node.value))
+
+    @on(cst.Assign)
+    def pin_memory_flag(self, node: cst.Assign, ctx: FileContext) -> None:
+        """`pin_memory = True` (qserve's CPU KV cache), `self.pin_memory = True`: where the flag a
+        later `pin_memory=pin_memory` hands on is decided. Only the literal: a value computed from
+        arguments (`pin_memory = kwargs.get("pin_memory", False)`) decides nothing here."""
+        value = node.value
+        if type(value) is not cst.Name or value.value != "True" or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        name = (
+            target.value
+            if type(target) is cst.Name
+            else target.attr.value
+            if type(target) is cst.Attribute
+            else ""
+        )
+        if name in _PIN_MEMORY:
+            ctx.report("NL110", node, symbol=f"{ctx.code(target)} = True")
 
     @on(cst.FunctionDef)
     def pin_memory_default(self, node: cst.FunctionDef, ctx: FileContext) -> None:
