@@ -502,7 +502,10 @@ def _returns(block: list[ast.stmt]) -> bool:
 
 
 def entry_import_lines(
-    source: bytes, imported: Mapping[int, list[tuple[str, str]]], entries: Mapping[str, Mapping[str, str]]
+    source: bytes,
+    imported: Mapping[int, list[tuple[str, str]]],
+    entries: Mapping[str, Mapping[str, str]],
+    reached: AbstractSet[tuple[str, str]] = frozenset(),
 ) -> set[int]:
     """The lines of `imported` whose `from ... import` binds an entry point of the module it
     imports from, itself or as an autograd Function (`from models.ops.modules import MSDeformAttn`),
@@ -519,7 +522,7 @@ def entry_import_lines(
             one = ast.Module(body=[node], type_ignores=[])
             for local, (module, name) in _bound(one, imported, entries).items():
                 table = entries.get(module, {})
-                if name and (name in table or f"{name}.apply" in table):
+                if name and (name in table or f"{name}.apply" in table or (module, name) in reached):
                     lines.add(node.lineno)
                 elif not name:  # `import pkg.torch as m`, `from pkg import torch as m`
                     whole[local] = (module, node.lineno)

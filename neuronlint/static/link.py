@@ -255,14 +255,12 @@ def link_result(
         linked = kernel_calls(text, imported, index.kernel_entries, kernel_lines) if imported else []
         result["detections"].extend(linked)
         if wrapper_sites:
-            named = entry_import_lines(text, imported, index.kernel_entries)
-            # an import whose module this file reaches a kernel through (nunchaku's test imports
-            # `NunchakuFluxTransformer2dModel` and calls its `from_pretrained`, an entry point of
-            # a class whose other methods alone would not make the import one)
-            used = {d["facts"]["module"] for d in linked}
-            named |= {
-                line for line, (_module, site) in wrapper_sites.items() if site["facts"]["module"] in used
-            }
+            # an import also names an entry point where this file reaches a kernel through the name
+            # it binds (nunchaku's test imports `NunchakuFluxTransformer2dModel` and calls its
+            # `from_pretrained`, an entry point of a class whose other methods alone would not
+            # make the import one)
+            reached = {(d["facts"]["module"], str(d["facts"]["name"]).partition(".")[0]) for d in linked}
+            named = entry_import_lines(text, imported, index.kernel_entries, reached)
             _link_wrapper_imports(result, wrapper_sites, named, index)
 
 
