@@ -1587,15 +1587,7 @@ class FileContext:
         for index in range(len(parents) - 1, 0, -1):
             ancestor = parents[index - 1]
             if type(ancestor) is cst.If and parents[index] is ancestor.body:
-                test = ancestor.test
-                name = (
-                    test.value
-                    if type(test) is cst.Name
-                    else test.attr.value
-                    if type(test) is cst.Attribute
-                    else ""
-                )
-                if name == "TYPE_CHECKING":
+                if name_of(ancestor.test) == "TYPE_CHECKING":
                     return True
         return False
 

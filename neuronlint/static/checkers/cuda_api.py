@@ -456,14 +456,7 @@ class CudaApi(Checker):
         if type(value) is not cst.Name or value.value != "True" or len(node.targets) != 1:
             return
         target = node.targets[0].target
-        name = (
-            target.value
-            if type(target) is cst.Name
-            else target.attr.value
-            if type(target) is cst.Attribute
-            else ""
-        )
-        if name in _PIN_MEMORY:
+        if name_of(target) in _PIN_MEMORY:
             ctx.report("NL110", node, symbol=f"{ctx.code(target)} = True")
 
     @on(cst.FunctionDef)
