@@ -640,10 +640,12 @@ def _bound(
                 None,
             )
             if as_module is not None and entries is not None:
-                # the from-module, where the line names it (`from ops import bev_pool`), or the
-                # module that matched as the submodule, which is the from-module itself where
-                # package and module share the name (`from .bev_pool import bev_pool`)
-                owners = (found.get(written), as_module if found.get(written) is None else None)
+                # the from-module, where the line names it (`from ops import bev_pool`), or, where
+                # the from-module's last name is the imported name (`from .bev_pool import
+                # bev_pool` in the package `bev_pool/`), the module that matched as the submodule,
+                # which may be the from-module itself
+                same_name = written.rpartition(".")[2] == alias.name
+                owners = (found.get(written), as_module if same_name else None)
                 if any(o is not None and alias.name in entries.get(o, {}) for o in owners):
                     as_module = None
             if as_module is not None:

@@ -29,13 +29,13 @@ from neuronlint.static.nodes import defines_name
 from neuronlint.static.optional_imports import optional_guard
 from neuronlint.static.registry import Checker, on
 
-# torch.ops namespaces that ship with PyTorch itself (not user-compiled kernels). `fbgemm` (FBGEMM_GPU)
-# and `torchvision` are not among them: their operators are compiled extensions of those packages,
-# with CPU and CUDA kernels and none for XLA or Neuron.
 # `torch.ops`' own functions, which load operator libraries (a shared object, a Python module that
 # registers operators), and what NL303 calls their calls.
 _OPS_LOADERS = frozenset({"load_library", "import_module"})
 _LIBRARY_LOAD = "load of a compiled operator library"
+# torch.ops namespaces that ship with PyTorch itself (not user-compiled kernels). `fbgemm` (FBGEMM_GPU)
+# and `torchvision` are not among them: their operators are compiled extensions of those packages,
+# with CPU and CUDA kernels and none for XLA or Neuron.
 _BUILTIN_OP_NAMESPACES = frozenset(
     {
         "aten",
