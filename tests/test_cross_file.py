@@ -16,6 +16,16 @@ def _write(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
+def _build_file(extension: str, *sources: str) -> str:
+    """A setup.py that builds one CUDA extension named `extension` from `sources`."""
+    return (
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        f"setup(ext_modules=[CUDAExtension({extension!r}, {list(sources)!r})],\n"
+        "      cmdclass={'build_ext': BuildExtension})\n"
+    )
+
+
 def _nl306(root: Path, cwd: Path) -> list[tuple[str, int, str]]:
     result = scan_paths([root], cwd=cwd, select=["NL306"])
     return [(f.path, f.line, f.message.split("`")[1]) for f in result.active]
@@ -120,12 +130,7 @@ def test_calls_of_an_extension_the_project_builds(tmp_path: Path) -> None:
     _write(
         tmp_path,
         {
-            "kernels/setup.py": (
-                "from setuptools import setup\n"
-                "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
-                "setup(ext_modules=[CUDAExtension('swin_window_process', ['k.cpp', 'k.cu'])],\n"
-                "      cmdclass={'build_ext': BuildExtension})\n"
-            ),
+            "kernels/setup.py": _build_file("swin_window_process", "k.cpp", "k.cu"),
             "kernels/wrap.py": (
                 "import torch\n"
                 "import swin_window_process\n"
@@ -452,13 +457,7 @@ def test_an_extension_imported_in_a_try_whose_handler_only_warns(tmp_path: Path)
     _write(
         tmp_path,
         {
-            "setup.py": (
-                "from setuptools import setup\n"
-                "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
-                "\n"
-                "setup(ext_modules=[CUDAExtension('tutel_custom_kernel', ['kernel.cpp'])],"
-                " cmdclass={'build_ext': BuildExtension})\n"
-            ),
+            "setup.py": _build_file("tutel_custom_kernel", "kernel.cpp"),
             "pkg/__init__.py": "",
             "pkg/jit_compiler.py": (
                 "import logging\n"
@@ -660,16 +659,7 @@ def test_a_function_named_as_its_module_and_package_reexported_by_a_star_import(
     _write(
         tmp_path,
         {
-            "setup.py": (
-                "from setuptools import setup\n"
-                "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
-                "\n"
-                "setup(\n"
-                '    name="proj",\n'
-                '    ext_modules=[CUDAExtension("ops.bev_pool.bev_pool_ext", ["src/bev_pool_cuda.cu"])],\n'
-                '    cmdclass={"build_ext": BuildExtension},\n'
-                ")\n"
-            ),
+            "setup.py": _build_file("ops.bev_pool.bev_pool_ext", "src/bev_pool_cuda.cu"),
             "ops/__init__.py": "from .bev_pool import *  # noqa: F403\n",
             "ops/bev_pool/__init__.py": "from .bev_pool import bev_pool\n",
             "ops/bev_pool/bev_pool.py": (
